@@ -1,0 +1,48 @@
+//! The widget's server functions, under pinned names so their URLs never change between builds:
+//! `POST /api/recent` and `POST /api/dismiss`. In the browser they send the viewer's token in
+//! the `Authorization` header (see `client`); on the server they call the [`Service`] the
+//! server put in context, the same code the REST routes call.
+//!
+//! [`Service`]: crate::service::Service
+
+use crate::error::ApiError;
+use crate::model::{Filter, RecentPage};
+use leptos::prelude::*;
+
+#[cfg(feature = "ssr")]
+use crate::service::{Bearer, ServiceHandle};
+
+/// The viewer's token, provided as context by each mounted widget and read by the client.
+#[derive(Clone, Debug)]
+pub struct BearerToken(pub String);
+
+#[cfg(feature = "csr")]
+type Client = crate::client::AuthClient;
+#[cfg(not(feature = "csr"))]
+type Client = leptos::server_fn::client::browser::BrowserClient;
+
+/// The newest items of `ws` that the viewer may see.
+#[server(prefix = "/api", endpoint = "recent", client = Client)]
+pub async fn recent(ws: String, filter: Filter, cap: Option<u32>) -> Result<RecentPage, ApiError> {
+    let (svc, bearer) = service()?;
+    svc.0.recent(bearer.0.as_deref(), &ws, filter, cap).await
+}
+
+/// Hide one item for this viewer only.
+#[server(prefix = "/api", endpoint = "dismiss", client = Client)]
+pub async fn dismiss(ws: String, id: String) -> Result<(), ApiError> {
+    let (svc, bearer) = service()?;
+    svc.0.dismiss(bearer.0.as_deref(), &ws, &id).await
+}
+
+#[cfg(feature = "ssr")]
+fn service() -> Result<(ServiceHandle, Bearer), ApiError> {
+    use crate::error::ErrorCode;
+    match (use_context::<ServiceHandle>(), use_context::<Bearer>()) {
+        (Some(s), Some(b)) => Ok((s, b)),
+        _ => Err(ApiError::new(
+            ErrorCode::StoreUnavailable,
+            "the server did not provide the Pickup service to this request",
+        )),
+    }
+}

@@ -1,0 +1,67 @@
+use crate::api::dismiss;
+use crate::model::Card;
+use crate::relative::relative_time;
+use leptos::prelude::*;
+
+/// A link only for http(s) or a relative path: anything else (`javascript:`) is shown as text.
+fn safe_href(url: &str) -> Option<&str> {
+    let lower = url.trim_start().to_ascii_lowercase();
+    let ok = lower.starts_with("https://")
+        || lower.starts_with("http://")
+        || (lower.starts_with('/') && !lower.starts_with("//"));
+    ok.then_some(url)
+}
+
+#[component]
+pub fn CardView(
+    card: Card,
+    ws: String,
+    now: Signal<f64>,
+    on_dismissed: impl Fn() + Clone + Send + Sync + 'static,
+) -> impl IntoView {
+    let badge = card.badge();
+    let updated_ms = js_sys::Date::parse(&card.updated_at);
+    let title = match card.url.as_deref().and_then(safe_href) {
+        Some(href) => view! { <a class="pickup-card-title" href=href.to_string()>{card.title.clone()}</a> }.into_any(),
+        None => view! { <span class="pickup-card-title">{card.title.clone()}</span> }.into_any(),
+    };
+    let progress = card.progress.map(|p| {
+        let pct = (p.clamp(0.0, 1.0) * 100.0).round();
+        view! {
+            <div class="pickup-progress" role="progressbar" aria-valuemin="0" aria-valuemax="100" aria-valuenow=pct.to_string()>
+                <div class="pickup-progress-fill" style=format!("width: {pct}%")></div>
+            </div>
+        }
+    });
+    let id = card.id.clone();
+    let dismiss_action = Action::new_local(move |_: &()| {
+        let (ws, id) = (ws.clone(), id.clone());
+        async move { dismiss(ws, id).await }
+    });
+    Effect::new(move |_| {
+        if let Some(Ok(())) = dismiss_action.value().get() {
+            on_dismissed();
+        }
+    });
+    view! {
+        <li class="pickup-card" data-status=badge data-id=card.id.clone()>
+            <div class="pickup-card-top">
+                {title}
+                <span class=format!("pickup-badge pickup-badge-{badge}")>{badge}</span>
+            </div>
+            {progress}
+            <div class="pickup-card-meta">
+                <span class="pickup-owner">{card.owner.name.clone()}</span>
+                <time datetime=card.updated_at.clone()>{move || relative_time(updated_ms, now.get())}</time>
+                <button
+                    type="button"
+                    class="pickup-dismiss"
+                    aria-label=format!("Dismiss {}", card.title)
+                    on:click=move |_| { dismiss_action.dispatch(()); }
+                >
+                    "×"
+                </button>
+            </div>
+        </li>
+    }
+}

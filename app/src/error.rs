@@ -1,0 +1,65 @@
+//! The one error type of Pickup's contract: `{"error": "<code>", "message": "<what to do>"}`.
+//! The server maps it to an HTTP status here and nowhere else.
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    InvalidName,
+    InvalidBody,
+    Unauthenticated,
+    Forbidden,
+    NotFound,
+    PreconditionFailed,
+    TooLarge,
+    NotSupported,
+    StoreUnavailable,
+    /// A failure of the call itself (network, decoding): never sent by the server.
+    Transport,
+}
+
+impl ErrorCode {
+    pub fn http_status(self) -> u16 {
+        match self {
+            ErrorCode::InvalidName | ErrorCode::InvalidBody => 400,
+            ErrorCode::Unauthenticated => 401,
+            ErrorCode::Forbidden => 403,
+            ErrorCode::NotFound => 404,
+            ErrorCode::PreconditionFailed => 412,
+            ErrorCode::TooLarge => 413,
+            ErrorCode::NotSupported => 501,
+            ErrorCode::StoreUnavailable => 503,
+            ErrorCode::Transport => 502,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Error, Serialize, Deserialize)]
+#[error("{error:?}: {message}")]
+pub struct ApiError {
+    pub error: ErrorCode,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(error: ErrorCode, message: impl Into<String>) -> Self {
+        ApiError {
+            error,
+            message: message.into(),
+        }
+    }
+}
+
+impl leptos::server_fn::error::FromServerFnError for ApiError {
+    type Encoder = leptos::server_fn::codec::JsonEncoding;
+
+    fn from_server_fn_error(err: leptos::server_fn::error::ServerFnErrorErr) -> Self {
+        use leptos::server_fn::error::ServerFnErrorErr as E;
+        match err {
+            E::Args(m) | E::Deserialization(m) => ApiError::new(ErrorCode::InvalidBody, m),
+            other => ApiError::new(ErrorCode::Transport, other.to_string()),
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! The Pickup widget and the contract it shares with the server.
+//!
+//! - [`model`]: what a card and a page of cards are (serialised between server and browser).
+//! - [`error`]: the one error type every call returns, with its HTTP status.
+//! - [`api`]: the server functions (`/api/recent`, `/api/dismiss`). In the browser they are
+//!   HTTP calls; on the server (`ssr`) they call the [`service::Service`] the server provides.
+//! - [`components`]: the widget itself (browser only, feature `csr`).
+
+pub mod api;
+pub mod error;
+pub mod model;
+pub mod relative;
+
+#[cfg(feature = "ssr")]
+pub mod service;
+
+#[cfg(feature = "csr")]
+mod client;
+#[cfg(feature = "csr")]
+pub mod components;
+#[cfg(feature = "csr")]
+mod mount;

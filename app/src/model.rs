@@ -1,0 +1,99 @@
+//! The shapes that cross the wire between server and widget.
+
+use serde::{Deserialize, Serialize};
+
+/// What a producer says about its item. `stalled` is not a status: it is what the reader
+/// concludes from a running item whose heartbeat is old (see [`Card::stalled`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Queued,
+    Running,
+    Succeeded,
+    Failed,
+    Cancelled,
+}
+
+impl Status {
+    pub const ALL: [Status; 5] = [
+        Status::Queued,
+        Status::Running,
+        Status::Succeeded,
+        Status::Failed,
+        Status::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Queued => "queued",
+            Status::Running => "running",
+            Status::Succeeded => "succeeded",
+            Status::Failed => "failed",
+            Status::Cancelled => "cancelled",
+        }
+    }
+
+    /// Succeeded, failed and cancelled items are done: they are shown for `keep-finished`.
+    pub fn is_finished(self) -> bool {
+        matches!(self, Status::Succeeded | Status::Failed | Status::Cancelled)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owner {
+    pub sub: String,
+    pub name: String,
+}
+
+/// One card of the widget: the item's record as the reader resolved it. Times are RFC 3339.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Card {
+    pub id: String,
+    pub key: String,
+    pub title: String,
+    /// Only http(s) or a relative path; the widget renders anything else as plain text.
+    pub url: Option<String>,
+    pub status: Status,
+    /// Running, but the heartbeat is older than `stale-after`.
+    pub stalled: bool,
+    pub progress: Option<f64>,
+    pub owner: Owner,
+    pub created_at: String,
+    pub updated_at: String,
+    pub finished_at: Option<String>,
+}
+
+impl Card {
+    /// The badge's word: the status, or `stalled`.
+    pub fn badge(&self) -> &'static str {
+        if self.stalled {
+            "stalled"
+        } else {
+            self.status.as_str()
+        }
+    }
+}
+
+/// The answer of `recent`: at most N cards, newest first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RecentPage {
+    pub cards: Vec<Card>,
+    /// There may be more live items than were shown.
+    pub more: bool,
+    /// Some item could not be read: the page may be missing cards (they are not lost).
+    pub partial: bool,
+    pub generated_at: String,
+}
+
+/// Whose items to show.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Filter {
+    #[default]
+    All,
+    Mine,
+}
+
+/// The default number of cards, and the most a caller may ask for.
+pub const DEFAULT_CAP: u32 = 8;
+pub const MAX_CAP: u32 = 50;

@@ -1,0 +1,105 @@
+//! The browser entry points: at load, mount a widget into every element that carries
+//! `data-pickup-workspace`; and `mount(element, options)` for hosts that want to do it by hand.
+//!
+//! The standalone home page (an element with `data-pickup-home`) takes `ws` and `token` from the
+//! URL fragment, which browsers never send to a server, and keeps them in sessionStorage.
+
+use crate::components::{Widget, WidgetConfig};
+use crate::model::{DEFAULT_CAP, MAX_CAP};
+use leptos::prelude::*;
+use std::time::Duration;
+use wasm_bindgen::prelude::*;
+use web_sys::HtmlElement;
+
+const DEFAULT_REFRESH_SECS: f64 = 15.0;
+
+#[wasm_bindgen(start)]
+pub fn start() {
+    console_error_panic_hook::set_once();
+    let Ok(nodes) = document().query_selector_all("[data-pickup-workspace]") else {
+        return;
+    };
+    for i in 0..nodes.length() {
+        if let Some(el) = nodes.item(i).and_then(|n| n.dyn_into::<HtmlElement>().ok()) {
+            if let Err(e) = mount_from_attributes(el) {
+                web_sys::console::error_1(&e);
+            }
+        }
+    }
+}
+
+/// `mount(element, {workspace, token, server?, cap?, refresh?})`.
+#[wasm_bindgen]
+pub fn mount(element: HtmlElement, options: JsValue) -> Result<(), JsValue> {
+    let get = |name: &str| js_sys::Reflect::get(&options, &JsValue::from_str(name)).ok();
+    let text = |name: &str| get(name).and_then(|v| v.as_string());
+    let number = |name: &str| get(name).and_then(|v| v.as_f64());
+    let ws = text("workspace").ok_or("mount: options.workspace is required")?;
+    let token = text("token").ok_or("mount: options.token is required")?;
+    mount_widget(element, ws, token, text("server"), number("cap"), number("refresh"))
+}
+
+fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
+    let attr = |name: &str| el.get_attribute(name).filter(|v| !v.is_empty());
+    let number = |name: &str| attr(name).and_then(|v| v.parse::<f64>().ok());
+    let (ws, token) = if el.has_attribute("data-pickup-home") {
+        home_credentials()?
+    } else {
+        let ws = attr("data-pickup-workspace").ok_or("data-pickup-workspace is empty")?;
+        let token = attr("data-pickup-token").ok_or("data-pickup-token is missing")?;
+        (ws, token)
+    };
+    let (server, cap, refresh) = (attr("data-pickup-server"), number("data-pickup-cap"), number("data-pickup-refresh"));
+    mount_widget(el, ws, token, server, cap, refresh)
+}
+
+fn mount_widget(
+    el: HtmlElement,
+    ws: String,
+    token: String,
+    server: Option<String>,
+    cap: Option<f64>,
+    refresh_secs: Option<f64>,
+) -> Result<(), JsValue> {
+    if let Some(server) = server {
+        // The server-fn client has one base URL per page; the first widget that names one sets it.
+        let base: &'static str = Box::leak(server.trim_end_matches('/').to_string().into_boxed_str());
+        let _ = leptos::server_fn::client::try_set_server_url(base);
+    }
+    let cap = cap.map_or(DEFAULT_CAP, |c| (c as u32).clamp(1, MAX_CAP));
+    let refresh = Duration::from_secs_f64(refresh_secs.unwrap_or(DEFAULT_REFRESH_SECS).max(1.0));
+    let config = WidgetConfig { ws, token, cap, refresh };
+    el.set_inner_html("");
+    leptos::mount::mount_to(el, move || view! { <Widget config=config.clone()/> }).forget();
+    Ok(())
+}
+
+/// `#ws=acme&token=…` in the fragment wins (and is then removed from the address bar); else what
+/// this tab stored before.
+fn home_credentials() -> Result<(String, String), JsValue> {
+    let window = window();
+    let storage = window.session_storage()?.ok_or("sessionStorage is not available")?;
+    let hash = window.location().hash()?;
+    let mut ws = None;
+    let mut token = None;
+    for pair in hash.trim_start_matches('#').split('&') {
+        match pair.split_once('=') {
+            Some(("ws", v)) => ws = Some(v.to_string()),
+            Some(("token", v)) => token = Some(v.to_string()),
+            _ => {}
+        }
+    }
+    if let (Some(ws), Some(token)) = (&ws, &token) {
+        storage.set_item("pickup.ws", ws)?;
+        storage.set_item("pickup.token", token)?;
+        let history = window.history()?;
+        let clean = window.location().pathname()?;
+        history.replace_state_with_url(&JsValue::NULL, "", Some(&clean))?;
+    }
+    let ws = ws.or(storage.get_item("pickup.ws")?);
+    let token = token.or(storage.get_item("pickup.token")?);
+    match (ws, token) {
+        (Some(ws), Some(token)) => Ok((ws, token)),
+        _ => Err("open the link that `make run` printed: it carries #ws=…&token=…".into()),
+    }
+}

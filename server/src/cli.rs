@@ -1,0 +1,233 @@
+//! The `pickup` command line (clap): every flag also reads its `PICKUP_*` environment variable.
+
+use crate::auth::Auth;
+use crate::clock::{Clock, SystemClock};
+use crate::http::{router, HttpConfig};
+use crate::index::Index;
+use crate::names::Workspace;
+use crate::service::Pickup;
+use crate::store::Store;
+use crate::verdict::Limits;
+use anyhow::{bail, Context};
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(name = "pickup", version, about = "Pick up where you left off: a shared recent-items widget and its server")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Serve the widget, its server functions and the REST API.
+    Serve(ServeArgs),
+    /// Print a token (the JWT alone) for scripts and tests.
+    Token(TokenArgs),
+    /// Sweep workspaces: delete expired, superseded and dead markers and orphan dismissals.
+    Prune(PruneArgs),
+    /// Seed a demo workspace, print a link that opens it signed in, and serve.
+    Demo(ServeArgs),
+}
+
+#[derive(Args, Clone)]
+pub struct StoreArgs {
+    /// Where everything lives: file://PATH, memory://, s3://, gs://, az://
+    #[arg(long, env = "PICKUP_STORE", default_value = "file://./data")]
+    pub store: String,
+    /// Time to live of a marker, by its name alone.
+    #[arg(long, env = "PICKUP_TTL", default_value = "7d", value_parser = humantime::parse_duration)]
+    pub ttl: Duration,
+    /// How long a marker may wait for its record before it counts as dead.
+    #[arg(long, env = "PICKUP_GRACE", default_value = "60s", value_parser = humantime::parse_duration)]
+    pub grace: Duration,
+    /// How long finished items stay on the list.
+    #[arg(long, env = "PICKUP_KEEP_FINISHED", default_value = "24h", value_parser = humantime::parse_duration)]
+    pub keep_finished: Duration,
+    /// A running item whose heartbeat is older than this is shown as stalled.
+    #[arg(long, env = "PICKUP_STALE_AFTER", default_value = "15m", value_parser = humantime::parse_duration)]
+    pub stale_after: Duration,
+    /// Cards per page unless the caller asks otherwise (at most 50).
+    #[arg(long, env = "PICKUP_CAP", default_value_t = app::model::DEFAULT_CAP, value_parser = clap::value_parser!(u32).range(1..=50))]
+    pub cap: u32,
+}
+
+#[derive(Args, Clone)]
+pub struct ServeArgs {
+    #[arg(long, env = "PICKUP_ADDR", default_value = "127.0.0.1:3000")]
+    pub addr: String,
+    /// The built widget (Trunk's dist/).
+    #[arg(long, env = "PICKUP_SITE", default_value = "dist")]
+    pub site: PathBuf,
+    /// The HS256 signing secret, at least 32 bytes.
+    #[arg(long, env = "PICKUP_SECRET", hide_env_values = true)]
+    pub secret: Option<String>,
+    /// Origins (comma-separated) whose pages may call this server from the browser.
+    #[arg(long, env = "PICKUP_ALLOWED_ORIGINS", value_delimiter = ',')]
+    pub allowed_origins: Vec<String>,
+    /// How often the server sweeps every workspace (0s: never).
+    #[arg(long, env = "PICKUP_JANITOR_EVERY", default_value = "1h", value_parser = humantime::parse_duration)]
+    pub janitor_every: Duration,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Args)]
+pub struct TokenArgs {
+    #[arg(long)]
+    pub sub: String,
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Workspaces, comma-separated.
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub ws: Vec<String>,
+    /// Grant `read write` (default: `read`).
+    #[arg(long)]
+    pub write: bool,
+    #[arg(long, default_value = "1h", value_parser = humantime::parse_duration)]
+    pub ttl: Duration,
+    #[arg(long, env = "PICKUP_SECRET", hide_env_values = true)]
+    pub secret: Option<String>,
+}
+
+#[derive(Args)]
+pub struct PruneArgs {
+    #[arg(long, conflicts_with = "all", required_unless_present = "all")]
+    pub ws: Option<String>,
+    #[arg(long)]
+    pub all: bool,
+    /// Print what would be deleted and why; delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+impl StoreArgs {
+    pub fn index(&self) -> anyhow::Result<Index> {
+        let store = Store::open(&self.store)?;
+        let limits = Limits {
+            ttl_ms: self.ttl.as_millis() as u64,
+            grace_ms: self.grace.as_millis() as u64,
+            keep_finished_ms: self.keep_finished.as_millis() as u64,
+            stale_after_ms: self.stale_after.as_millis() as u64,
+        };
+        Ok(Index::new(store, limits, self.cap, Arc::new(SystemClock)))
+    }
+}
+
+fn auth(secret: &Option<String>) -> anyhow::Result<Auth> {
+    let Some(secret) = secret else {
+        bail!("PICKUP_SECRET is not set: set it (or --secret) to at least 32 random bytes, e.g. `export PICKUP_SECRET=$(head -c 32 /dev/urandom | base64)`");
+    };
+    Ok(Auth::new(secret.as_bytes())?)
+}
+
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Serve(args) => serve(args, false).await,
+        Command::Demo(args) => serve(args, true).await,
+        Command::Token(t) => {
+            for ws in &t.ws {
+                Workspace::parse(ws)?;
+            }
+            crate::names::UserId::parse(&t.sub)?;
+            let token = auth(&t.secret)?.mint(&t.sub, t.name.as_deref(), &t.ws, t.write, t.ttl, SystemClock.now_ms() / 1000);
+            println!("{token}");
+            Ok(())
+        }
+        Command::Prune(p) => prune(p).await,
+    }
+}
+
+async fn prune(p: PruneArgs) -> anyhow::Result<()> {
+    let index = p.store.index()?;
+    let targets = match &p.ws {
+        Some(ws) => vec![Workspace::parse(ws)?],
+        None => crate::janitor::workspaces(&index).await.context("listing workspaces")?,
+    };
+    let verb = if p.dry_run { "would delete" } else { "deleted" };
+    let mut total = 0;
+    for ws in targets {
+        let sweep = crate::janitor::sweep(&index, &ws, p.dry_run).await.with_context(|| format!("sweeping {ws}"))?;
+        println!("{ws}: {} markers, {} to delete, {} unreadable (kept)", sweep.markers, sweep.deletes.len(), sweep.unknown);
+        for (path, reason) in &sweep.deletes {
+            println!("  {verb} {path}: {reason}");
+        }
+        total += sweep.deletes.len() - sweep.failed;
+        if sweep.failed > 0 {
+            println!("  {} deletes failed; run again later", sweep.failed);
+        }
+    }
+    println!("{verb} {total} keys");
+    Ok(())
+}
+
+async fn serve(args: ServeArgs, demo: bool) -> anyhow::Result<()> {
+    let auth = auth(&args.secret)?;
+    let index = args.store.index()?;
+    if demo {
+        crate::demo::seed(&index).await.context("seeding the demo workspace")?;
+    }
+    let listener = tokio::net::TcpListener::bind(&args.addr).await.map_err(|e| match e.kind() {
+        std::io::ErrorKind::AddrInUse => anyhow::anyhow!("{} is already in use: stop the other process or choose another with --addr / PICKUP_ADDR", args.addr),
+        _ => anyhow::anyhow!("cannot listen on {}: {e}", args.addr),
+    })?;
+    let addr = listener.local_addr()?;
+    if !args.site.join("index.html").exists() {
+        tracing::warn!(site = %args.site.display(), "no index.html in the site directory: run `make widget`");
+    }
+    let pickup = Pickup::new(index, auth);
+    if demo {
+        let token = pickup.auth.mint("you", Some("You"), &["demo".into()], true, Duration::from_secs(12 * 3600), SystemClock.now_ms() / 1000);
+        // The token travels in the fragment, which the browser never sends to a server.
+        println!("Pickup demo: open http://{addr}/#ws=demo&token={token}");
+    }
+    println!("pickup listening on http://{addr} (store {})", pickup.index.store.url);
+    if !args.janitor_every.is_zero() {
+        tokio::spawn(janitor_loop(pickup.clone(), args.janitor_every));
+    }
+    let app = router(pickup.clone(), &HttpConfig { site: args.site.clone(), allowed_origins: args.allowed_origins.clone() });
+    axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await?;
+    // In-flight requests are done; let the deletes they scheduled finish too.
+    pickup.background.close();
+    pickup.background.wait().await;
+    Ok(())
+}
+
+async fn janitor_loop(pickup: Pickup, every: Duration) {
+    let mut tick = tokio::time::interval(every);
+    tick.tick().await; // the first tick is immediate: sweep one period after start
+    loop {
+        tick.tick().await;
+        match crate::janitor::workspaces(&pickup.index).await {
+            Ok(all) => {
+                for ws in all {
+                    if let Err(e) = crate::janitor::sweep(&pickup.index, &ws, false).await {
+                        tracing::warn!(%ws, error = %e, "janitor sweep failed");
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "janitor could not list workspaces"),
+        }
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+    tracing::info!("shutting down: finishing in-flight requests and pending deletes");
+}

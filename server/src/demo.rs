@@ -1,0 +1,47 @@
+//! The demo workspace that `make run` / `pickup demo` opens: a few items in every state.
+
+use crate::error::Result;
+use crate::id::ItemId;
+use crate::index::Index;
+use crate::names::Workspace;
+use crate::record::{ms_to_time, ItemUpdate, NewItem};
+use crate::store::keys;
+use app::model::{Owner, Status};
+
+pub const DEMO_WS: &str = "demo";
+
+/// Seed `demo` unless it already has markers (so a restart keeps what people did to it).
+pub async fn seed(index: &Index) -> Result<()> {
+    let ws = Workspace::parse(DEMO_WS)?;
+    if !index.names_under(&keys::markers(&ws)).await?.is_empty() {
+        return Ok(());
+    }
+    let person = |sub: &str, name: &str| Owner { sub: sub.into(), name: name.into() };
+    let now = index.clock.now_ms();
+    let items = [
+        ("backfill-2025", "Backfill events 2025", Status::Cancelled, None, person("ada", "Ada"), 50),
+        ("reindex", "Re-index search", Status::Failed, None, person("linus", "Linus"), 40),
+        ("churn-eu", "Churn analysis — EU", Status::Succeeded, Some(1.0), person("grace", "Grace"), 30),
+        ("nightly-train", "Nightly model training", Status::Running, Some(0.62), person("ada", "Ada"), 20),
+        ("etl-orders", "Orders ETL (no heartbeat for 20 min)", Status::Running, Some(0.4), person("linus", "Linus"), 12),
+        ("interviews-q3", "Upload: Q3 customer interviews", Status::Queued, None, person("you", "You"), 5),
+        ("weekly-report", "Weekly report draft", Status::Running, Some(0.3), person("you", "You"), 1),
+    ];
+    for (key, title, status, progress, owner, minutes_ago) in items {
+        let new = NewItem { key: key.into(), title: title.into(), url: Some(format!("/runs/{key}")), status: Some(Status::Queued), progress: None };
+        let record = index.register(&ws, &new, owner.clone()).await?;
+        let id = ItemId::parse(&record.id)?;
+        let at = ms_to_time(now - minutes_ago * 60_000);
+        let up = ItemUpdate {
+            title: title.into(),
+            url: new.url.clone(),
+            status,
+            progress,
+            owner: Some(owner),
+            heartbeat_at: (status == Status::Running).then_some(at),
+            finished_at: status.is_finished().then_some(at),
+        };
+        index.update(&ws, &id, &up, person("you", "You"), None).await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,198 @@
+//! The HTTP surface: the REST routes of the contract, the widget's server functions, health
+//! checks and the widget's static files. Errors become `{"error", "message"}` here, with the
+//! status their code names.
+
+use crate::error::Error;
+use crate::record::{ItemUpdate, NewItem};
+use crate::service::Pickup;
+use app::error::ApiError;
+use app::model::Filter;
+use app::service::{Bearer, ServiceHandle};
+use axum::body::{Body, Bytes};
+use axum::extract::{FromRequest, Path, Query, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use object_store::ObjectStoreExt;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use std::sync::Arc;
+use tower_http::compression::CompressionLayer;
+use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::services::ServeDir;
+use tower_http::trace::TraceLayer;
+
+/// Larger bodies get 413 before they are read: a record is a few hundred bytes.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+impl IntoResponse for Error {
+    fn into_response(self) -> Response {
+        if let Error::Store(e) = &self {
+            tracing::error!(error = %e, "store error");
+        }
+        api_error_response(ApiError::from(self))
+    }
+}
+
+fn api_error_response(e: ApiError) -> Response {
+    let status = StatusCode::from_u16(e.error.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (status, Json(e)).into_response()
+}
+
+/// A JSON body: malformed or wrong-typed JSON is a 400 `invalid_body`, an oversized one 413.
+pub struct JsonBody<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
+    type Rejection = Error;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = Bytes::from_request(req, state).await.map_err(|r| {
+            if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                Error::TooLarge(MAX_BODY_BYTES)
+            } else {
+                Error::MalformedBody(r.body_text())
+            }
+        })?;
+        serde_json::from_slice(&bytes)
+            .map(JsonBody)
+            .map_err(|e| Error::MalformedBody(format!("the body is not the JSON this route takes: {e}")))
+    }
+}
+
+/// Path segments, decoded by axum; a bad one is a 400 before anything else happens.
+pub struct Names<T>(pub T);
+
+impl<T: DeserializeOwned + Send, S: Send + Sync> axum::extract::FromRequestParts<S> for Names<T> {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, state: &S) -> Result<Self, Self::Rejection> {
+        Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Path(t)| Names(t))
+            .map_err(|e| Error::MalformedPath(e.body_text()))
+    }
+}
+
+fn bearer(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_string())
+}
+
+#[derive(Clone)]
+pub struct AppState {
+    pub pickup: Pickup,
+}
+
+pub struct HttpConfig {
+    pub site: std::path::PathBuf,
+    pub allowed_origins: Vec<String>,
+}
+
+pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
+    let state = AppState { pickup };
+    let api = Router::new()
+        .route("/api/v1/workspaces/{ws}/items", post(register))
+        .route("/api/v1/workspaces/{ws}/items/{id}", get(get_item).put(update).delete(remove))
+        .route("/api/v1/workspaces/{ws}/items/{id}/dismiss", post(dismiss))
+        .route("/api/v1/workspaces/{ws}/recent", get(recent))
+        .route("/api/recent", post(server_fn))
+        .route("/api/dismiss", post(server_fn))
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES));
+    let origins: Vec<HeaderValue> = config.allowed_origins.iter().filter_map(|o| o.parse().ok()).collect();
+    let cors = CorsLayer::new()
+        .allow_origin(AllowOrigin::list(origins))
+        .allow_methods([Method::GET, Method::POST, Method::PUT, Method::DELETE])
+        .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE, header::IF_MATCH, header::ACCEPT])
+        .expose_headers([header::ETAG]);
+    Router::new()
+        .merge(api)
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(readyz))
+        .fallback_service(ServeDir::new(&config.site))
+        .layer(cors)
+        .layer(CompressionLayer::new())
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+async fn readyz(State(s): State<AppState>) -> Response {
+    let probe = object_store::path::Path::from("markers/.readyz");
+    match s.pickup.index.store.inner.head(&probe).await {
+        Ok(_) | Err(object_store::Error::NotFound { .. }) => (StatusCode::OK, "ready").into_response(),
+        Err(e) => (StatusCode::SERVICE_UNAVAILABLE, format!("store not answering: {e}")).into_response(),
+    }
+}
+
+fn with_etag(body: impl IntoResponse, status: StatusCode, e_tag: Option<String>) -> Response {
+    let mut res = (status, body).into_response();
+    if let Some(v) = e_tag.and_then(|t| HeaderValue::from_str(&t).ok()) {
+        res.headers_mut().insert(header::ETAG, v);
+    }
+    res
+}
+
+async fn register(State(s): State<AppState>, headers: HeaderMap, Names(ws): Names<String>, JsonBody(item): JsonBody<NewItem>) -> Result<Response, Error> {
+    let record = s.pickup.register(bearer(&headers).as_deref(), &ws, item).await?;
+    Ok((StatusCode::CREATED, Json(record)).into_response())
+}
+
+async fn update(State(s): State<AppState>, headers: HeaderMap, Names((ws, id)): Names<(String, String)>, JsonBody(up): JsonBody<ItemUpdate>) -> Result<Response, Error> {
+    let if_match = headers.get(header::IF_MATCH).and_then(|v| v.to_str().ok()).map(str::to_string);
+    let (record, e_tag) = s.pickup.update(bearer(&headers).as_deref(), &ws, &id, up, if_match).await?;
+    Ok(with_etag(Json(record), StatusCode::OK, e_tag))
+}
+
+async fn get_item(State(s): State<AppState>, headers: HeaderMap, Names((ws, id)): Names<(String, String)>) -> Result<Response, Error> {
+    let (record, e_tag) = s.pickup.get(bearer(&headers).as_deref(), &ws, &id).await?;
+    Ok(with_etag(Json(record), StatusCode::OK, e_tag))
+}
+
+async fn remove(State(s): State<AppState>, headers: HeaderMap, Names((ws, id)): Names<(String, String)>) -> Result<StatusCode, Error> {
+    s.pickup.remove(bearer(&headers).as_deref(), &ws, &id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn dismiss(State(s): State<AppState>, headers: HeaderMap, Names((ws, id)): Names<(String, String)>) -> Result<StatusCode, Error> {
+    s.pickup.dismiss_item(bearer(&headers).as_deref(), &ws, &id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Deserialize)]
+struct RecentQuery {
+    #[serde(default)]
+    filter: Filter,
+    cap: Option<u32>,
+}
+
+async fn recent(State(s): State<AppState>, headers: HeaderMap, Names(ws): Names<String>, q: Result<Query<RecentQuery>, axum::extract::rejection::QueryRejection>) -> Result<Response, Error> {
+    let Query(q) = q.map_err(|e| Error::MalformedBody(format!("filter must be all or mine, cap a number: {}", e.body_text())))?;
+    let page = s.pickup.recent_page(bearer(&headers).as_deref(), &ws, q.filter, q.cap).await?;
+    Ok(Json(page).into_response())
+}
+
+/// The widget's server functions. The service and the caller's token go in through context;
+/// the error's code decides the status (server functions would otherwise answer 500).
+async fn server_fn(State(s): State<AppState>, req: Request<Body>) -> Response {
+    let handle = ServiceHandle(Arc::new(s.pickup.clone()));
+    let token = Bearer(bearer(req.headers()));
+    let res = leptos_axum::handle_server_fns_with_context(
+        move || {
+            leptos::prelude::provide_context(handle.clone());
+            leptos::prelude::provide_context(token.clone());
+        },
+        req,
+    )
+    .await
+    .into_response();
+    if res.status() != StatusCode::INTERNAL_SERVER_ERROR {
+        return res;
+    }
+    let (mut parts, body) = res.into_parts();
+    let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES).await.unwrap_or_default();
+    if let Ok(e) = serde_json::from_slice::<ApiError>(&bytes) {
+        parts.status = StatusCode::from_u16(e.error.http_status()).unwrap_or(parts.status);
+    }
+    Response::from_parts(parts, Body::from(bytes))
+}

@@ -1,0 +1,21 @@
+//! Pickup's server: the marker index and everything around it.
+//!
+//! Pure logic, tested without a store: [`names`], [`id`], [`plan`], [`verdict`], [`record`].
+//! Store I/O: [`store`] (opening a URL), [`index`] (write and read paths), [`janitor`].
+//! Around them: [`auth`], [`service`] (every operation, for both doors), [`http`], [`cli`].
+
+pub mod auth;
+pub mod cli;
+pub mod clock;
+pub mod demo;
+pub mod error;
+pub mod http;
+pub mod id;
+pub mod index;
+pub mod janitor;
+pub mod names;
+pub mod plan;
+pub mod record;
+pub mod service;
+pub mod store;
+pub mod verdict;

@@ -1,0 +1,259 @@
+//! The pure core of the read path: from the names under `markers/{ws}/`, decide what to resolve
+//! (newest first, one per sub-key, not dismissed) and what to delete without resolving (expired
+//! by name, superseded by a newer run of the same key). No I/O here.
+//!
+//! The planner takes names in ascending order (newest first). A store that lists in key order
+//! feeds it while listing and stops as soon as [`Planner::is_full`]; a store that does not
+//! (the local file system) is listed whole, sorted, and fed all at once ([`plan`]).
+
+use crate::id::ItemId;
+use std::collections::HashSet;
+use std::fmt;
+
+/// Why a marker is deleted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reason {
+    /// Created longer ago than the TTL: deleted by name, never resolved.
+    Expired,
+    /// A newer run of the same sub-key exists (its id is given).
+    Superseded(String),
+    /// Finished longer ago than keep-finished.
+    FinishedLongAgo,
+    /// No record, and the marker is older than the grace period.
+    NoRecord,
+    /// A dismissal whose marker is gone (or is being deleted): a fact nobody will read.
+    OrphanDismissal,
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::Expired => f.write_str("expired: created longer ago than the TTL"),
+            Reason::Superseded(newer) => write!(f, "superseded by the newer run {newer}"),
+            Reason::FinishedLongAgo => f.write_str("finished longer ago than keep-finished"),
+            Reason::NoRecord => f.write_str("no record, and older than the grace period"),
+            Reason::OrphanDismissal => f.write_str("dismissal of a marker that no longer exists"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Plan {
+    /// What to resolve, newest first, at most one per sub-key.
+    pub candidates: Vec<ItemId>,
+    /// Markers to delete without resolving them.
+    pub delete: Vec<(ItemId, Reason)>,
+    /// Names that are not ids: skipped and logged, never deleted.
+    pub unparsable: Vec<String>,
+    /// Dismissed by this viewer: neither shown nor deleted.
+    pub dismissed: Vec<ItemId>,
+}
+
+pub struct Planner<'a> {
+    now_ms: u64,
+    ttl_ms: u64,
+    dismissed: &'a HashSet<String>,
+    want: usize,
+    newest_of_key: std::collections::HashMap<String, String>,
+    last: Option<ItemId>,
+    plan: Plan,
+}
+
+impl<'a> Planner<'a> {
+    /// `want`: how many candidates make the plan full (the resolve budget).
+    pub fn new(now_ms: u64, ttl_ms: u64, dismissed: &'a HashSet<String>, want: usize) -> Self {
+        Planner {
+            now_ms,
+            ttl_ms,
+            dismissed,
+            want,
+            newest_of_key: Default::default(),
+            last: None,
+            plan: Plan::default(),
+        }
+    }
+
+    /// Feed the next marker name. Returns `false` if the name came out of order: the caller
+    /// must then sort and plan again, since dedupe relies on seeing the newest run first.
+    #[must_use]
+    pub fn push(&mut self, name: &str) -> bool {
+        let id = match ItemId::parse(name) {
+            Ok(id) => id,
+            Err(_) => {
+                self.plan.unparsable.push(name.to_string());
+                return true;
+            }
+        };
+        match &self.last {
+            Some(last) if &id < last => return false,
+            Some(last) if &id == last => return true, // listed twice: once is enough
+            _ => {}
+        }
+        self.last = Some(id.clone());
+        let key = id.key().as_str().to_string();
+        if let Some(newer) = self.newest_of_key.get(&key) {
+            self.plan.delete.push((id, Reason::Superseded(newer.clone())));
+        } else if self.now_ms.saturating_sub(id.created_ms()) > self.ttl_ms {
+            self.newest_of_key.insert(key, id.to_string());
+            self.plan.delete.push((id, Reason::Expired));
+        } else {
+            self.newest_of_key.insert(key, id.to_string());
+            if self.dismissed.contains(&id.to_string()) {
+                self.plan.dismissed.push(id);
+            } else {
+                self.plan.candidates.push(id);
+            }
+        }
+        true
+    }
+
+    /// Enough candidates to spend the whole resolve budget: a sorted listing may stop here.
+    pub fn is_full(&self) -> bool {
+        self.plan.candidates.len() >= self.want
+    }
+
+    pub fn finish(self) -> Plan {
+        self.plan
+    }
+}
+
+/// Plan from a complete listing in any order.
+pub fn plan<S: AsRef<str>>(
+    names: &[S],
+    now_ms: u64,
+    ttl_ms: u64,
+    dismissed: &HashSet<String>,
+) -> Plan {
+    let mut sorted: Vec<&str> = names.iter().map(|s| s.as_ref()).collect();
+    sorted.sort_unstable();
+    let mut planner = Planner::new(now_ms, ttl_ms, dismissed, usize::MAX);
+    for name in sorted {
+        let in_order = planner.push(name);
+        debug_assert!(in_order, "sorted input is in order");
+    }
+    planner.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::id::MAX_CREATED_MS;
+    use crate::names::SubKey;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    const NOW: u64 = 1_800_000_000_000;
+    const TTL: u64 = 7 * 24 * 3_600_000;
+
+    fn id(created_ms: u64, key: &str) -> String {
+        ItemId::new(created_ms, SubKey::parse(key).unwrap()).unwrap().to_string()
+    }
+
+    #[test]
+    fn keeps_newest_per_key_and_deletes_older_runs() {
+        let names = [id(NOW - 10, "a"), id(NOW - 5, "a"), id(NOW - 7, "b"), "junk".to_string()];
+        let p = plan(&names, NOW, TTL, &HashSet::new());
+        let shown: Vec<String> = p.candidates.iter().map(|i| i.to_string()).collect();
+        assert_eq!(shown, vec![id(NOW - 5, "a"), id(NOW - 7, "b")]);
+        assert_eq!(p.delete, vec![(ItemId::parse(&id(NOW - 10, "a")).unwrap(), Reason::Superseded(id(NOW - 5, "a")))]);
+        assert_eq!(p.unparsable, vec!["junk".to_string()]);
+    }
+
+    #[test]
+    fn expired_by_name_and_its_older_runs_superseded() {
+        let names = [id(NOW - TTL - 1, "a"), id(NOW - TTL - 2, "a"), id(NOW - TTL, "b")];
+        let p = plan(&names, NOW, TTL, &HashSet::new());
+        assert_eq!(p.candidates.len(), 1, "exactly TTL old is still shown");
+        assert_eq!(p.delete[0].1, Reason::Expired);
+        assert!(matches!(p.delete[1].1, Reason::Superseded(_)));
+    }
+
+    #[test]
+    fn dismissed_are_neither_shown_nor_deleted_and_hide_older_runs() {
+        let newest = id(NOW - 1, "a");
+        let names = [newest.clone(), id(NOW - 2, "a")];
+        let dismissed = HashSet::from([newest.clone()]);
+        let p = plan(&names, NOW, TTL, &dismissed);
+        assert!(p.candidates.is_empty());
+        assert_eq!(p.dismissed[0].to_string(), newest);
+        assert_eq!(p.delete.len(), 1);
+    }
+
+    #[test]
+    fn out_of_order_input_is_reported() {
+        let dismissed = HashSet::new();
+        let mut planner = Planner::new(NOW, TTL, &dismissed, 10);
+        assert!(planner.push(&id(NOW - 1, "a")));
+        assert!(!planner.push(&id(NOW, "b")));
+    }
+
+    #[test]
+    fn is_full_at_want_candidates() {
+        let dismissed = HashSet::new();
+        let mut planner = Planner::new(NOW, TTL, &dismissed, 2);
+        assert!(planner.push(&id(NOW - 1, "a")));
+        assert!(!planner.is_full());
+        assert!(planner.push(&id(NOW - 2, "a")));
+        assert!(!planner.is_full(), "a superseded run is not a candidate");
+        assert!(planner.push(&id(NOW - 3, "b")));
+        assert!(planner.is_full());
+    }
+
+    fn arb_ids() -> impl Strategy<Value = Vec<(u64, String)>> {
+        prop::collection::vec((0..2 * TTL, "[a-d]{1,2}"), 0..60)
+    }
+
+    proptest! {
+        /// For any listing: one candidate per live key, and it is that key's newest run; every
+        /// id is accounted for exactly once; nothing within the TTL is deleted except an older
+        /// run of a shown key; candidates are newest first.
+        #[test]
+        fn plan_invariants(raw in arb_ids(), dismiss_mask in any::<u64>()) {
+            let names: Vec<String> = raw.iter().map(|(age, k)| id(NOW - age, k)).collect();
+            let ids: HashSet<String> = names.iter().cloned().collect();
+            let dismissed: HashSet<String> = ids.iter().enumerate()
+                .filter(|(i, _)| dismiss_mask >> (i % 64) & 1 == 1).map(|(_, s)| s.clone()).collect();
+            let p = plan(&names, NOW, TTL, &dismissed);
+
+            let mut newest: HashMap<String, ItemId> = HashMap::new();
+            for n in &ids {
+                let i = ItemId::parse(n).unwrap();
+                let e = newest.entry(i.key().to_string()).or_insert_with(|| i.clone());
+                if i < *e { *e = i; }
+            }
+            // Exactly the newest per key is kept (as candidate or dismissed) unless expired.
+            for (k, i) in &newest {
+                let live = NOW - i.created_ms() <= TTL;
+                let kept = p.candidates.contains(i) || p.dismissed.contains(i);
+                prop_assert_eq!(kept, live, "key {}", k);
+                prop_assert!(!p.delete.iter().any(|(d, _)| d == i) || !live);
+            }
+            // Never plans to delete a live candidate; candidates are strictly newest first.
+            for (d, _) in &p.delete { prop_assert!(!p.candidates.contains(d)); }
+            prop_assert!(p.candidates.windows(2).all(|w| w[0] < w[1]));
+            // Every distinct id is in exactly one bucket.
+            prop_assert_eq!(p.candidates.len() + p.dismissed.len() + p.delete.len(), ids.len());
+            prop_assert!(p.candidates.iter().all(|c| !dismissed.contains(&c.to_string())));
+            prop_assert!(MAX_CREATED_MS > NOW);
+        }
+
+        /// Feeding a sorted listing with a budget yields a prefix of the full plan.
+        #[test]
+        fn early_stop_is_a_prefix(raw in arb_ids(), want in 1usize..10) {
+            let mut names: Vec<String> = raw.iter().map(|(age, k)| id(NOW - age, k)).collect();
+            names.sort();
+            names.dedup();
+            let none = HashSet::new();
+            let full = plan(&names, NOW, TTL, &none);
+            let mut planner = Planner::new(NOW, TTL, &none, want);
+            for n in &names {
+                prop_assert!(planner.push(n));
+                if planner.is_full() { break; }
+            }
+            let part = planner.finish();
+            let n = part.candidates.len();
+            prop_assert!(n <= want);
+            prop_assert_eq!(&part.candidates[..], &full.candidates[..n]);
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! The item record (`items/{ws}/{id}.json`), written by the item's producer only, and the
+//! request bodies that make one. Validation of what producers send lives here.
+
+use crate::id::ItemId;
+use crate::names::Workspace;
+use app::model::{Card, Owner, Status};
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+pub const MAX_TITLE_CHARS: usize = 200;
+pub const MAX_URL_CHARS: usize = 2048;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ItemRecord {
+    pub id: String,
+    pub ws: String,
+    pub key: String,
+    pub title: String,
+    pub url: Option<String>,
+    pub status: Status,
+    pub progress: Option<f64>,
+    pub owner: Owner,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub heartbeat_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+/// `POST /items`: what a producer says when it registers an item.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewItem {
+    pub key: String,
+    pub title: String,
+    #[serde(default)]
+    pub url: Option<String>,
+    #[serde(default)]
+    pub status: Option<Status>,
+    #[serde(default)]
+    pub progress: Option<f64>,
+}
+
+/// `PUT /items/{id}`: the whole record as the producer now sees it. The server fills in what
+/// the id and the clock already say (id, ws, key, created_at, updated_at).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ItemUpdate {
+    pub title: String,
+    #[serde(default)]
+    pub url: Option<String>,
+    pub status: Status,
+    #[serde(default)]
+    pub progress: Option<f64>,
+    #[serde(default)]
+    pub owner: Option<Owner>,
+    #[serde(default)]
+    pub heartbeat_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum BodyError {
+    #[error("title must be 1 to {MAX_TITLE_CHARS} characters")]
+    Title,
+    #[error("url must be an http(s) URL or a path starting with '/', at most {MAX_URL_CHARS} characters")]
+    Url,
+    #[error("progress must be a number from 0 to 1, or null")]
+    Progress,
+    #[error("owner name must be 1 to 200 characters")]
+    OwnerName,
+}
+
+pub fn check_title(title: &str) -> Result<String, BodyError> {
+    let t = title.trim();
+    let n = t.chars().count();
+    if n == 0 || n > MAX_TITLE_CHARS || t.chars().any(char::is_control) {
+        return Err(BodyError::Title);
+    }
+    Ok(t.to_string())
+}
+
+/// Only `http(s)://…` or a relative path are stored: a `javascript:` link is refused.
+pub fn check_url(url: Option<&str>) -> Result<Option<String>, BodyError> {
+    let Some(u) = url.map(str::trim).filter(|u| !u.is_empty()) else {
+        return Ok(None);
+    };
+    if u.len() > MAX_URL_CHARS || u.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err(BodyError::Url);
+    }
+    let ok = if u.starts_with('/') {
+        !u.starts_with("//") && !u.starts_with("/\\")
+    } else {
+        url::Url::parse(u).is_ok_and(|p| matches!(p.scheme(), "http" | "https") && p.host().is_some())
+    };
+    ok.then(|| Some(u.to_string())).ok_or(BodyError::Url)
+}
+
+pub fn check_progress(p: Option<f64>) -> Result<Option<f64>, BodyError> {
+    match p {
+        Some(v) if !(0.0..=1.0).contains(&v) || !v.is_finite() => Err(BodyError::Progress),
+        other => Ok(other),
+    }
+}
+
+pub fn ms_to_time(ms: u64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(ms as i64).unwrap_or_default()
+}
+
+fn rfc3339(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+impl ItemRecord {
+    /// A new record for `id`, created now.
+    pub fn new(ws: &Workspace, id: &ItemId, item: &NewItem, owner: Owner) -> Result<Self, BodyError> {
+        let now = ms_to_time(id.created_ms());
+        let status = item.status.unwrap_or(Status::Queued);
+        Ok(ItemRecord {
+            id: id.to_string(),
+            ws: ws.to_string(),
+            key: id.key().to_string(),
+            title: check_title(&item.title)?,
+            url: check_url(item.url.as_deref())?,
+            status,
+            progress: check_progress(item.progress)?,
+            owner,
+            created_at: now,
+            updated_at: now,
+            heartbeat_at: (status == Status::Running).then_some(now),
+            finished_at: status.is_finished().then_some(now),
+        })
+    }
+
+    /// The record an update describes. No read: whatever the producer sends is the record.
+    pub fn updated(ws: &Workspace, id: &ItemId, up: &ItemUpdate, caller: Owner, now_ms: u64) -> Result<Self, BodyError> {
+        let now = ms_to_time(now_ms);
+        let owner = up.owner.clone().unwrap_or(caller);
+        let name_len = owner.name.chars().count();
+        if name_len == 0 || name_len > 200 {
+            return Err(BodyError::OwnerName);
+        }
+        Ok(ItemRecord {
+            id: id.to_string(),
+            ws: ws.to_string(),
+            key: id.key().to_string(),
+            title: check_title(&up.title)?,
+            url: check_url(up.url.as_deref())?,
+            status: up.status,
+            progress: check_progress(up.progress)?,
+            owner,
+            created_at: ms_to_time(id.created_ms()),
+            updated_at: now,
+            // An update of a running item is its heartbeat.
+            heartbeat_at: up.heartbeat_at.or((up.status == Status::Running).then_some(now)),
+            finished_at: up.finished_at.or(up.status.is_finished().then_some(now)),
+        })
+    }
+
+    pub fn to_card(&self, stalled: bool) -> Card {
+        Card {
+            id: self.id.clone(),
+            key: self.key.clone(),
+            title: self.title.clone(),
+            url: self.url.clone(),
+            status: self.status,
+            stalled,
+            progress: self.progress,
+            owner: self.owner.clone(),
+            created_at: rfc3339(self.created_at),
+            updated_at: rfc3339(self.updated_at),
+            finished_at: self.finished_at.map(rfc3339),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        for ok in ["https://x.example/a?b=1", "http://localhost:3000/", "/runs/42", ""] {
+            assert!(check_url(Some(ok)).is_ok(), "{ok}");
+        }
+        for bad in ["javascript:alert(1)", "JAVASCRIPT:alert(1)", "data:text/html,x", "//evil.example", "runs/42", "https://", "ftp://x", "https://a b"] {
+            assert_eq!(check_url(Some(bad)), Err(BodyError::Url), "{bad}");
+        }
+    }
+
+    #[test]
+    fn titles_and_progress() {
+        assert!(check_title("  ok ").is_ok());
+        assert!(check_title("").is_err());
+        assert!(check_title(&"t".repeat(201)).is_err());
+        assert!(check_title(&"é".repeat(200)).is_ok());
+        assert!(check_progress(Some(1.5)).is_err());
+        assert!(check_progress(Some(f64::NAN)).is_err());
+        assert_eq!(check_progress(Some(0.5)), Ok(Some(0.5)));
+    }
+}

@@ -1,0 +1,88 @@
+//! One implementation, two doors: every operation of Pickup, called by the REST routes and by
+//! the widget's server functions alike. Each call authenticates, validates every name, checks
+//! membership, and only then touches the store.
+
+use crate::auth::{Access, Auth, Caller};
+use crate::error::Result;
+use crate::id::ItemId;
+use crate::index::Index;
+use crate::names::Workspace;
+use crate::record::{ItemRecord, ItemUpdate, NewItem};
+use app::error::ApiError;
+use app::model::{Filter, RecentPage};
+use std::sync::Arc;
+use tokio_util::task::TaskTracker;
+
+#[derive(Clone)]
+pub struct Pickup {
+    pub index: Arc<Index>,
+    pub auth: Arc<Auth>,
+    /// Deletes that run after an answer was sent; graceful shutdown waits for them.
+    pub background: TaskTracker,
+}
+
+impl Pickup {
+    pub fn new(index: Index, auth: Auth) -> Self {
+        Pickup { index: Arc::new(index), auth: Arc::new(auth), background: TaskTracker::new() }
+    }
+
+    fn enter(&self, bearer: Option<&str>, ws: &str, access: Access) -> Result<(Caller, Workspace)> {
+        let caller = self.auth.verify(bearer)?;
+        let ws = Workspace::parse(ws)?;
+        caller.check(&ws, access)?;
+        Ok((caller, ws))
+    }
+
+    pub async fn register(&self, bearer: Option<&str>, ws: &str, item: NewItem) -> Result<ItemRecord> {
+        let (caller, ws) = self.enter(bearer, ws, Access::Write)?;
+        self.index.register(&ws, &item, caller.owner()).await
+    }
+
+    pub async fn update(&self, bearer: Option<&str>, ws: &str, id: &str, up: ItemUpdate, if_match: Option<String>) -> Result<(ItemRecord, Option<String>)> {
+        let (caller, ws) = self.enter(bearer, ws, Access::Write)?;
+        let id = ItemId::parse(id)?;
+        self.index.update(&ws, &id, &up, caller.owner(), if_match).await
+    }
+
+    pub async fn get(&self, bearer: Option<&str>, ws: &str, id: &str) -> Result<(ItemRecord, Option<String>)> {
+        let (_, ws) = self.enter(bearer, ws, Access::Read)?;
+        let id = ItemId::parse(id)?;
+        self.index.get(&ws, &id).await
+    }
+
+    pub async fn remove(&self, bearer: Option<&str>, ws: &str, id: &str) -> Result<()> {
+        let (_, ws) = self.enter(bearer, ws, Access::Write)?;
+        let id = ItemId::parse(id)?;
+        self.index.remove(&ws, &id).await
+    }
+
+    pub async fn dismiss_item(&self, bearer: Option<&str>, ws: &str, id: &str) -> Result<()> {
+        let (caller, ws) = self.enter(bearer, ws, Access::Read)?;
+        let id = ItemId::parse(id)?;
+        self.index.dismiss(&ws, &caller.user, &id).await
+    }
+
+    /// The read path. The markers it found dead are deleted after the answer, in the background.
+    pub async fn recent_page(&self, bearer: Option<&str>, ws: &str, filter: Filter, cap: Option<u32>) -> Result<RecentPage> {
+        let (caller, ws) = self.enter(bearer, ws, Access::Read)?;
+        let read = self.index.recent(&ws, &caller.user, filter, cap).await?;
+        if !read.prune.deletes.is_empty() {
+            let index = self.index.clone();
+            self.background.spawn(async move {
+                index.apply(&read.prune).await;
+            });
+        }
+        Ok(read.page)
+    }
+}
+
+#[async_trait::async_trait]
+impl app::service::Service for Pickup {
+    async fn recent(&self, bearer: Option<&str>, ws: &str, filter: Filter, cap: Option<u32>) -> Result<RecentPage, ApiError> {
+        Ok(self.recent_page(bearer, ws, filter, cap).await?)
+    }
+
+    async fn dismiss(&self, bearer: Option<&str>, ws: &str, id: &str) -> Result<(), ApiError> {
+        Ok(self.dismiss_item(bearer, ws, id).await?)
+    }
+}

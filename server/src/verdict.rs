@@ -1,0 +1,143 @@
+//! The pure half of resolving: given what reading a marker's record returned, is the item live
+//! (a card), pending (young, no record yet), dead (delete the marker), or unknown (an error:
+//! never dead, never deleted)?
+
+use crate::id::ItemId;
+use crate::plan::Reason;
+use crate::record::ItemRecord;
+use app::model::{Card, Status};
+
+/// The read path's time limits, in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub ttl_ms: u64,
+    pub grace_ms: u64,
+    pub keep_finished_ms: u64,
+    pub stale_after_ms: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            ttl_ms: 7 * 24 * 3_600_000,
+            grace_ms: 60_000,
+            keep_finished_ms: 24 * 3_600_000,
+            stale_after_ms: 15 * 60_000,
+        }
+    }
+}
+
+/// What reading `items/{ws}/{id}.json` gave.
+#[derive(Debug)]
+pub enum Lookup {
+    Found(Vec<u8>),
+    NotFound,
+    Failed(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    Live(Box<Card>),
+    Pending,
+    Dead(Reason),
+    Unknown(String),
+}
+
+pub fn judge(id: &ItemId, lookup: Lookup, now_ms: u64, limits: &Limits) -> Verdict {
+    let bytes = match lookup {
+        Lookup::Failed(e) => return Verdict::Unknown(e),
+        Lookup::NotFound if now_ms.saturating_sub(id.created_ms()) > limits.grace_ms => {
+            return Verdict::Dead(Reason::NoRecord)
+        }
+        Lookup::NotFound => return Verdict::Pending,
+        Lookup::Found(bytes) => bytes,
+    };
+    let record: ItemRecord = match serde_json::from_slice(&bytes) {
+        Ok(r) => r,
+        Err(e) => return Verdict::Unknown(format!("record does not parse: {e}")),
+    };
+    if record.id != id.to_string() {
+        return Verdict::Unknown(format!("record at {id} says it is {}", record.id));
+    }
+    let age_of = |t: chrono::DateTime<chrono::Utc>| now_ms.saturating_sub(t.timestamp_millis().max(0) as u64);
+    if record.status.is_finished() {
+        let done_at = record.finished_at.unwrap_or(record.updated_at);
+        if age_of(done_at) > limits.keep_finished_ms {
+            return Verdict::Dead(Reason::FinishedLongAgo);
+        }
+    }
+    let stalled = record.status == Status::Running
+        && age_of(record.heartbeat_at.unwrap_or(record.updated_at)) > limits.stale_after_ms;
+    Verdict::Live(Box::new(record.to_card(stalled)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::names::{SubKey, Workspace};
+    use crate::record::{ItemUpdate, ItemRecord};
+    use app::model::Owner;
+
+    const NOW: u64 = 1_800_000_000_000;
+
+    fn id(created: u64) -> ItemId {
+        ItemId::new(created, SubKey::parse("k").unwrap()).unwrap()
+    }
+
+    fn record(id: &ItemId, status: Status, updated_ms: u64) -> Vec<u8> {
+        let up = ItemUpdate {
+            title: "t".into(),
+            url: None,
+            status,
+            progress: None,
+            owner: None,
+            heartbeat_at: None,
+            finished_at: None,
+        };
+        let owner = Owner { sub: "a".into(), name: "A".into() };
+        let r = ItemRecord::updated(&Workspace::parse("w").unwrap(), id, &up, owner, updated_ms).unwrap();
+        serde_json::to_vec(&r).unwrap()
+    }
+
+    #[test]
+    fn missing_record_is_pending_then_dead() {
+        let l = Limits::default();
+        assert_eq!(judge(&id(NOW - 1_000), Lookup::NotFound, NOW, &l), Verdict::Pending);
+        assert_eq!(judge(&id(NOW - 61_000), Lookup::NotFound, NOW, &l), Verdict::Dead(Reason::NoRecord));
+    }
+
+    #[test]
+    fn errors_and_garbage_are_unknown_never_dead() {
+        let l = Limits::default();
+        let old = id(NOW - 86_400_000);
+        assert!(matches!(judge(&old, Lookup::Failed("io".into()), NOW, &l), Verdict::Unknown(_)));
+        assert!(matches!(judge(&old, Lookup::Found(b"{".to_vec()), NOW, &l), Verdict::Unknown(_)));
+        let other = record(&id(NOW - 5), Status::Running, NOW);
+        assert!(matches!(judge(&old, Lookup::Found(other), NOW, &l), Verdict::Unknown(_)));
+    }
+
+    #[test]
+    fn finished_long_ago_is_dead_recently_is_live() {
+        let l = Limits::default();
+        let i = id(NOW - 48 * 3_600_000);
+        let old = record(&i, Status::Succeeded, NOW - 25 * 3_600_000);
+        assert_eq!(judge(&i, Lookup::Found(old), NOW, &l), Verdict::Dead(Reason::FinishedLongAgo));
+        let recent = record(&i, Status::Failed, NOW - 3_600_000);
+        assert!(matches!(judge(&i, Lookup::Found(recent), NOW, &l), Verdict::Live(_)));
+    }
+
+    #[test]
+    fn running_with_old_heartbeat_is_live_and_stalled() {
+        let l = Limits::default();
+        let i = id(NOW - 3_600_000);
+        let Verdict::Live(card) = judge(&i, Lookup::Found(record(&i, Status::Running, NOW - 16 * 60_000)), NOW, &l) else {
+            panic!("stalled items are live");
+        };
+        assert!(card.stalled);
+        assert_eq!(card.badge(), "stalled");
+        let Verdict::Live(card) = judge(&i, Lookup::Found(record(&i, Status::Running, NOW - 60_000)), NOW, &l) else {
+            panic!();
+        };
+        assert!(!card.stalled);
+    }
+}
