@@ -1,0 +1,56 @@
+# Pickup. `make run` and `make test` are the two commands; everything they need is installed by
+# the targets below, idempotently.
+SHELL := /bin/bash
+.DEFAULT_GOAL := run
+
+PICKUP     := target/debug/pickup
+WIDGET_SRC := $(shell find app/src style public -type f) app/Cargo.toml index.html Trunk.toml Cargo.lock
+SERVER_SRC := $(shell find server/src app/src -type f) server/Cargo.toml app/Cargo.toml Cargo.lock
+
+.PHONY: setup widget server run test test-rust test-e2e e2e-deps bench fmt lint clean
+
+## setup: build tools (wasm32 std, trunk, wasm-bindgen-cli, wasm-opt)
+setup:
+	@./scripts/setup.sh
+
+## widget: the release build of the widget into dist/ (only when its sources changed)
+widget: dist/index.html
+dist/index.html: $(WIDGET_SRC) scripts/wasm-env.sh | setup
+	source scripts/wasm-env.sh && trunk build --release --offline
+
+## server: the pickup binary
+server: $(PICKUP)
+$(PICKUP): $(SERVER_SRC)
+	cargo build -p pickup
+	@touch $@
+
+# A development secret, made once per checkout and never committed.
+.dev-secret:
+	@head -c 32 /dev/urandom | base64 > $@
+
+## run: the demo workspace on http://127.0.0.1:3000 (prints a link that opens it signed in)
+run: setup widget server .dev-secret
+	PICKUP_SECRET="$$(cat .dev-secret)" $(PICKUP) demo --store file://./data --site dist
+
+## test: cargo tests, then the Playwright suite in Debian's Chromium
+test: test-rust test-e2e
+
+test-rust: setup
+	cargo test --workspace
+
+e2e-deps:
+	@dpkg -s chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	@[ -d end2end/node_modules/@playwright/test ] || (cd end2end && npm ci --silent --no-audit --no-fund)
+
+test-e2e: setup widget server e2e-deps
+	cd end2end && PICKUP_BIN=$(CURDIR)/$(PICKUP) PICKUP_SITE=$(CURDIR)/dist npx playwright test
+
+fmt:
+	cargo fmt --all
+
+lint:
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
+
+clean:
+	rm -rf target dist

@@ -1,0 +1,30 @@
+// The walking skeleton, end to end: empty store → producer API → server function → widget.
+import { test, expect } from "./pickup";
+
+test("the home page shows the registered items, newest first", async ({ page, pickup }) => {
+  const producer = pickup.token("ci-bot", ["acme"], { name: "CI bot", write: true });
+  const viewer = pickup.token("alice", ["acme"], { name: "Alice" });
+
+  // Empty store: the widget says so.
+  await page.goto(pickup.home("acme", viewer));
+  await expect(page.locator(".pickup-empty")).toBeVisible();
+
+  // Registered one after the other, so each is strictly newer than the one before.
+  const titles = ["Nightly training", "Upload interviews", "Churn report"];
+  const records = [];
+  for (const title of titles) {
+    records.push(await pickup.register(producer, "acme", { key: title.replace(/ /g, "-"), title, status: "running" }));
+  }
+  expect(new Set(records.map((r) => r.id)).size).toBe(3);
+
+  await page.getByRole("button", { name: "Refresh" }).click();
+  const cards = page.locator(".pickup-card");
+  await expect(cards).toHaveCount(3);
+  await expect(page.locator(".pickup-card-title")).toHaveText([...titles].reverse());
+  await expect(cards.first().locator(".pickup-badge")).toHaveText("running");
+  await expect(cards.first().locator(".pickup-owner")).toHaveText("CI bot");
+  // The token left the address bar (it stays in sessionStorage for reloads).
+  expect(page.url()).not.toContain("token=");
+  await page.reload();
+  await expect(cards).toHaveCount(3);
+});

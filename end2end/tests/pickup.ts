@@ -1,0 +1,91 @@
+// A real `pickup serve` per test: its own empty file store, its own port, its own secret.
+import { test as base, expect } from "@playwright/test";
+import { spawn, execFileSync, ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+
+const BIN = process.env.PICKUP_BIN ?? "../target/debug/pickup";
+const SITE = process.env.PICKUP_SITE ?? "../dist";
+
+export class Pickup {
+  constructor(
+    readonly url: string,
+    readonly storeDir: string,
+    private readonly secret: string,
+    private readonly proc: ChildProcess,
+  ) {}
+
+  /** `pickup token`, exactly as a script would call it. */
+  token(sub: string, ws: string[], opts: { name?: string; write?: boolean } = {}): string {
+    const args = ["token", "--sub", sub, "--ws", ws.join(",")];
+    if (opts.name) args.push("--name", opts.name);
+    if (opts.write) args.push("--write");
+    return execFileSync(BIN, args, { env: { ...process.env, PICKUP_SECRET: this.secret } })
+      .toString()
+      .trim();
+  }
+
+  /** Register an item through the producer API; returns the record. */
+  async register(token: string, ws: string, item: Record<string, unknown>): Promise<any> {
+    const res = await fetch(`${this.url}/api/v1/workspaces/${ws}/items`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(item),
+    });
+    expect(res.status, await res.clone().text()).toBe(201);
+    return res.json();
+  }
+
+  /** The link `make run` prints: workspace and token in the fragment. */
+  home(ws: string, token: string): string {
+    return `${this.url}/#ws=${ws}&token=${token}`;
+  }
+
+  async stop(): Promise<void> {
+    if (this.proc.exitCode === null) {
+      const exited = new Promise((r) => this.proc.once("exit", r));
+      this.proc.kill("SIGTERM");
+      await exited;
+    }
+  }
+}
+
+export async function startPickup(env: Record<string, string> = {}): Promise<Pickup> {
+  const storeDir = mkdtempSync(join(tmpdir(), "pickup-e2e-"));
+  const secret = randomBytes(32).toString("hex");
+  const proc = spawn(BIN, ["serve"], {
+    env: {
+      ...process.env,
+      PICKUP_ADDR: "127.0.0.1:0",
+      PICKUP_STORE: `file://${storeDir}`,
+      PICKUP_SITE: SITE,
+      PICKUP_SECRET: secret,
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  // The server prints its address once it is listening: no polling, no sleeps.
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    proc.stdout!.on("data", (chunk) => {
+      out += chunk;
+      const m = out.match(/listening on (http:\/\/[\d.:]+)/);
+      if (m) resolve(m[1]);
+    });
+    proc.once("exit", (code) => reject(new Error(`pickup exited with ${code}: ${out}`)));
+  });
+  return new Pickup(url, storeDir, secret, proc);
+}
+
+export const test = base.extend<{ pickup: Pickup }>({
+  pickup: async ({}, use) => {
+    const p = await startPickup();
+    await use(p);
+    await p.stop();
+    rmSync(p.storeDir, { recursive: true, force: true });
+  },
+});
+
+export { expect };

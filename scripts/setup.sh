@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Installs the build tools Pickup needs, and only those, idempotently (make setup).
+#   - the wasm32 standard library: rustup's target if it can be had, else Debian's rustc-web and
+#     rust-web-src built with -Zbuild-std (see scripts/wasm-env.sh);
+#   - trunk 0.21.14; wasm-bindgen-cli at exactly Cargo.lock's wasm-bindgen; wasm-opt (binaryen).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p .tools
+
+TRUNK_VERSION=0.21.14
+BINARYEN_VERSION=132
+WASM_BINDGEN_VERSION=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/"/, "", $3); print $3; exit }' Cargo.lock)
+
+say() { printf 'setup: %s\n' "$*"; }
+
+apt_install() {
+  if ! dpkg -s "$@" >/dev/null 2>&1; then
+    say "installing Debian packages: $*"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+  fi
+}
+
+# 1. The wasm32 standard library.
+if [ ! -s .tools/wasm-mode ]; then
+  if rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+    echo rustup > .tools/wasm-mode
+  elif timeout 45 rustup target add wasm32-unknown-unknown >/dev/null 2>&1; then
+    echo rustup > .tools/wasm-mode
+  else
+    say "rustup cannot download the wasm32 target here; using Debian's rustc-web + rust-web-src"
+    echo debian > .tools/wasm-mode
+  fi
+fi
+if [ "$(cat .tools/wasm-mode)" = debian ]; then
+  apt_install rustc-web rust-web-src
+fi
+say "wasm32 std: $(cat .tools/wasm-mode)"
+
+# 2. Trunk (--locked: without it a newer cssparser breaks its build).
+if [ "$(trunk --version 2>/dev/null)" != "trunk $TRUNK_VERSION" ]; then
+  say "installing trunk $TRUNK_VERSION (several minutes)"
+  cargo install trunk --version "$TRUNK_VERSION" --locked
+fi
+
+# 3. wasm-bindgen-cli, exactly the crate's version (not --locked: its lockfile pins a crate
+#    version this registry mirror lacks).
+if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]; then
+  say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION"
+  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+fi
+
+# 4. wasm-opt from npm's binaryen: installs in seconds (cargo's wasm-opt compiles C++ for 12 min).
+if [ ! -x .tools/node_modules/.bin/wasm-opt ]; then
+  say "installing binaryen@$BINARYEN_VERSION (wasm-opt)"
+  npm install --silent --no-audit --no-fund --prefix .tools "binaryen@$BINARYEN_VERSION" >/dev/null
+fi
+say "ready: $(trunk --version), $(wasm-bindgen --version), wasm-opt $(.tools/node_modules/.bin/wasm-opt --version | awk '{print $3}')"
