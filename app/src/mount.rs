@@ -36,7 +36,14 @@ pub fn mount(element: HtmlElement, options: JsValue) -> Result<(), JsValue> {
     let number = |name: &str| get(name).and_then(|v| v.as_f64());
     let ws = text("workspace").ok_or("mount: options.workspace is required")?;
     let token = text("token").ok_or("mount: options.token is required")?;
-    mount_widget(element, ws, token, text("server"), number("cap"), number("refresh"))
+    mount_widget(
+        element,
+        ws,
+        token,
+        text("server"),
+        number("cap"),
+        number("refresh"),
+    )
 }
 
 fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
@@ -49,7 +56,11 @@ fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
         let token = attr("data-pickup-token").ok_or("data-pickup-token is missing")?;
         (ws, token)
     };
-    let (server, cap, refresh) = (attr("data-pickup-server"), number("data-pickup-cap"), number("data-pickup-refresh"));
+    let (server, cap, refresh) = (
+        attr("data-pickup-server"),
+        number("data-pickup-cap"),
+        number("data-pickup-refresh"),
+    );
     mount_widget(el, ws, token, server, cap, refresh)
 }
 
@@ -63,12 +74,18 @@ fn mount_widget(
 ) -> Result<(), JsValue> {
     if let Some(server) = server {
         // The server-fn client has one base URL per page; the first widget that names one sets it.
-        let base: &'static str = Box::leak(server.trim_end_matches('/').to_string().into_boxed_str());
+        let base: &'static str =
+            Box::leak(server.trim_end_matches('/').to_string().into_boxed_str());
         let _ = leptos::server_fn::client::try_set_server_url(base);
     }
     let cap = cap.map_or(DEFAULT_CAP, |c| (c as u32).clamp(1, MAX_CAP));
     let refresh = Duration::from_secs_f64(refresh_secs.unwrap_or(DEFAULT_REFRESH_SECS).max(1.0));
-    let config = WidgetConfig { ws, token, cap, refresh };
+    let config = WidgetConfig {
+        ws,
+        token,
+        cap,
+        refresh,
+    };
     el.set_inner_html("");
     leptos::mount::mount_to(el, move || view! { <Widget config=config.clone()/> }).forget();
     Ok(())
@@ -78,7 +95,9 @@ fn mount_widget(
 /// this tab stored before.
 fn home_credentials() -> Result<(String, String), JsValue> {
     let window = window();
-    let storage = window.session_storage()?.ok_or("sessionStorage is not available")?;
+    let storage = window
+        .session_storage()?
+        .ok_or("sessionStorage is not available")?;
     let hash = window.location().hash()?;
     let mut ws = None;
     let mut token = None;

@@ -21,7 +21,11 @@ mod tests {
     fn words_for_each_range() {
         let now = 1_000_000_000.0;
         assert_eq!(relative_time(now - 10_000.0, now), "just now");
-        assert_eq!(relative_time(now + 5_000.0, now), "just now", "clock skew is not 'in the future'");
+        assert_eq!(
+            relative_time(now + 5_000.0, now),
+            "just now",
+            "clock skew is not 'in the future'"
+        );
         assert_eq!(relative_time(now - 60_000.0, now), "1 min ago");
         assert_eq!(relative_time(now - 5.0 * 60_000.0, now), "5 min ago");
         assert_eq!(relative_time(now - 2.0 * 3_600_000.0, now), "2 h ago");

@@ -49,7 +49,10 @@ impl Caller {
     }
 
     pub fn owner(&self) -> Owner {
-        Owner { sub: self.user.to_string(), name: self.name.clone() }
+        Owner {
+            sub: self.user.to_string(),
+            name: self.name.clone(),
+        }
     }
 }
 
@@ -82,22 +85,37 @@ impl Auth {
     /// Verify the `Authorization: Bearer` token (401 on anything wrong with it).
     pub fn verify(&self, bearer: Option<&str>) -> Result<Caller> {
         let token = bearer.ok_or_else(|| {
-            Error::Unauthenticated("send Authorization: Bearer <token> (mint one with `pickup token`)".into())
+            Error::Unauthenticated(
+                "send Authorization: Bearer <token> (mint one with `pickup token`)".into(),
+            )
         })?;
-        let data = decode::<Claims>(token, &self.decoding, &self.validation)
-            .map_err(|e| Error::Unauthenticated(format!("the token was refused ({e}); get a new one")))?;
+        let data = decode::<Claims>(token, &self.decoding, &self.validation).map_err(|e| {
+            Error::Unauthenticated(format!("the token was refused ({e}); get a new one"))
+        })?;
         let c = data.claims;
-        let user = UserId::parse(&c.sub).map_err(|e| Error::Unauthenticated(format!("the token's subject is invalid: {e}")))?;
+        let user = UserId::parse(&c.sub)
+            .map_err(|e| Error::Unauthenticated(format!("the token's subject is invalid: {e}")))?;
         let can_write = c.scope.split_whitespace().any(|s| s == "write");
         Ok(Caller {
-            name: c.name.filter(|n| !n.trim().is_empty()).unwrap_or_else(|| user.to_string()),
+            name: c
+                .name
+                .filter(|n| !n.trim().is_empty())
+                .unwrap_or_else(|| user.to_string()),
             user,
             workspaces: c.ws,
             can_write,
         })
     }
 
-    pub fn mint(&self, sub: &str, name: Option<&str>, ws: &[String], write: bool, ttl: Duration, now_secs: u64) -> String {
+    pub fn mint(
+        &self,
+        sub: &str,
+        name: Option<&str>,
+        ws: &[String],
+        write: bool,
+        ttl: Duration,
+        now_secs: u64,
+    ) -> String {
         let claims = Claims {
             sub: sub.to_string(),
             name: name.map(str::to_string),
@@ -105,7 +123,8 @@ impl Auth {
             scope: if write { "read write" } else { "read" }.to_string(),
             exp: now_secs + ttl.as_secs(),
         };
-        encode(&Header::new(Algorithm::HS256), &claims, &self.encoding).expect("HS256 encoding does not fail")
+        encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
+            .expect("HS256 encoding does not fail")
     }
 }
 
@@ -120,23 +139,58 @@ mod tests {
     #[test]
     fn round_trip_and_membership() {
         let auth = Auth::new(&[7u8; 32]).unwrap();
-        let t = auth.mint("alice", Some("Alice"), &["acme".into()], false, Duration::from_secs(60), now());
+        let t = auth.mint(
+            "alice",
+            Some("Alice"),
+            &["acme".into()],
+            false,
+            Duration::from_secs(60),
+            now(),
+        );
         let c = auth.verify(Some(&t)).unwrap();
         assert_eq!(c.name, "Alice");
         let acme = Workspace::parse("acme").unwrap();
         assert!(c.check(&acme, Access::Read).is_ok());
-        assert!(matches!(c.check(&acme, Access::Write), Err(Error::Forbidden(_))));
-        assert!(matches!(c.check(&Workspace::parse("beta").unwrap(), Access::Read), Err(Error::Forbidden(_))));
+        assert!(matches!(
+            c.check(&acme, Access::Write),
+            Err(Error::Forbidden(_))
+        ));
+        assert!(matches!(
+            c.check(&Workspace::parse("beta").unwrap(), Access::Read),
+            Err(Error::Forbidden(_))
+        ));
     }
 
     #[test]
     fn refuses_bad_tokens() {
         let auth = Auth::new(&[7u8; 32]).unwrap();
         let other = Auth::new(&[8u8; 32]).unwrap();
-        let forged = other.mint("alice", None, &["acme".into()], true, Duration::from_secs(60), now());
-        let expired = auth.mint("alice", None, &["acme".into()], true, Duration::from_secs(0), now() - 3600);
-        for bad in [None, Some("junk"), Some(forged.as_str()), Some(expired.as_str())] {
-            assert!(matches!(auth.verify(bad), Err(Error::Unauthenticated(_))), "{bad:?}");
+        let forged = other.mint(
+            "alice",
+            None,
+            &["acme".into()],
+            true,
+            Duration::from_secs(60),
+            now(),
+        );
+        let expired = auth.mint(
+            "alice",
+            None,
+            &["acme".into()],
+            true,
+            Duration::from_secs(0),
+            now() - 3600,
+        );
+        for bad in [
+            None,
+            Some("junk"),
+            Some(forged.as_str()),
+            Some(expired.as_str()),
+        ] {
+            assert!(
+                matches!(auth.verify(bad), Err(Error::Unauthenticated(_))),
+                "{bad:?}"
+            );
         }
         assert!(Auth::new(b"short").is_err());
     }

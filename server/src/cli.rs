@@ -15,7 +15,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Parser)]
-#[command(name = "pickup", version, about = "Pick up where you left off: a shared recent-items widget and its server")]
+#[command(
+    name = "pickup",
+    version,
+    about = "Pick up where you left off: a shared recent-items widget and its server"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -135,7 +139,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 Workspace::parse(ws)?;
             }
             crate::names::UserId::parse(&t.sub)?;
-            let token = auth(&t.secret)?.mint(&t.sub, t.name.as_deref(), &t.ws, t.write, t.ttl, SystemClock.now_ms() / 1000);
+            let token = auth(&t.secret)?.mint(
+                &t.sub,
+                t.name.as_deref(),
+                &t.ws,
+                t.write,
+                t.ttl,
+                SystemClock.now_ms() / 1000,
+            );
             println!("{token}");
             Ok(())
         }
@@ -147,13 +158,22 @@ async fn prune(p: PruneArgs) -> anyhow::Result<()> {
     let index = p.store.index()?;
     let targets = match &p.ws {
         Some(ws) => vec![Workspace::parse(ws)?],
-        None => crate::janitor::workspaces(&index).await.context("listing workspaces")?,
+        None => crate::janitor::workspaces(&index)
+            .await
+            .context("listing workspaces")?,
     };
     let verb = if p.dry_run { "would delete" } else { "deleted" };
     let mut total = 0;
     for ws in targets {
-        let sweep = crate::janitor::sweep(&index, &ws, p.dry_run).await.with_context(|| format!("sweeping {ws}"))?;
-        println!("{ws}: {} markers, {} to delete, {} unreadable (kept)", sweep.markers, sweep.deletes.len(), sweep.unknown);
+        let sweep = crate::janitor::sweep(&index, &ws, p.dry_run)
+            .await
+            .with_context(|| format!("sweeping {ws}"))?;
+        println!(
+            "{ws}: {} markers, {} to delete, {} unreadable (kept)",
+            sweep.markers,
+            sweep.deletes.len(),
+            sweep.unknown
+        );
         for (path, reason) in &sweep.deletes {
             println!("  {verb} {path}: {reason}");
         }
@@ -170,7 +190,9 @@ async fn serve(args: ServeArgs, demo: bool) -> anyhow::Result<()> {
     let auth = auth(&args.secret)?;
     let index = args.store.index()?;
     if demo {
-        crate::demo::seed(&index).await.context("seeding the demo workspace")?;
+        crate::demo::seed(&index)
+            .await
+            .context("seeding the demo workspace")?;
     }
     let listener = tokio::net::TcpListener::bind(&args.addr).await.map_err(|e| match e.kind() {
         std::io::ErrorKind::AddrInUse => anyhow::anyhow!("{} is already in use: stop the other process or choose another with --addr / PICKUP_ADDR", args.addr),
@@ -182,16 +204,34 @@ async fn serve(args: ServeArgs, demo: bool) -> anyhow::Result<()> {
     }
     let pickup = Pickup::new(index, auth);
     if demo {
-        let token = pickup.auth.mint("you", Some("You"), &["demo".into()], true, Duration::from_secs(12 * 3600), SystemClock.now_ms() / 1000);
+        let token = pickup.auth.mint(
+            "you",
+            Some("You"),
+            &["demo".into()],
+            true,
+            Duration::from_secs(12 * 3600),
+            SystemClock.now_ms() / 1000,
+        );
         // The token travels in the fragment, which the browser never sends to a server.
         println!("Pickup demo: open http://{addr}/#ws=demo&token={token}");
     }
-    println!("pickup listening on http://{addr} (store {})", pickup.index.store.url);
+    println!(
+        "pickup listening on http://{addr} (store {})",
+        pickup.index.store.url
+    );
     if !args.janitor_every.is_zero() {
         tokio::spawn(janitor_loop(pickup.clone(), args.janitor_every));
     }
-    let app = router(pickup.clone(), &HttpConfig { site: args.site.clone(), allowed_origins: args.allowed_origins.clone() });
-    axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await?;
+    let app = router(
+        pickup.clone(),
+        &HttpConfig {
+            site: args.site.clone(),
+            allowed_origins: args.allowed_origins.clone(),
+        },
+    );
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
     // In-flight requests are done; let the deletes they scheduled finish too.
     pickup.background.close();
     pickup.background.wait().await;

@@ -4,9 +4,10 @@ use crate::error::Result;
 use crate::id::ItemId;
 use crate::index::Index;
 use crate::names::Workspace;
-use crate::record::{ms_to_time, ItemUpdate, NewItem};
+use crate::record::{ms_to_time, ItemRecord, ItemUpdate, NewItem};
 use crate::store::keys;
 use app::model::{Owner, Status};
+use object_store::ObjectStoreExt;
 
 pub const DEMO_WS: &str = "demo";
 
@@ -16,19 +17,86 @@ pub async fn seed(index: &Index) -> Result<()> {
     if !index.names_under(&keys::markers(&ws)).await?.is_empty() {
         return Ok(());
     }
-    let person = |sub: &str, name: &str| Owner { sub: sub.into(), name: name.into() };
+    let person = |sub: &str, name: &str| Owner {
+        sub: sub.into(),
+        name: name.into(),
+    };
     let now = index.clock.now_ms();
     let items = [
-        ("backfill-2025", "Backfill events 2025", Status::Cancelled, None, person("ada", "Ada"), 50),
-        ("reindex", "Re-index search", Status::Failed, None, person("linus", "Linus"), 40),
-        ("churn-eu", "Churn analysis — EU", Status::Succeeded, Some(1.0), person("grace", "Grace"), 30),
-        ("nightly-train", "Nightly model training", Status::Running, Some(0.62), person("ada", "Ada"), 20),
-        ("etl-orders", "Orders ETL (no heartbeat for 20 min)", Status::Running, Some(0.4), person("linus", "Linus"), 12),
-        ("interviews-q3", "Upload: Q3 customer interviews", Status::Queued, None, person("you", "You"), 5),
-        ("weekly-report", "Weekly report draft", Status::Running, Some(0.3), person("you", "You"), 1),
+        // An earlier run of a key that runs again below: readers show only the newest run.
+        (
+            "nightly-train",
+            "Nightly model training (yesterday's run)",
+            Status::Succeeded,
+            Some(1.0),
+            person("ada", "Ada"),
+            900,
+        ),
+        (
+            "backfill-2025",
+            "Backfill events 2025",
+            Status::Cancelled,
+            None,
+            person("ada", "Ada"),
+            50,
+        ),
+        (
+            "reindex",
+            "Re-index search",
+            Status::Failed,
+            None,
+            person("linus", "Linus"),
+            40,
+        ),
+        (
+            "churn-eu",
+            "Churn analysis — EU",
+            Status::Succeeded,
+            Some(1.0),
+            person("grace", "Grace"),
+            30,
+        ),
+        (
+            "nightly-train",
+            "Nightly model training",
+            Status::Running,
+            Some(0.62),
+            person("ada", "Ada"),
+            2,
+        ),
+        (
+            "etl-orders",
+            "Orders ETL (no heartbeat for 20 min)",
+            Status::Running,
+            Some(0.4),
+            person("linus", "Linus"),
+            20,
+        ),
+        (
+            "interviews-q3",
+            "Upload: Q3 customer interviews",
+            Status::Queued,
+            None,
+            person("you", "You"),
+            5,
+        ),
+        (
+            "weekly-report",
+            "Weekly report draft",
+            Status::Running,
+            Some(0.3),
+            person("you", "You"),
+            1,
+        ),
     ];
     for (key, title, status, progress, owner, minutes_ago) in items {
-        let new = NewItem { key: key.into(), title: title.into(), url: Some(format!("/runs/{key}")), status: Some(Status::Queued), progress: None };
+        let new = NewItem {
+            key: key.into(),
+            title: title.into(),
+            url: Some(format!("/runs/{key}")),
+            status: Some(Status::Queued),
+            progress: None,
+        };
         let record = index.register(&ws, &new, owner.clone()).await?;
         let id = ItemId::parse(&record.id)?;
         let at = ms_to_time(now - minutes_ago * 60_000);
@@ -41,7 +109,20 @@ pub async fn seed(index: &Index) -> Result<()> {
             heartbeat_at: (status == Status::Running).then_some(at),
             finished_at: status.is_finished().then_some(at),
         };
-        index.update(&ws, &id, &up, person("you", "You"), None).await?;
+        // Written as of `minutes_ago`, so the cards show realistic times.
+        let record = ItemRecord::updated(
+            &ws,
+            &id,
+            &up,
+            person("you", "You"),
+            now - minutes_ago * 60_000,
+        )?;
+        let body = serde_json::to_vec(&record).expect("a record serialises");
+        index
+            .store
+            .inner
+            .put(&keys::item(&ws, &id), body.into())
+            .await?;
     }
     Ok(())
 }

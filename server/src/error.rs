@@ -44,7 +44,8 @@ impl From<object_store::Error> for Error {
             object_store::Error::NotFound { .. } => Error::NotFound,
             object_store::Error::Precondition { .. } => Error::PreconditionFailed,
             object_store::Error::NotImplemented { .. } => Error::NotSupported(
-                "this store cannot do conditional updates (If-Match); send the update without it".into(),
+                "this store cannot do conditional updates (If-Match); send the update without it"
+                    .into(),
             ),
             other => Error::Store(other),
         }
@@ -54,7 +55,9 @@ impl From<object_store::Error> for Error {
 impl Error {
     pub fn code(&self) -> ErrorCode {
         match self {
-            Error::InvalidName(_) | Error::InvalidId(_) | Error::MalformedPath(_) => ErrorCode::InvalidName,
+            Error::InvalidName(_) | Error::InvalidId(_) | Error::MalformedPath(_) => {
+                ErrorCode::InvalidName
+            }
             Error::InvalidBody(_) | Error::MalformedBody(_) => ErrorCode::InvalidBody,
             Error::Unauthenticated(_) => ErrorCode::Unauthenticated,
             Error::Forbidden(_) => ErrorCode::Forbidden,

@@ -36,7 +36,8 @@ impl IntoResponse for Error {
 }
 
 fn api_error_response(e: ApiError) -> Response {
-    let status = StatusCode::from_u16(e.error.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let status =
+        StatusCode::from_u16(e.error.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     (status, Json(e)).into_response()
 }
 
@@ -54,9 +55,9 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
                 Error::MalformedBody(r.body_text())
             }
         })?;
-        serde_json::from_slice(&bytes)
-            .map(JsonBody)
-            .map_err(|e| Error::MalformedBody(format!("the body is not the JSON this route takes: {e}")))
+        serde_json::from_slice(&bytes).map(JsonBody).map_err(|e| {
+            Error::MalformedBody(format!("the body is not the JSON this route takes: {e}"))
+        })
     }
 }
 
@@ -66,7 +67,10 @@ pub struct Names<T>(pub T);
 impl<T: DeserializeOwned + Send, S: Send + Sync> axum::extract::FromRequestParts<S> for Names<T> {
     type Rejection = Error;
 
-    async fn from_request_parts(parts: &mut axum::http::request::Parts, state: &S) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, Self::Rejection> {
         Path::<T>::from_request_parts(parts, state)
             .await
             .map(|Path(t)| Names(t))
@@ -77,7 +81,9 @@ impl<T: DeserializeOwned + Send, S: Send + Sync> axum::extract::FromRequestParts
 fn bearer(headers: &HeaderMap) -> Option<String> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_string())
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim().to_string())
 }
 
 #[derive(Clone)]
@@ -94,17 +100,29 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
     let state = AppState { pickup };
     let api = Router::new()
         .route("/api/v1/workspaces/{ws}/items", post(register))
-        .route("/api/v1/workspaces/{ws}/items/{id}", get(get_item).put(update).delete(remove))
+        .route(
+            "/api/v1/workspaces/{ws}/items/{id}",
+            get(get_item).put(update).delete(remove),
+        )
         .route("/api/v1/workspaces/{ws}/items/{id}/dismiss", post(dismiss))
         .route("/api/v1/workspaces/{ws}/recent", get(recent))
         .route("/api/recent", post(server_fn))
         .route("/api/dismiss", post(server_fn))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES));
-    let origins: Vec<HeaderValue> = config.allowed_origins.iter().filter_map(|o| o.parse().ok()).collect();
+    let origins: Vec<HeaderValue> = config
+        .allowed_origins
+        .iter()
+        .filter_map(|o| o.parse().ok())
+        .collect();
     let cors = CorsLayer::new()
         .allow_origin(AllowOrigin::list(origins))
         .allow_methods([Method::GET, Method::POST, Method::PUT, Method::DELETE])
-        .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE, header::IF_MATCH, header::ACCEPT])
+        .allow_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            header::IF_MATCH,
+            header::ACCEPT,
+        ])
         .expose_headers([header::ETAG]);
     Router::new()
         .merge(api)
@@ -120,8 +138,14 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
 async fn readyz(State(s): State<AppState>) -> Response {
     let probe = object_store::path::Path::from("markers/.readyz");
     match s.pickup.index.store.inner.head(&probe).await {
-        Ok(_) | Err(object_store::Error::NotFound { .. }) => (StatusCode::OK, "ready").into_response(),
-        Err(e) => (StatusCode::SERVICE_UNAVAILABLE, format!("store not answering: {e}")).into_response(),
+        Ok(_) | Err(object_store::Error::NotFound { .. }) => {
+            (StatusCode::OK, "ready").into_response()
+        }
+        Err(e) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("store not answering: {e}"),
+        )
+            .into_response(),
     }
 }
 
@@ -133,29 +157,64 @@ fn with_etag(body: impl IntoResponse, status: StatusCode, e_tag: Option<String>)
     res
 }
 
-async fn register(State(s): State<AppState>, headers: HeaderMap, Names(ws): Names<String>, JsonBody(item): JsonBody<NewItem>) -> Result<Response, Error> {
-    let record = s.pickup.register(bearer(&headers).as_deref(), &ws, item).await?;
+async fn register(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Names(ws): Names<String>,
+    JsonBody(item): JsonBody<NewItem>,
+) -> Result<Response, Error> {
+    let record = s
+        .pickup
+        .register(bearer(&headers).as_deref(), &ws, item)
+        .await?;
     Ok((StatusCode::CREATED, Json(record)).into_response())
 }
 
-async fn update(State(s): State<AppState>, headers: HeaderMap, Names((ws, id)): Names<(String, String)>, JsonBody(up): JsonBody<ItemUpdate>) -> Result<Response, Error> {
-    let if_match = headers.get(header::IF_MATCH).and_then(|v| v.to_str().ok()).map(str::to_string);
-    let (record, e_tag) = s.pickup.update(bearer(&headers).as_deref(), &ws, &id, up, if_match).await?;
+async fn update(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Names((ws, id)): Names<(String, String)>,
+    JsonBody(up): JsonBody<ItemUpdate>,
+) -> Result<Response, Error> {
+    let if_match = headers
+        .get(header::IF_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let (record, e_tag) = s
+        .pickup
+        .update(bearer(&headers).as_deref(), &ws, &id, up, if_match)
+        .await?;
     Ok(with_etag(Json(record), StatusCode::OK, e_tag))
 }
 
-async fn get_item(State(s): State<AppState>, headers: HeaderMap, Names((ws, id)): Names<(String, String)>) -> Result<Response, Error> {
+async fn get_item(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Names((ws, id)): Names<(String, String)>,
+) -> Result<Response, Error> {
     let (record, e_tag) = s.pickup.get(bearer(&headers).as_deref(), &ws, &id).await?;
     Ok(with_etag(Json(record), StatusCode::OK, e_tag))
 }
 
-async fn remove(State(s): State<AppState>, headers: HeaderMap, Names((ws, id)): Names<(String, String)>) -> Result<StatusCode, Error> {
-    s.pickup.remove(bearer(&headers).as_deref(), &ws, &id).await?;
+async fn remove(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Names((ws, id)): Names<(String, String)>,
+) -> Result<StatusCode, Error> {
+    s.pickup
+        .remove(bearer(&headers).as_deref(), &ws, &id)
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
-async fn dismiss(State(s): State<AppState>, headers: HeaderMap, Names((ws, id)): Names<(String, String)>) -> Result<StatusCode, Error> {
-    s.pickup.dismiss_item(bearer(&headers).as_deref(), &ws, &id).await?;
+async fn dismiss(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Names((ws, id)): Names<(String, String)>,
+) -> Result<StatusCode, Error> {
+    s.pickup
+        .dismiss_item(bearer(&headers).as_deref(), &ws, &id)
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -166,9 +225,22 @@ struct RecentQuery {
     cap: Option<u32>,
 }
 
-async fn recent(State(s): State<AppState>, headers: HeaderMap, Names(ws): Names<String>, q: Result<Query<RecentQuery>, axum::extract::rejection::QueryRejection>) -> Result<Response, Error> {
-    let Query(q) = q.map_err(|e| Error::MalformedBody(format!("filter must be all or mine, cap a number: {}", e.body_text())))?;
-    let page = s.pickup.recent_page(bearer(&headers).as_deref(), &ws, q.filter, q.cap).await?;
+async fn recent(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Names(ws): Names<String>,
+    q: Result<Query<RecentQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, Error> {
+    let Query(q) = q.map_err(|e| {
+        Error::MalformedBody(format!(
+            "filter must be all or mine, cap a number: {}",
+            e.body_text()
+        ))
+    })?;
+    let page = s
+        .pickup
+        .recent_page(bearer(&headers).as_deref(), &ws, q.filter, q.cap)
+        .await?;
     Ok(Json(page).into_response())
 }
 
@@ -190,7 +262,9 @@ async fn server_fn(State(s): State<AppState>, req: Request<Body>) -> Response {
         return res;
     }
     let (mut parts, body) = res.into_parts();
-    let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES).await.unwrap_or_default();
+    let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
+        .await
+        .unwrap_or_default();
     if let Ok(e) = serde_json::from_slice::<ApiError>(&bytes) {
         parts.status = StatusCode::from_u16(e.error.http_status()).unwrap_or(parts.status);
     }

@@ -98,10 +98,22 @@ mod tests {
 
     #[test]
     fn rejects_malformed() {
-        for bad in ["", "_a", "123_a", "82999999999990_a", "829999999999x_a", "8299999999999_", "8299999999999_a/b", "8299999999999-a"] {
+        for bad in [
+            "",
+            "_a",
+            "123_a",
+            "82999999999990_a",
+            "829999999999x_a",
+            "8299999999999_",
+            "8299999999999_a/b",
+            "8299999999999-a",
+        ] {
             assert!(ItemId::parse(bad).is_err(), "{bad}");
         }
-        assert_eq!(ItemId::new(MAX_CREATED_MS + 1, key("a")), Err(IdError::TooLate));
+        assert_eq!(
+            ItemId::new(MAX_CREATED_MS + 1, key("a")),
+            Err(IdError::TooLate)
+        );
     }
 
     proptest! {

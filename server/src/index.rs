@@ -55,23 +55,44 @@ pub struct Read {
 
 impl Index {
     pub fn new(store: Store, limits: Limits, default_cap: u32, clock: Arc<dyn Clock>) -> Self {
-        Index { store, limits, default_cap, clock }
+        Index {
+            store,
+            limits,
+            default_cap,
+            clock,
+        }
     }
 
     // ---- write path -------------------------------------------------------------------------
 
     /// Write the record with a create-only put, then the empty marker. Reads nothing shared.
-    pub async fn register(&self, ws: &Workspace, item: &NewItem, owner: Owner) -> Result<ItemRecord> {
+    pub async fn register(
+        &self,
+        ws: &Workspace,
+        item: &NewItem,
+        owner: Owner,
+    ) -> Result<ItemRecord> {
         let key = crate::names::SubKey::parse(&item.key)?;
         let now = self.clock.now_ms();
         for attempt in 0..CREATE_ATTEMPTS {
             let id = ItemId::new(now + attempt, key.clone())?;
             let record = ItemRecord::new(ws, &id, item, owner.clone())?;
             let body = serde_json::to_vec(&record).expect("a record serialises");
-            let create = PutOptions { mode: PutMode::Create, ..Default::default() };
-            match self.store.inner.put_opts(&keys::item(ws, &id), body.into(), create).await {
+            let create = PutOptions {
+                mode: PutMode::Create,
+                ..Default::default()
+            };
+            match self
+                .store
+                .inner
+                .put_opts(&keys::item(ws, &id), body.into(), create)
+                .await
+            {
                 Ok(_) => {
-                    self.store.inner.put(&keys::marker(ws, &id), PutPayload::new()).await?;
+                    self.store
+                        .inner
+                        .put(&keys::marker(ws, &id), PutPayload::new())
+                        .await?;
                     return Ok(record);
                 }
                 Err(object_store::Error::AlreadyExists { .. }) => continue,
@@ -80,7 +101,8 @@ impl Index {
         }
         Err(Error::Store(object_store::Error::Generic {
             store: "pickup",
-            source: format!("{CREATE_ATTEMPTS} ids for key {key} around {now} ms were all taken").into(),
+            source: format!("{CREATE_ATTEMPTS} ids for key {key} around {now} ms were all taken")
+                .into(),
         }))
     }
 
@@ -95,13 +117,29 @@ impl Index {
         if_match: Option<String>,
     ) -> Result<(ItemRecord, Option<String>)> {
         let record = ItemRecord::updated(ws, id, up, caller, self.clock.now_ms())?;
-        let body: PutPayload = serde_json::to_vec(&record).expect("a record serialises").into();
+        let body: PutPayload = serde_json::to_vec(&record)
+            .expect("a record serialises")
+            .into();
         let mode = match if_match {
-            Some(e_tag) => PutMode::Update(UpdateVersion { e_tag: Some(e_tag), version: None }),
+            Some(e_tag) => PutMode::Update(UpdateVersion {
+                e_tag: Some(e_tag),
+                version: None,
+            }),
             None => PutMode::Overwrite,
         };
         let path = keys::item(ws, id);
-        let res = self.store.inner.put_opts(&path, body, PutOptions { mode, ..Default::default() }).await?;
+        let res = self
+            .store
+            .inner
+            .put_opts(
+                &path,
+                body,
+                PutOptions {
+                    mode,
+                    ..Default::default()
+                },
+            )
+            .await?;
         Ok((record, res.e_tag))
     }
 
@@ -110,8 +148,12 @@ impl Index {
         let got = self.store.inner.get(&keys::item(ws, id)).await?;
         let e_tag = got.meta.e_tag.clone();
         let bytes = got.bytes().await?;
-        let record = serde_json::from_slice(&bytes)
-            .map_err(|e| Error::Store(object_store::Error::Generic { store: "pickup", source: Box::new(e) }))?;
+        let record = serde_json::from_slice(&bytes).map_err(|e| {
+            Error::Store(object_store::Error::Generic {
+                store: "pickup",
+                source: Box::new(e),
+            })
+        })?;
         Ok((record, e_tag))
     }
 
@@ -124,7 +166,10 @@ impl Index {
 
     /// A fact under the viewer's own key: "I dismissed this item".
     pub async fn dismiss(&self, ws: &Workspace, user: &UserId, id: &ItemId) -> Result<()> {
-        self.store.inner.put(&keys::dismissal(ws, user, id), PutPayload::new()).await?;
+        self.store
+            .inner
+            .put(&keys::dismissal(ws, user, id), PutPayload::new())
+            .await?;
         Ok(())
     }
 
@@ -132,7 +177,13 @@ impl Index {
 
     /// DESIGN.md steps 2–7. Deletes nothing itself: the caller applies [`Read::prune`] after
     /// answering (step 8).
-    pub async fn recent(&self, ws: &Workspace, viewer: &UserId, filter: Filter, cap: Option<u32>) -> Result<Read> {
+    pub async fn recent(
+        &self,
+        ws: &Workspace,
+        viewer: &UserId,
+        filter: Filter,
+        cap: Option<u32>,
+    ) -> Result<Read> {
         let cap = cap.unwrap_or(self.default_cap).clamp(1, MAX_CAP) as usize;
         let budget = 3 * cap;
         let now = self.clock.now_ms();
@@ -156,7 +207,8 @@ impl Index {
             }
             let batch = &batch[..batch.len().min(budget - resolved)];
             resolved += batch.len();
-            let lookups = futures::future::join_all(batch.iter().map(|id| self.lookup(ws, id))).await;
+            let lookups =
+                futures::future::join_all(batch.iter().map(|id| self.lookup(ws, id))).await;
             for (id, lookup) in batch.iter().zip(lookups) {
                 match judge(id, lookup, now, &self.limits) {
                     Verdict::Live(card) => {
@@ -174,10 +226,16 @@ impl Index {
             }
         }
         // A viewer's dismissals of markers that are going away go with them.
-        let dead: Vec<ItemId> = prune.deletes.iter().filter_map(|(p, _)| p.filename().and_then(|n| ItemId::parse(n).ok())).collect();
+        let dead: Vec<ItemId> = prune
+            .deletes
+            .iter()
+            .filter_map(|(p, _)| p.filename().and_then(|n| ItemId::parse(n).ok()))
+            .collect();
         for id in dead {
             if dismissed.contains(&id.to_string()) {
-                prune.deletes.push((keys::dismissal(ws, viewer, &id), Reason::OrphanDismissal));
+                prune
+                    .deletes
+                    .push((keys::dismissal(ws, viewer, &id), Reason::OrphanDismissal));
             }
         }
         let more = cards.len() > cap || resolved < plan.candidates.len() || listing_cut;
@@ -186,14 +244,21 @@ impl Index {
             cards,
             more,
             partial,
-            generated_at: crate::record::ms_to_time(now).to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            generated_at: crate::record::ms_to_time(now)
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         };
         Ok(Read { page, prune })
     }
 
     /// List the workspace's markers into a plan. On a sorted store the listing stops once the
     /// plan holds `budget` candidates (the second value says it stopped early).
-    async fn plan_markers(&self, ws: &Workspace, now: u64, dismissed: &HashSet<String>, budget: usize) -> Result<(crate::plan::Plan, bool)> {
+    async fn plan_markers(
+        &self,
+        ws: &Workspace,
+        now: u64,
+        dismissed: &HashSet<String>,
+        budget: usize,
+    ) -> Result<(crate::plan::Plan, bool)> {
         let ttl = self.limits.ttl_ms;
         if self.store.order == ListOrder::Sorted {
             let mut planner = Planner::new(now, ttl, dismissed, budget);
@@ -201,12 +266,17 @@ impl Index {
             let mut listing = self.store.inner.list(Some(&keys::markers(ws)));
             while let Some(meta) = listing.next().await {
                 let meta = meta?;
-                let Some(name) = meta.location.filename().map(str::to_string) else { continue };
+                let Some(name) = meta.location.filename().map(str::to_string) else {
+                    continue;
+                };
                 seen.push(name.clone());
                 if !planner.push(&name) {
                     // Not in order after all: list everything and plan from a sorted copy.
                     tracing::warn!(store = %self.store.url, "listing was not in key order; sorting it");
-                    let rest: Vec<String> = listing.map_ok(|m| m.location.filename().unwrap_or_default().to_string()).try_collect().await?;
+                    let rest: Vec<String> = listing
+                        .map_ok(|m| m.location.filename().unwrap_or_default().to_string())
+                        .try_collect()
+                        .await?;
                     seen.extend(rest);
                     return Ok((plan(&seen, now, ttl, dismissed), false));
                 }
@@ -216,7 +286,11 @@ impl Index {
             }
             Ok((planner.finish(), false))
         } else {
-            let names: Vec<String> = self.names_under(&keys::markers(ws)).await?.into_iter().collect();
+            let names: Vec<String> = self
+                .names_under(&keys::markers(ws))
+                .await?
+                .into_iter()
+                .collect();
             Ok((plan(&names, now, ttl, dismissed), false))
         }
     }
@@ -236,7 +310,10 @@ impl Index {
     /// The last path segment of every object under `prefix`. An error is an error, never empty.
     pub async fn names_under(&self, prefix: &Path) -> Result<HashSet<String>> {
         let metas: Vec<_> = self.store.inner.list(Some(prefix)).try_collect().await?;
-        Ok(metas.into_iter().filter_map(|m| m.location.filename().map(str::to_string)).collect())
+        Ok(metas
+            .into_iter()
+            .filter_map(|m| m.location.filename().map(str::to_string))
+            .collect())
     }
 
     /// Step 8: delete what a read found dead, one key at a time. A failure is logged and

@@ -32,11 +32,23 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
     // really gone (ids are never reused), so its dismissal is safe to delete.
     let dismissals: Vec<Path> = {
         let list = index.store.inner.list(Some(&keys::dismissals(ws)));
-        futures::TryStreamExt::try_collect::<Vec<_>>(list).await?.into_iter().map(|m| m.location).collect()
+        futures::TryStreamExt::try_collect::<Vec<_>>(list)
+            .await?
+            .into_iter()
+            .map(|m| m.location)
+            .collect()
     };
-    let names: Vec<String> = index.names_under(&keys::markers(ws)).await?.into_iter().collect();
+    let names: Vec<String> = index
+        .names_under(&keys::markers(ws))
+        .await?
+        .into_iter()
+        .collect();
     let p = plan(&names, now, index.limits.ttl_ms, &HashSet::new());
-    let mut sweep = Sweep { ws: ws.to_string(), markers: names.len(), ..Default::default() };
+    let mut sweep = Sweep {
+        ws: ws.to_string(),
+        markers: names.len(),
+        ..Default::default()
+    };
     for (id, reason) in p.delete {
         sweep.deletes.push((keys::marker(ws, &id), reason));
     }
@@ -63,7 +75,9 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
         }
     }
     for path in dismissals {
-        let Some(id) = path.filename().and_then(|n| ItemId::parse(n).ok()) else { continue };
+        let Some(id) = path.filename().and_then(|n| ItemId::parse(n).ok()) else {
+            continue;
+        };
         let young = now.saturating_sub(id.created_ms()) <= index.limits.grace_ms;
         if !alive.contains(&id.to_string()) && !young {
             sweep.deletes.push((path, Reason::OrphanDismissal));
@@ -71,7 +85,11 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
     }
     sweep.deletes.sort_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
     if !dry_run {
-        let report = index.apply(&crate::index::Prune { deletes: sweep.deletes.clone() }).await;
+        let report = index
+            .apply(&crate::index::Prune {
+                deletes: sweep.deletes.clone(),
+            })
+            .await;
         sweep.failed = report.failed;
     }
     Ok(sweep)
@@ -79,7 +97,11 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
 
 /// Every workspace that has markers.
 pub async fn workspaces(index: &Index) -> Result<Vec<Workspace>> {
-    let listing = index.store.inner.list_with_delimiter(Some(&keys::all_markers())).await?;
+    let listing = index
+        .store
+        .inner
+        .list_with_delimiter(Some(&keys::all_markers()))
+        .await?;
     Ok(listing
         .common_prefixes
         .iter()

@@ -53,12 +53,14 @@ name_type!(
 );
 
 impl Workspace {
-    pub const RULE: &'static str = "use 1 to 63 of a-z, 0-9 and '-', starting with a letter or digit";
+    pub const RULE: &'static str =
+        "use 1 to 63 of a-z, 0-9 and '-', starting with a letter or digit";
 
     pub fn parse(s: &str) -> Result<Self, NameError> {
         let ok = matches!(s.as_bytes().first(), Some(b'a'..=b'z' | b'0'..=b'9'))
             && s.len() <= 63
-            && s.bytes().all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'-'));
+            && s.bytes()
+                .all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'-'));
         ok.then(|| Workspace(s.to_string()))
             .ok_or_else(|| invalid("workspace", s, Self::RULE))
     }
@@ -82,7 +84,8 @@ impl UserId {
     pub fn parse(s: &str) -> Result<Self, NameError> {
         let ok = (1..=128).contains(&s.len())
             && !s.starts_with('.')
-            && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"._@-".contains(&b));
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._@-".contains(&b));
         ok.then(|| UserId(s.to_string()))
             .ok_or_else(|| invalid("user", s, Self::RULE))
     }
@@ -97,7 +100,18 @@ mod tests {
         for ok in ["a", "acme", "0-team", &"a".repeat(63)] {
             assert!(Workspace::parse(ok).is_ok(), "{ok}");
         }
-        for bad in ["", "-a", "Acme", "a/b", "..", "a.b", "a_b", "аcme", &"a".repeat(64), "a%2Fb"] {
+        for bad in [
+            "",
+            "-a",
+            "Acme",
+            "a/b",
+            "..",
+            "a.b",
+            "a_b",
+            "аcme",
+            &"a".repeat(64),
+            "a%2Fb",
+        ] {
             assert!(Workspace::parse(bad).is_err(), "{bad}");
         }
     }

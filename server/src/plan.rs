@@ -92,7 +92,9 @@ impl<'a> Planner<'a> {
         self.last = Some(id.clone());
         let key = id.key().as_str().to_string();
         if let Some(newer) = self.newest_of_key.get(&key) {
-            self.plan.delete.push((id, Reason::Superseded(newer.clone())));
+            self.plan
+                .delete
+                .push((id, Reason::Superseded(newer.clone())));
         } else if self.now_ms.saturating_sub(id.created_ms()) > self.ttl_ms {
             self.newest_of_key.insert(key, id.to_string());
             self.plan.delete.push((id, Reason::Expired));
@@ -146,22 +148,39 @@ mod tests {
     const TTL: u64 = 7 * 24 * 3_600_000;
 
     fn id(created_ms: u64, key: &str) -> String {
-        ItemId::new(created_ms, SubKey::parse(key).unwrap()).unwrap().to_string()
+        ItemId::new(created_ms, SubKey::parse(key).unwrap())
+            .unwrap()
+            .to_string()
     }
 
     #[test]
     fn keeps_newest_per_key_and_deletes_older_runs() {
-        let names = [id(NOW - 10, "a"), id(NOW - 5, "a"), id(NOW - 7, "b"), "junk".to_string()];
+        let names = [
+            id(NOW - 10, "a"),
+            id(NOW - 5, "a"),
+            id(NOW - 7, "b"),
+            "junk".to_string(),
+        ];
         let p = plan(&names, NOW, TTL, &HashSet::new());
         let shown: Vec<String> = p.candidates.iter().map(|i| i.to_string()).collect();
         assert_eq!(shown, vec![id(NOW - 5, "a"), id(NOW - 7, "b")]);
-        assert_eq!(p.delete, vec![(ItemId::parse(&id(NOW - 10, "a")).unwrap(), Reason::Superseded(id(NOW - 5, "a")))]);
+        assert_eq!(
+            p.delete,
+            vec![(
+                ItemId::parse(&id(NOW - 10, "a")).unwrap(),
+                Reason::Superseded(id(NOW - 5, "a"))
+            )]
+        );
         assert_eq!(p.unparsable, vec!["junk".to_string()]);
     }
 
     #[test]
     fn expired_by_name_and_its_older_runs_superseded() {
-        let names = [id(NOW - TTL - 1, "a"), id(NOW - TTL - 2, "a"), id(NOW - TTL, "b")];
+        let names = [
+            id(NOW - TTL - 1, "a"),
+            id(NOW - TTL - 2, "a"),
+            id(NOW - TTL, "b"),
+        ];
         let p = plan(&names, NOW, TTL, &HashSet::new());
         assert_eq!(p.candidates.len(), 1, "exactly TTL old is still shown");
         assert_eq!(p.delete[0].1, Reason::Expired);

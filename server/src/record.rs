@@ -92,7 +92,8 @@ pub fn check_url(url: Option<&str>) -> Result<Option<String>, BodyError> {
     let ok = if u.starts_with('/') {
         !u.starts_with("//") && !u.starts_with("/\\")
     } else {
-        url::Url::parse(u).is_ok_and(|p| matches!(p.scheme(), "http" | "https") && p.host().is_some())
+        url::Url::parse(u)
+            .is_ok_and(|p| matches!(p.scheme(), "http" | "https") && p.host().is_some())
     };
     ok.then(|| Some(u.to_string())).ok_or(BodyError::Url)
 }
@@ -114,7 +115,12 @@ fn rfc3339(t: DateTime<Utc>) -> String {
 
 impl ItemRecord {
     /// A new record for `id`, created now.
-    pub fn new(ws: &Workspace, id: &ItemId, item: &NewItem, owner: Owner) -> Result<Self, BodyError> {
+    pub fn new(
+        ws: &Workspace,
+        id: &ItemId,
+        item: &NewItem,
+        owner: Owner,
+    ) -> Result<Self, BodyError> {
         let now = ms_to_time(id.created_ms());
         let status = item.status.unwrap_or(Status::Queued);
         Ok(ItemRecord {
@@ -134,7 +140,13 @@ impl ItemRecord {
     }
 
     /// The record an update describes. No read: whatever the producer sends is the record.
-    pub fn updated(ws: &Workspace, id: &ItemId, up: &ItemUpdate, caller: Owner, now_ms: u64) -> Result<Self, BodyError> {
+    pub fn updated(
+        ws: &Workspace,
+        id: &ItemId,
+        up: &ItemUpdate,
+        caller: Owner,
+        now_ms: u64,
+    ) -> Result<Self, BodyError> {
         let now = ms_to_time(now_ms);
         let owner = up.owner.clone().unwrap_or(caller);
         let name_len = owner.name.chars().count();
@@ -153,7 +165,9 @@ impl ItemRecord {
             created_at: ms_to_time(id.created_ms()),
             updated_at: now,
             // An update of a running item is its heartbeat.
-            heartbeat_at: up.heartbeat_at.or((up.status == Status::Running).then_some(now)),
+            heartbeat_at: up
+                .heartbeat_at
+                .or((up.status == Status::Running).then_some(now)),
             finished_at: up.finished_at.or(up.status.is_finished().then_some(now)),
         })
     }
@@ -181,10 +195,24 @@ mod tests {
 
     #[test]
     fn urls() {
-        for ok in ["https://x.example/a?b=1", "http://localhost:3000/", "/runs/42", ""] {
+        for ok in [
+            "https://x.example/a?b=1",
+            "http://localhost:3000/",
+            "/runs/42",
+            "",
+        ] {
             assert!(check_url(Some(ok)).is_ok(), "{ok}");
         }
-        for bad in ["javascript:alert(1)", "JAVASCRIPT:alert(1)", "data:text/html,x", "//evil.example", "runs/42", "https://", "ftp://x", "https://a b"] {
+        for bad in [
+            "javascript:alert(1)",
+            "JAVASCRIPT:alert(1)",
+            "data:text/html,x",
+            "//evil.example",
+            "runs/42",
+            "https://",
+            "ftp://x",
+            "https://a b",
+        ] {
             assert_eq!(check_url(Some(bad)), Err(BodyError::Url), "{bad}");
         }
     }

@@ -23,7 +23,11 @@ pub struct Pickup {
 
 impl Pickup {
     pub fn new(index: Index, auth: Auth) -> Self {
-        Pickup { index: Arc::new(index), auth: Arc::new(auth), background: TaskTracker::new() }
+        Pickup {
+            index: Arc::new(index),
+            auth: Arc::new(auth),
+            background: TaskTracker::new(),
+        }
     }
 
     fn enter(&self, bearer: Option<&str>, ws: &str, access: Access) -> Result<(Caller, Workspace)> {
@@ -33,18 +37,37 @@ impl Pickup {
         Ok((caller, ws))
     }
 
-    pub async fn register(&self, bearer: Option<&str>, ws: &str, item: NewItem) -> Result<ItemRecord> {
+    pub async fn register(
+        &self,
+        bearer: Option<&str>,
+        ws: &str,
+        item: NewItem,
+    ) -> Result<ItemRecord> {
         let (caller, ws) = self.enter(bearer, ws, Access::Write)?;
         self.index.register(&ws, &item, caller.owner()).await
     }
 
-    pub async fn update(&self, bearer: Option<&str>, ws: &str, id: &str, up: ItemUpdate, if_match: Option<String>) -> Result<(ItemRecord, Option<String>)> {
+    pub async fn update(
+        &self,
+        bearer: Option<&str>,
+        ws: &str,
+        id: &str,
+        up: ItemUpdate,
+        if_match: Option<String>,
+    ) -> Result<(ItemRecord, Option<String>)> {
         let (caller, ws) = self.enter(bearer, ws, Access::Write)?;
         let id = ItemId::parse(id)?;
-        self.index.update(&ws, &id, &up, caller.owner(), if_match).await
+        self.index
+            .update(&ws, &id, &up, caller.owner(), if_match)
+            .await
     }
 
-    pub async fn get(&self, bearer: Option<&str>, ws: &str, id: &str) -> Result<(ItemRecord, Option<String>)> {
+    pub async fn get(
+        &self,
+        bearer: Option<&str>,
+        ws: &str,
+        id: &str,
+    ) -> Result<(ItemRecord, Option<String>)> {
         let (_, ws) = self.enter(bearer, ws, Access::Read)?;
         let id = ItemId::parse(id)?;
         self.index.get(&ws, &id).await
@@ -63,7 +86,13 @@ impl Pickup {
     }
 
     /// The read path. The markers it found dead are deleted after the answer, in the background.
-    pub async fn recent_page(&self, bearer: Option<&str>, ws: &str, filter: Filter, cap: Option<u32>) -> Result<RecentPage> {
+    pub async fn recent_page(
+        &self,
+        bearer: Option<&str>,
+        ws: &str,
+        filter: Filter,
+        cap: Option<u32>,
+    ) -> Result<RecentPage> {
         let (caller, ws) = self.enter(bearer, ws, Access::Read)?;
         let read = self.index.recent(&ws, &caller.user, filter, cap).await?;
         if !read.prune.deletes.is_empty() {
@@ -78,7 +107,13 @@ impl Pickup {
 
 #[async_trait::async_trait]
 impl app::service::Service for Pickup {
-    async fn recent(&self, bearer: Option<&str>, ws: &str, filter: Filter, cap: Option<u32>) -> Result<RecentPage, ApiError> {
+    async fn recent(
+        &self,
+        bearer: Option<&str>,
+        ws: &str,
+        filter: Filter,
+        cap: Option<u32>,
+    ) -> Result<RecentPage, ApiError> {
         Ok(self.recent_page(bearer, ws, filter, cap).await?)
     }
 

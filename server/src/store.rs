@@ -60,7 +60,10 @@ impl Store {
             return Self::open_dir(url, path);
         }
         let parsed = url::Url::parse(url).map_err(|_| StoreUrlError::NotAUrl(url.into()))?;
-        let backend = |source| StoreUrlError::Backend { url: url.into(), source };
+        let backend = |source| StoreUrlError::Backend {
+            url: url.into(),
+            source,
+        };
         let options = std::env::vars().filter(|(k, _)| {
             k.starts_with("AWS_") || k.starts_with("GOOGLE_") || k.starts_with("AZURE_")
         });
@@ -70,15 +73,29 @@ impl Store {
         } else {
             Arc::new(PrefixStore::new(store, prefix))
         };
-        Ok(Store { inner, order: ListOrder::Sorted, url: url.into() })
+        Ok(Store {
+            inner,
+            order: ListOrder::Sorted,
+            url: url.into(),
+        })
     }
 
     fn open_dir(url: &str, path: &str) -> Result<Self, StoreUrlError> {
         let dir = if path.is_empty() { "." } else { path };
-        std::fs::create_dir_all(dir).map_err(|source| StoreUrlError::Dir { url: url.into(), source })?;
-        let fs = LocalFileSystem::new_with_prefix(dir)
-            .map_err(|source| StoreUrlError::Backend { url: url.into(), source })?;
-        Ok(Store { inner: Arc::new(fs), order: ListOrder::Unsorted, url: url.into() })
+        std::fs::create_dir_all(dir).map_err(|source| StoreUrlError::Dir {
+            url: url.into(),
+            source,
+        })?;
+        let fs =
+            LocalFileSystem::new_with_prefix(dir).map_err(|source| StoreUrlError::Backend {
+                url: url.into(),
+                source,
+            })?;
+        Ok(Store {
+            inner: Arc::new(fs),
+            order: ListOrder::Unsorted,
+            url: url.into(),
+        })
     }
 }
 

@@ -59,7 +59,9 @@ pub fn judge(id: &ItemId, lookup: Lookup, now_ms: u64, limits: &Limits) -> Verdi
     if record.id != id.to_string() {
         return Verdict::Unknown(format!("record at {id} says it is {}", record.id));
     }
-    let age_of = |t: chrono::DateTime<chrono::Utc>| now_ms.saturating_sub(t.timestamp_millis().max(0) as u64);
+    let age_of = |t: chrono::DateTime<chrono::Utc>| {
+        now_ms.saturating_sub(t.timestamp_millis().max(0) as u64)
+    };
     if record.status.is_finished() {
         let done_at = record.finished_at.unwrap_or(record.updated_at);
         if age_of(done_at) > limits.keep_finished_ms {
@@ -75,7 +77,7 @@ pub fn judge(id: &ItemId, lookup: Lookup, now_ms: u64, limits: &Limits) -> Verdi
 mod tests {
     use super::*;
     use crate::names::{SubKey, Workspace};
-    use crate::record::{ItemUpdate, ItemRecord};
+    use crate::record::{ItemRecord, ItemUpdate};
     use app::model::Owner;
 
     const NOW: u64 = 1_800_000_000_000;
@@ -94,26 +96,45 @@ mod tests {
             heartbeat_at: None,
             finished_at: None,
         };
-        let owner = Owner { sub: "a".into(), name: "A".into() };
-        let r = ItemRecord::updated(&Workspace::parse("w").unwrap(), id, &up, owner, updated_ms).unwrap();
+        let owner = Owner {
+            sub: "a".into(),
+            name: "A".into(),
+        };
+        let r = ItemRecord::updated(&Workspace::parse("w").unwrap(), id, &up, owner, updated_ms)
+            .unwrap();
         serde_json::to_vec(&r).unwrap()
     }
 
     #[test]
     fn missing_record_is_pending_then_dead() {
         let l = Limits::default();
-        assert_eq!(judge(&id(NOW - 1_000), Lookup::NotFound, NOW, &l), Verdict::Pending);
-        assert_eq!(judge(&id(NOW - 61_000), Lookup::NotFound, NOW, &l), Verdict::Dead(Reason::NoRecord));
+        assert_eq!(
+            judge(&id(NOW - 1_000), Lookup::NotFound, NOW, &l),
+            Verdict::Pending
+        );
+        assert_eq!(
+            judge(&id(NOW - 61_000), Lookup::NotFound, NOW, &l),
+            Verdict::Dead(Reason::NoRecord)
+        );
     }
 
     #[test]
     fn errors_and_garbage_are_unknown_never_dead() {
         let l = Limits::default();
         let old = id(NOW - 86_400_000);
-        assert!(matches!(judge(&old, Lookup::Failed("io".into()), NOW, &l), Verdict::Unknown(_)));
-        assert!(matches!(judge(&old, Lookup::Found(b"{".to_vec()), NOW, &l), Verdict::Unknown(_)));
+        assert!(matches!(
+            judge(&old, Lookup::Failed("io".into()), NOW, &l),
+            Verdict::Unknown(_)
+        ));
+        assert!(matches!(
+            judge(&old, Lookup::Found(b"{".to_vec()), NOW, &l),
+            Verdict::Unknown(_)
+        ));
         let other = record(&id(NOW - 5), Status::Running, NOW);
-        assert!(matches!(judge(&old, Lookup::Found(other), NOW, &l), Verdict::Unknown(_)));
+        assert!(matches!(
+            judge(&old, Lookup::Found(other), NOW, &l),
+            Verdict::Unknown(_)
+        ));
     }
 
     #[test]
@@ -121,21 +142,37 @@ mod tests {
         let l = Limits::default();
         let i = id(NOW - 48 * 3_600_000);
         let old = record(&i, Status::Succeeded, NOW - 25 * 3_600_000);
-        assert_eq!(judge(&i, Lookup::Found(old), NOW, &l), Verdict::Dead(Reason::FinishedLongAgo));
+        assert_eq!(
+            judge(&i, Lookup::Found(old), NOW, &l),
+            Verdict::Dead(Reason::FinishedLongAgo)
+        );
         let recent = record(&i, Status::Failed, NOW - 3_600_000);
-        assert!(matches!(judge(&i, Lookup::Found(recent), NOW, &l), Verdict::Live(_)));
+        assert!(matches!(
+            judge(&i, Lookup::Found(recent), NOW, &l),
+            Verdict::Live(_)
+        ));
     }
 
     #[test]
     fn running_with_old_heartbeat_is_live_and_stalled() {
         let l = Limits::default();
         let i = id(NOW - 3_600_000);
-        let Verdict::Live(card) = judge(&i, Lookup::Found(record(&i, Status::Running, NOW - 16 * 60_000)), NOW, &l) else {
+        let Verdict::Live(card) = judge(
+            &i,
+            Lookup::Found(record(&i, Status::Running, NOW - 16 * 60_000)),
+            NOW,
+            &l,
+        ) else {
             panic!("stalled items are live");
         };
         assert!(card.stalled);
         assert_eq!(card.badge(), "stalled");
-        let Verdict::Live(card) = judge(&i, Lookup::Found(record(&i, Status::Running, NOW - 60_000)), NOW, &l) else {
+        let Verdict::Live(card) = judge(
+            &i,
+            Lookup::Found(record(&i, Status::Running, NOW - 60_000)),
+            NOW,
+            &l,
+        ) else {
             panic!();
         };
         assert!(!card.stalled);

@@ -20,9 +20,17 @@ pub fn CardView(
     on_dismissed: impl Fn() + Clone + Send + Sync + 'static,
 ) -> impl IntoView {
     let badge = card.badge();
-    let updated_ms = js_sys::Date::parse(&card.updated_at);
+    // Finished items say when they finished; others when they last changed.
+    let when = card
+        .finished_at
+        .clone()
+        .unwrap_or_else(|| card.updated_at.clone());
+    let when_ms = js_sys::Date::parse(&when);
     let title = match card.url.as_deref().and_then(safe_href) {
-        Some(href) => view! { <a class="pickup-card-title" href=href.to_string()>{card.title.clone()}</a> }.into_any(),
+        Some(href) => {
+            view! { <a class="pickup-card-title" href=href.to_string()>{card.title.clone()}</a> }
+                .into_any()
+        }
         None => view! { <span class="pickup-card-title">{card.title.clone()}</span> }.into_any(),
     };
     let progress = card.progress.map(|p| {
@@ -52,7 +60,7 @@ pub fn CardView(
             {progress}
             <div class="pickup-card-meta">
                 <span class="pickup-owner">{card.owner.name.clone()}</span>
-                <time datetime=card.updated_at.clone()>{move || relative_time(updated_ms, now.get())}</time>
+                <time datetime=when>{move || relative_time(when_ms, now.get())}</time>
                 <button
                     type="button"
                     class="pickup-dismiss"

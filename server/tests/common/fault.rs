@@ -6,8 +6,8 @@ use futures::stream::BoxStream;
 use futures::StreamExt;
 use object_store::path::Path;
 use object_store::{
-    ObjectStoreExt, CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore, PutMultipartOptions,
-    PutOptions, PutPayload, PutResult, Result,
+    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+    ObjectStoreExt, PutMultipartOptions, PutOptions, PutPayload, PutResult, Result,
 };
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -32,8 +32,17 @@ struct Rules {
 impl Rules {
     fn enter(&self, op: Op, key: &str) -> Result<()> {
         self.calls.lock().unwrap().push((op, key.to_string()));
-        let fails = self.failing.lock().unwrap().iter().any(|(o, p)| *o == op && key.starts_with(p.as_str()));
-        if fails { Err(injected(op, key)) } else { Ok(()) }
+        let fails = self
+            .failing
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|(o, p)| *o == op && key.starts_with(p.as_str()));
+        if fails {
+            Err(injected(op, key))
+        } else {
+            Ok(())
+        }
     }
 }
 
@@ -52,16 +61,27 @@ impl fmt::Display for FaultStore {
 }
 
 fn injected(op: Op, key: &str) -> object_store::Error {
-    object_store::Error::Generic { store: "FaultStore", source: format!("injected {op:?} failure at {key}").into() }
+    object_store::Error::Generic {
+        store: "FaultStore",
+        source: format!("injected {op:?} failure at {key}").into(),
+    }
 }
 
 impl FaultStore {
     pub fn new(inner: Arc<dyn ObjectStore>) -> Self {
-        FaultStore { inner, rules: Arc::default(), listed: Arc::default() }
+        FaultStore {
+            inner,
+            rules: Arc::default(),
+            listed: Arc::default(),
+        }
     }
 
     pub fn fail(&self, op: Op, prefix: &str) {
-        self.rules.failing.lock().unwrap().push((op, prefix.to_string()));
+        self.rules
+            .failing
+            .lock()
+            .unwrap()
+            .push((op, prefix.to_string()));
     }
 
     pub fn heal(&self) {
@@ -73,7 +93,14 @@ impl FaultStore {
     }
 
     pub fn calls_of(&self, op: Op) -> Vec<String> {
-        self.rules.calls.lock().unwrap().iter().filter(|(o, _)| *o == op).map(|(_, k)| k.clone()).collect()
+        self.rules
+            .calls
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(o, _)| *o == op)
+            .map(|(_, k)| k.clone())
+            .collect()
     }
 
     fn enter(&self, op: Op, key: &str) -> Result<()> {
@@ -83,12 +110,21 @@ impl FaultStore {
 
 #[async_trait]
 impl ObjectStore for FaultStore {
-    async fn put_opts(&self, location: &Path, payload: PutPayload, opts: PutOptions) -> Result<PutResult> {
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> Result<PutResult> {
         self.enter(Op::Put, location.as_ref())?;
         self.inner.put_opts(location, payload, opts).await
     }
 
-    async fn put_multipart_opts(&self, location: &Path, opts: PutMultipartOptions) -> Result<Box<dyn MultipartUpload>> {
+    async fn put_multipart_opts(
+        &self,
+        location: &Path,
+        opts: PutMultipartOptions,
+    ) -> Result<Box<dyn MultipartUpload>> {
         self.enter(Op::Put, location.as_ref())?;
         self.inner.put_multipart_opts(location, opts).await
     }
@@ -98,7 +134,10 @@ impl ObjectStore for FaultStore {
         self.inner.get_opts(location, options).await
     }
 
-    fn delete_stream(&self, locations: BoxStream<'static, Result<Path>>) -> BoxStream<'static, Result<Path>> {
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, Result<Path>>,
+    ) -> BoxStream<'static, Result<Path>> {
         // Decided per key: a failing key is reported failed and never reaches the store.
         let (inner, rules) = (self.inner.clone(), self.rules.clone());
         locations
@@ -119,7 +158,12 @@ impl ObjectStore for FaultStore {
             return futures::stream::once(async move { Err(e) }).boxed();
         }
         let listed = self.listed.clone();
-        self.inner.list(prefix).inspect(move |_| { listed.fetch_add(1, Ordering::SeqCst); }).boxed()
+        self.inner
+            .list(prefix)
+            .inspect(move |_| {
+                listed.fetch_add(1, Ordering::SeqCst);
+            })
+            .boxed()
     }
 
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> Result<ListResult> {

@@ -4,13 +4,13 @@
 pub mod fault;
 pub mod naive;
 
+use app::model::{Owner, Status};
 use pickup::clock::ManualClock;
 use pickup::index::Index;
 use pickup::names::Workspace;
 use pickup::record::{ItemUpdate, NewItem};
 use pickup::store::{ListOrder, Store};
 use pickup::verdict::Limits;
-use app::model::{Owner, Status};
 use std::sync::Arc;
 
 /// 2027-01-15, so test ids are realistic.
@@ -22,21 +22,40 @@ pub fn ws() -> Workspace {
 }
 
 pub fn owner(sub: &str) -> Owner {
-    Owner { sub: sub.into(), name: sub.to_uppercase() }
+    Owner {
+        sub: sub.into(),
+        name: sub.to_uppercase(),
+    }
 }
 
 pub fn new_item(key: &str, status: Status) -> NewItem {
-    NewItem { key: key.into(), title: format!("item {key}"), url: None, status: Some(status), progress: None }
+    NewItem {
+        key: key.into(),
+        title: format!("item {key}"),
+        url: None,
+        status: Some(status),
+        progress: None,
+    }
 }
 
-pub fn index_on(inner: Arc<dyn object_store::ObjectStore>, order: ListOrder, clock: &ManualClock) -> Index {
-    let store = Store { inner, order, url: "test://".into() };
+pub fn index_on(
+    inner: Arc<dyn object_store::ObjectStore>,
+    order: ListOrder,
+    clock: &ManualClock,
+) -> Index {
+    let store = Store {
+        inner,
+        order,
+        url: "test://".into(),
+    };
     Index::new(store, Limits::default(), 8, Arc::new(clock.clone()))
 }
 
 /// Memory store (lists in key order) behind a fault wrapper.
 pub fn memory_index(clock: &ManualClock) -> (Index, Arc<fault::FaultStore>) {
-    let faults = Arc::new(fault::FaultStore::new(Arc::new(object_store::memory::InMemory::new())));
+    let faults = Arc::new(fault::FaultStore::new(Arc::new(
+        object_store::memory::InMemory::new(),
+    )));
     (index_on(faults.clone(), ListOrder::Sorted, clock), faults)
 }
 
@@ -45,12 +64,21 @@ pub fn file_index(clock: &ManualClock) -> (Index, Arc<fault::FaultStore>, tempfi
     let dir = tempfile::tempdir().unwrap();
     let fs = object_store::local::LocalFileSystem::new_with_prefix(dir.path()).unwrap();
     let faults = Arc::new(fault::FaultStore::new(Arc::new(fs)));
-    (index_on(faults.clone(), ListOrder::Unsorted, clock), faults, dir)
+    (
+        index_on(faults.clone(), ListOrder::Unsorted, clock),
+        faults,
+        dir,
+    )
 }
 
 /// The markers of `acme`, straight from the store's own listing.
 pub async fn markers(index: &Index) -> Vec<String> {
-    let mut v: Vec<String> = index.names_under(&pickup::store::keys::markers(&ws())).await.unwrap().into_iter().collect();
+    let mut v: Vec<String> = index
+        .names_under(&pickup::store::keys::markers(&ws()))
+        .await
+        .unwrap()
+        .into_iter()
+        .collect();
     v.sort();
     v
 }
@@ -58,6 +86,17 @@ pub async fn markers(index: &Index) -> Vec<String> {
 /// Mark an item finished at the clock's current time.
 pub async fn finish(index: &Index, id: &str, status: Status) {
     let id = pickup::id::ItemId::parse(id).unwrap();
-    let up = ItemUpdate { title: "done".into(), url: None, status, progress: Some(1.0), owner: None, heartbeat_at: None, finished_at: None };
-    index.update(&ws(), &id, &up, owner("bot"), None).await.unwrap();
+    let up = ItemUpdate {
+        title: "done".into(),
+        url: None,
+        status,
+        progress: Some(1.0),
+        owner: None,
+        heartbeat_at: None,
+        finished_at: None,
+    };
+    index
+        .update(&ws(), &id, &up, owner("bot"), None)
+        .await
+        .unwrap();
 }

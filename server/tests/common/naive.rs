@@ -12,7 +12,10 @@ pub struct NaiveList {
 
 impl NaiveList {
     pub fn new(store: Arc<dyn ObjectStore>) -> Self {
-        NaiveList { store, path: Path::from("naive/acme.json") }
+        NaiveList {
+            store,
+            path: Path::from("naive/acme.json"),
+        }
     }
 
     pub async fn read(&self) -> Vec<String> {
@@ -25,7 +28,10 @@ impl NaiveList {
 
     pub async fn write(&self, ids: &[String]) {
         let body = serde_json::to_vec(ids).unwrap();
-        self.store.put(&self.path, PutPayload::from(body)).await.unwrap();
+        self.store
+            .put(&self.path, PutPayload::from(body))
+            .await
+            .unwrap();
     }
 
     /// Producer: read, prepend, write back.
@@ -37,7 +43,12 @@ impl NaiveList {
 
     /// Reader: read, drop the dead, write back.
     pub async fn prune(&self, is_dead: impl Fn(&str) -> bool) {
-        let ids: Vec<String> = self.read().await.into_iter().filter(|i| !is_dead(i)).collect();
+        let ids: Vec<String> = self
+            .read()
+            .await
+            .into_iter()
+            .filter(|i| !is_dead(i))
+            .collect();
         self.write(&ids).await;
     }
 }

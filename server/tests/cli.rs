@@ -1,0 +1,130 @@
+//! The `pickup` binary as scripts use it.
+
+use std::process::Command;
+
+fn pickup() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pickup"));
+    c.env_remove("PICKUP_SECRET")
+        .env_remove("PICKUP_STORE")
+        .env("PICKUP_LOG", "warn");
+    c
+}
+
+fn file_count(dir: &std::path::Path) -> usize {
+    walk(dir).len()
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p))
+        } else {
+            out.push(p)
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn prune_dry_run_on_the_demo_store_says_what_and_why_and_deletes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", dir.path().display());
+    let store = pickup::store::Store::open(&url).unwrap();
+    let index = pickup::index::Index::new(
+        store,
+        Default::default(),
+        8,
+        std::sync::Arc::new(pickup::clock::SystemClock),
+    );
+    pickup::demo::seed(&index).await.unwrap();
+    let before = file_count(dir.path());
+
+    let out = pickup()
+        .args(["prune", "--all", "--dry-run", "--store", &url])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("would delete markers/demo/"), "{stdout}");
+    assert!(stdout.contains("superseded by the newer run"), "{stdout}");
+    assert_eq!(file_count(dir.path()), before, "a dry run deletes nothing");
+
+    let out = pickup()
+        .args(["prune", "--ws", "demo", "--store", &url])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        file_count(dir.path()),
+        before - 1,
+        "the real run deletes the superseded marker"
+    );
+}
+
+#[test]
+fn token_prints_the_jwt_alone() {
+    let out = pickup()
+        .args(["token", "--sub", "alice", "--ws", "acme,beta", "--write"])
+        .env("PICKUP_SECRET", "x".repeat(32))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let token = stdout.trim_end_matches('\n');
+    assert_eq!(token.split('.').count(), 3, "{stdout:?}");
+    assert!(!token.contains(char::is_whitespace));
+}
+
+#[test]
+fn start_up_errors_say_what_to_fix() {
+    let cases: [(&[&str], &[(&str, &str)], &str); 3] = [
+        (
+            &["token", "--sub", "a", "--ws", "acme"],
+            &[("PICKUP_SECRET", "short")],
+            "at least 32 bytes",
+        ),
+        (&["serve"], &[], "PICKUP_SECRET is not set"),
+        (
+            &["serve", "--store", "nonsense"],
+            &[("PICKUP_SECRET", &"s".repeat(32))],
+            "is not a URL",
+        ),
+    ];
+    for (args, env, says) in cases {
+        let out = pickup()
+            .args(args)
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn a_busy_port_is_a_clear_error() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let out = pickup()
+        .args([
+            "serve",
+            "--addr",
+            &addr,
+            "--store",
+            &format!("file://{}", dir.path().display()),
+        ])
+        .env("PICKUP_SECRET", "s".repeat(32))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("already in use"), "{stderr}");
+}

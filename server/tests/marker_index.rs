@@ -1,0 +1,519 @@
+//! The marker index against real stores (memory, local files), with faults injected by a
+//! wrapper store. Numbered as in the issue that asked for them.
+
+mod common;
+
+use app::model::{Filter, Status};
+use common::fault::Op;
+use common::naive::NaiveList;
+use common::*;
+use object_store::{ObjectStoreExt, PutPayload};
+use pickup::clock::ManualClock;
+use pickup::id::ItemId;
+use pickup::names::UserId;
+use pickup::plan::Reason;
+use pickup::store::keys;
+
+fn alice() -> UserId {
+    UserId::parse("alice").unwrap()
+}
+
+/// 1. The race the design exists for: reader lists → producer registers X → reader prunes.
+#[tokio::test]
+async fn reader_prune_never_drops_a_concurrent_registration() {
+    let clock = ManualClock::new(T0);
+    let (index, _) = memory_index(&clock);
+    let a = index
+        .register(&ws(), &new_item("a", Status::Succeeded), owner("bob"))
+        .await
+        .unwrap();
+    clock.advance(25 * HOUR); // A finished more than keep-finished ago: dead
+
+    // The reader lists and decides…
+    let read = index
+        .recent(&ws(), &alice(), Filter::All, None)
+        .await
+        .unwrap();
+    assert!(
+        read.prune
+            .deletes
+            .iter()
+            .any(|(p, _)| p.as_ref().ends_with(&a.id)),
+        "A is planned dead"
+    );
+    // …a producer registers X in between…
+    let x = index
+        .register(&ws(), &new_item("x", Status::Running), owner("bob"))
+        .await
+        .unwrap();
+    // …and the reader prunes.
+    index.apply(&read.prune).await;
+
+    let after = markers(&index).await;
+    assert_eq!(after, vec![x.id.clone()], "X is listed, A is gone");
+    let page = index
+        .recent(&ws(), &alice(), Filter::All, None)
+        .await
+        .unwrap()
+        .page;
+    assert_eq!(page.cards.len(), 1);
+    assert_eq!(page.cards[0].id, x.id);
+
+    // The same interleaving against a read-modify-written list loses X.
+    let naive = NaiveList::new(index.store.inner.clone());
+    naive.register(a.id.clone()).await;
+    let snapshot = naive.read().await; // reader reads [A]
+    naive.register(x.id.clone()).await; // producer writes [X, A]
+    let kept: Vec<String> = snapshot.into_iter().filter(|i| *i != a.id).collect();
+    naive.write(&kept).await; // reader writes back its pruned copy
+    assert!(!naive.read().await.contains(&x.id), "the naive list lost X");
+}
+
+/// 2. Two concurrent registrations (on two threads), even of the same key in the same millisecond.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_registrations_both_land() {
+    let clock = ManualClock::new(T0);
+    let (index, _, _dir) = file_index(&clock);
+    let spawn = |key: &'static str, who: &'static str| {
+        let index = index.clone();
+        tokio::spawn(async move {
+            index
+                .register(&ws(), &new_item(key, Status::Running), owner(who))
+                .await
+                .unwrap()
+                .id
+        })
+    };
+    let (r1, r2) = (spawn("same", "a"), spawn("same", "b"));
+    let (r1, r2) = (r1.await.unwrap(), r2.await.unwrap());
+    assert_ne!(r1, r2, "a taken id moves on by a millisecond");
+    let (r3, r4) = (spawn("p", "a"), spawn("q", "b"));
+    let mut want = vec![r1, r2, r3.await.unwrap(), r4.await.unwrap()];
+    want.sort();
+    assert_eq!(markers(&index).await, want);
+}
+
+/// 3. Pruning a dead item deletes only its marker.
+#[tokio::test]
+async fn pruning_deletes_only_the_dead_marker() {
+    let clock = ManualClock::new(T0);
+    let (index, faults, _dir) = file_index(&clock);
+    let dead = index
+        .register(&ws(), &new_item("dead", Status::Failed), owner("a"))
+        .await
+        .unwrap();
+    clock.advance(25 * HOUR);
+    let mut live = Vec::new();
+    for k in ["b", "c", "d"] {
+        live.push(
+            index
+                .register(&ws(), &new_item(k, Status::Running), owner("a"))
+                .await
+                .unwrap()
+                .id,
+        );
+    }
+    faults.forget_calls();
+    let read = index
+        .recent(&ws(), &alice(), Filter::All, None)
+        .await
+        .unwrap();
+    assert_eq!(read.page.cards.len(), 3);
+    index.apply(&read.prune).await;
+    assert_eq!(
+        faults.calls_of(Op::Delete),
+        vec![format!("markers/acme/{}", dead.id)]
+    );
+    live.sort();
+    assert_eq!(markers(&index).await, live);
+    // The records are untouched.
+    for id in &live {
+        assert!(index.get(&ws(), &ItemId::parse(id).unwrap()).await.is_ok());
+    }
+}
+
+/// 4. A marker older than the TTL is deleted by its name alone: no read of `items/`.
+#[tokio::test]
+async fn expired_markers_are_deleted_without_a_resolve() {
+    for sorted in [true, false] {
+        let clock = ManualClock::new(T0);
+        let (index, faults, _dir) = if sorted {
+            let (i, f) = memory_index(&clock);
+            (i, f, None)
+        } else {
+            let (i, f, d) = file_index(&clock);
+            (i, f, Some(d))
+        };
+        let old = index
+            .register(&ws(), &new_item("old", Status::Running), owner("a"))
+            .await
+            .unwrap();
+        clock.advance(8 * 24 * HOUR);
+        let young = index
+            .register(&ws(), &new_item("young", Status::Running), owner("a"))
+            .await
+            .unwrap();
+        faults.forget_calls();
+        let read = index
+            .recent(&ws(), &alice(), Filter::All, None)
+            .await
+            .unwrap();
+        let gets = faults.calls_of(Op::Get);
+        assert_eq!(
+            gets,
+            vec![format!("items/acme/{}.json", young.id)],
+            "only the young item is resolved"
+        );
+        assert_eq!(
+            read.prune.deletes,
+            vec![(
+                keys::marker(&ws(), &ItemId::parse(&old.id).unwrap()),
+                Reason::Expired
+            )]
+        );
+        index.apply(&read.prune).await;
+        assert_eq!(markers(&index).await, vec![young.id]);
+    }
+}
+
+/// 5a. A listing error is an error, never "empty", and deletes nothing.
+#[tokio::test]
+async fn list_error_fails_closed() {
+    let clock = ManualClock::new(T0);
+    let (index, faults) = memory_index(&clock);
+    index
+        .register(&ws(), &new_item("a", Status::Failed), owner("a"))
+        .await
+        .unwrap();
+    clock.advance(25 * HOUR);
+    faults.fail(Op::List, "markers/");
+    faults.forget_calls();
+    assert!(index
+        .recent(&ws(), &alice(), Filter::All, None)
+        .await
+        .is_err());
+    assert!(pickup::janitor::sweep(&index, &ws(), false).await.is_err());
+    assert!(
+        faults.calls_of(Op::Delete).is_empty(),
+        "nothing deleted on the strength of an error"
+    );
+    faults.heal();
+    assert_eq!(markers(&index).await.len(), 1);
+}
+
+/// 5b. A record that cannot be read keeps its marker and makes the page partial.
+#[tokio::test]
+async fn record_read_error_is_unknown_not_dead() {
+    let clock = ManualClock::new(T0);
+    let (index, faults) = memory_index(&clock);
+    let a = index
+        .register(&ws(), &new_item("a", Status::Running), owner("a"))
+        .await
+        .unwrap();
+    let b = index
+        .register(&ws(), &new_item("b", Status::Running), owner("a"))
+        .await
+        .unwrap();
+    clock.advance(2 * HOUR);
+    faults.fail(Op::Get, &format!("items/acme/{}", a.id));
+    let read = index
+        .recent(&ws(), &alice(), Filter::All, None)
+        .await
+        .unwrap();
+    assert!(read.page.partial);
+    assert_eq!(
+        read.page
+            .cards
+            .iter()
+            .map(|c| c.id.clone())
+            .collect::<Vec<_>>(),
+        vec![b.id.clone()]
+    );
+    assert!(read.prune.deletes.is_empty());
+    index.apply(&read.prune).await;
+    let sweep = pickup::janitor::sweep(&index, &ws(), false).await.unwrap();
+    assert_eq!(sweep.unknown, 1);
+    assert!(sweep.deletes.is_empty());
+    assert_eq!(markers(&index).await.len(), 2);
+}
+
+/// 5c. A failed delete is logged, leaves the marker, and a later read deletes it.
+#[tokio::test]
+async fn failed_delete_is_retried_by_a_later_read() {
+    let clock = ManualClock::new(T0);
+    let (index, faults) = memory_index(&clock);
+    let dead = index
+        .register(&ws(), &new_item("a", Status::Cancelled), owner("a"))
+        .await
+        .unwrap();
+    clock.advance(25 * HOUR);
+    faults.fail(Op::Delete, "markers/");
+    let read = index
+        .recent(&ws(), &alice(), Filter::All, None)
+        .await
+        .unwrap();
+    let report = index.apply(&read.prune).await;
+    assert_eq!((report.deleted, report.failed), (0, 1));
+    assert_eq!(markers(&index).await, vec![dead.id.clone()]);
+    faults.heal();
+    let read = index
+        .recent(&ws(), &alice(), Filter::All, None)
+        .await
+        .unwrap();
+    let report = index.apply(&read.prune).await;
+    assert_eq!((report.deleted, report.failed), (1, 0));
+    assert!(markers(&index).await.is_empty());
+}
+
+/// 6. A young marker without its record is neither shown nor deleted; past the grace period it is.
+#[tokio::test]
+async fn recordless_marker_waits_for_the_grace_period() {
+    let clock = ManualClock::new(T0);
+    let (index, _, _dir) = file_index(&clock);
+    let id = ItemId::new(T0, pickup::names::SubKey::parse("early").unwrap()).unwrap();
+    index
+        .store
+        .inner
+        .put(&keys::marker(&ws(), &id), PutPayload::new())
+        .await
+        .unwrap();
+    clock.advance(30_000);
+    let read = index
+        .recent(&ws(), &alice(), Filter::All, None)
+        .await
+        .unwrap();
+    assert!(read.page.cards.is_empty());
+    assert!(read.prune.deletes.is_empty(), "young: not deleted");
+    assert!(!read.page.partial);
+    clock.advance(31_000);
+    let read = index
+        .recent(&ws(), &alice(), Filter::All, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        read.prune.deletes,
+        vec![(keys::marker(&ws(), &id), Reason::NoRecord)]
+    );
+    index.apply(&read.prune).await;
+    assert!(markers(&index).await.is_empty());
+}
+
+/// Dedupe by sub-key: the older run's marker goes, the newest is shown.
+#[tokio::test]
+async fn older_runs_of_a_key_are_superseded() {
+    let clock = ManualClock::new(T0);
+    let (index, _) = memory_index(&clock);
+    let first = index
+        .register(&ws(), &new_item("k", Status::Running), owner("a"))
+        .await
+        .unwrap();
+    clock.advance(1_000);
+    let second = index
+        .register(&ws(), &new_item("k", Status::Running), owner("a"))
+        .await
+        .unwrap();
+    let read = index
+        .recent(&ws(), &alice(), Filter::All, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        read.page.cards.iter().map(|c| &c.id).collect::<Vec<_>>(),
+        vec![&second.id]
+    );
+    assert_eq!(
+        read.prune.deletes,
+        vec![(
+            keys::marker(&ws(), &ItemId::parse(&first.id).unwrap()),
+            Reason::Superseded(second.id.clone())
+        )]
+    );
+}
+
+/// Dismissals hide a card from one viewer only; the janitor removes dismissals of gone markers.
+#[tokio::test]
+async fn dismissals_are_per_viewer_and_cleaned_up() {
+    let clock = ManualClock::new(T0);
+    let (index, _) = memory_index(&clock);
+    let a = index
+        .register(&ws(), &new_item("a", Status::Running), owner("a"))
+        .await
+        .unwrap();
+    let a_id = ItemId::parse(&a.id).unwrap();
+    index.dismiss(&ws(), &alice(), &a_id).await.unwrap();
+    let alice_page = index
+        .recent(&ws(), &alice(), Filter::All, None)
+        .await
+        .unwrap()
+        .page;
+    let bob_page = index
+        .recent(&ws(), &UserId::parse("bob").unwrap(), Filter::All, None)
+        .await
+        .unwrap()
+        .page;
+    assert!(alice_page.cards.is_empty());
+    assert_eq!(bob_page.cards.len(), 1);
+    // The item goes away; its dismissal is now a fact nobody reads.
+    index.remove(&ws(), &a_id).await.unwrap();
+    clock.advance(2 * 60_000);
+    let sweep = pickup::janitor::sweep(&index, &ws(), false).await.unwrap();
+    assert_eq!(
+        sweep.deletes,
+        vec![(
+            keys::dismissal(&ws(), &alice(), &a_id),
+            Reason::OrphanDismissal
+        )]
+    );
+    assert!(index
+        .names_under(&keys::dismissals(&ws()))
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+/// Mine shows the viewer's own items only; stalled items are live and flagged.
+#[tokio::test]
+async fn mine_filter_and_stalled() {
+    let clock = ManualClock::new(T0);
+    let (index, _) = memory_index(&clock);
+    index
+        .register(&ws(), &new_item("theirs", Status::Running), owner("bob"))
+        .await
+        .unwrap();
+    let mine = index
+        .register(&ws(), &new_item("mine", Status::Running), owner("alice"))
+        .await
+        .unwrap();
+    clock.advance(16 * 60_000);
+    let page = index
+        .recent(&ws(), &alice(), Filter::Mine, None)
+        .await
+        .unwrap()
+        .page;
+    assert_eq!(page.cards.len(), 1);
+    assert_eq!(page.cards[0].id, mine.id);
+    assert!(page.cards[0].stalled);
+}
+
+/// On a store that lists in key order, the reader stops listing once it has its budget.
+#[tokio::test]
+async fn sorted_listing_stops_early() {
+    let clock = ManualClock::new(T0);
+    let (index, faults) = memory_index(&clock);
+    for i in 0..300 {
+        index
+            .register(
+                &ws(),
+                &new_item(&format!("k{i}"), Status::Running),
+                owner("a"),
+            )
+            .await
+            .unwrap();
+        clock.advance(1);
+    }
+    faults.listed.store(0, std::sync::atomic::Ordering::SeqCst);
+    let page = index
+        .recent(&ws(), &alice(), Filter::All, Some(8))
+        .await
+        .unwrap()
+        .page;
+    assert_eq!(page.cards.len(), 8);
+    assert!(page.more);
+    let listed = faults.listed.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(listed <= 3 * 8 + 1, "listed {listed} of 300 markers");
+}
+
+/// Conditional update: compare-and-set on a store that can (memory), 501 where it cannot (files).
+#[tokio::test]
+async fn conditional_update() {
+    use pickup::error::Error;
+    use pickup::record::ItemUpdate;
+    let up = ItemUpdate {
+        title: "t".into(),
+        url: None,
+        status: Status::Running,
+        progress: Some(0.5),
+        owner: None,
+        heartbeat_at: None,
+        finished_at: None,
+    };
+    let clock = ManualClock::new(T0);
+    let (index, _) = memory_index(&clock);
+    let r = index
+        .register(&ws(), &new_item("a", Status::Running), owner("a"))
+        .await
+        .unwrap();
+    let id = ItemId::parse(&r.id).unwrap();
+    let (_, etag) = index.get(&ws(), &id).await.unwrap();
+    let etag = etag.expect("memory store has versions");
+    index
+        .update(&ws(), &id, &up, owner("a"), Some(etag.clone()))
+        .await
+        .unwrap();
+    let stale = index.update(&ws(), &id, &up, owner("a"), Some(etag)).await;
+    assert!(matches!(stale, Err(Error::PreconditionFailed)), "{stale:?}");
+
+    let (files, _, _dir) = file_index(&clock);
+    let r = files
+        .register(&ws(), &new_item("a", Status::Running), owner("a"))
+        .await
+        .unwrap();
+    let id = ItemId::parse(&r.id).unwrap();
+    let (_, etag) = files.get(&ws(), &id).await.unwrap();
+    let res = files.update(&ws(), &id, &up, owner("a"), etag).await;
+    assert!(matches!(res, Err(Error::NotSupported(_))), "{res:?}");
+    assert_eq!(
+        files.get(&ws(), &id).await.unwrap().0.progress,
+        None,
+        "no silent plain write"
+    );
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    fn status(i: u8) -> Status {
+        Status::ALL[i as usize % Status::ALL.len()]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// 7. Through the whole read path: at most N cards, newest first, one per sub-key, each
+        /// the newest run of its key, and no planned delete of a marker that was shown.
+        #[test]
+        fn read_path_caps_orders_and_dedupes(items in prop::collection::vec((0u8..6, 0u64..(9 * 24), any::<u8>()), 0..40), cap in 1u32..10) {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            rt.block_on(async {
+                let clock = ManualClock::new(T0);
+                let (index, _) = memory_index(&clock);
+                // Register oldest first, each at its own time in the past.
+                let mut sorted = items.clone();
+                sorted.sort_by_key(|(_, age, _)| std::cmp::Reverse(*age));
+                let start = T0;
+                let mut newest: HashMap<String, String> = HashMap::new();
+                let mut offset = 0;
+                for (k, age_h, st) in &sorted {
+                    let key = format!("k{k}");
+                    let c = ManualClock::new(start - age_h * HOUR + offset);
+                    offset += 1;
+                    let at = common::index_on(index.store.inner.clone(), pickup::store::ListOrder::Sorted, &c);
+                    let r = at.register(&ws(), &new_item(&key, status(*st)), owner("a")).await.unwrap();
+                    newest.insert(key, r.id);
+                }
+                clock.advance(offset + 1);
+                let read = index.recent(&ws(), &alice(), Filter::All, Some(cap)).await.unwrap();
+                let cards = &read.page.cards;
+                prop_assert!(cards.len() <= cap as usize);
+                prop_assert!(cards.windows(2).all(|w| w[0].id < w[1].id), "newest first");
+                let keys: std::collections::HashSet<_> = cards.iter().map(|c| c.key.clone()).collect();
+                prop_assert_eq!(keys.len(), cards.len(), "one card per key");
+                for c in cards {
+                    prop_assert_eq!(&newest[&c.key], &c.id);
+                    prop_assert!(!read.prune.deletes.iter().any(|(p, _)| p.as_ref().ends_with(&c.id)));
+                }
+                Ok(())
+            })?;
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! 8. Stress on the local file system: 64 concurrent producers × 100 registrations while 4
+//! readers load and prune in a loop. Every registered item must still be listed at the end.
+//! The same workload against the naive read-modify-written list reports how many it lost.
+//!
+//! The figures are printed (`cargo test --test stress -- --nocapture`).
+
+mod common;
+
+use app::model::{Filter, Status};
+use common::naive::NaiveList;
+use common::*;
+use pickup::clock::ManualClock;
+use pickup::names::UserId;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+const PRODUCERS: usize = 64;
+const PER_PRODUCER: usize = 100;
+const READERS: usize = 4;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn marker_index_loses_nothing_under_concurrent_load() {
+    let clock = ManualClock::new(T0 - 48 * HOUR);
+    let (index, _, _dir) = file_index(&clock);
+    // Dead items for the readers to prune throughout: finished two days ago.
+    for i in 0..200 {
+        index
+            .register(
+                &ws(),
+                &new_item(&format!("old-{i}"), Status::Succeeded),
+                owner("old"),
+            )
+            .await
+            .unwrap();
+    }
+    clock.advance(48 * HOUR);
+
+    let done = Arc::new(AtomicBool::new(false));
+    let reads = Arc::new(AtomicUsize::new(0));
+    let pruned = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let readers: Vec<_> = (0..READERS)
+        .map(|r| {
+            let (index, done, reads, pruned) =
+                (index.clone(), done.clone(), reads.clone(), pruned.clone());
+            tokio::spawn(async move {
+                let viewer = UserId::parse(&format!("reader{r}")).unwrap();
+                // Bounded: at most 10,000 reads, and they stop when the producers are done.
+                for _ in 0..10_000 {
+                    if done.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let read = index
+                        .recent(&ws(), &viewer, Filter::All, None)
+                        .await
+                        .unwrap();
+                    pruned.fetch_add(index.apply(&read.prune).await.deleted, Ordering::SeqCst);
+                    reads.fetch_add(1, Ordering::SeqCst);
+                }
+            })
+        })
+        .collect();
+    let producers: Vec<_> = (0..PRODUCERS)
+        .map(|p| {
+            let index = index.clone();
+            tokio::spawn(async move {
+                let mut ids = Vec::with_capacity(PER_PRODUCER);
+                for i in 0..PER_PRODUCER {
+                    let item = new_item(&format!("p{p}-{i}"), Status::Running);
+                    ids.push(
+                        index
+                            .register(&ws(), &item, owner("producer"))
+                            .await
+                            .unwrap()
+                            .id,
+                    );
+                }
+                ids
+            })
+        })
+        .collect();
+    let mut registered = HashSet::new();
+    for p in producers {
+        registered.extend(p.await.unwrap());
+    }
+    done.store(true, Ordering::SeqCst);
+    for r in readers {
+        r.await.unwrap();
+    }
+    let elapsed = started.elapsed();
+
+    let listed: HashSet<String> = markers(&index).await.into_iter().collect();
+    let lost = registered.difference(&listed).count();
+    eprintln!(
+        "stress, marker index (local files): {} registrations by {PRODUCERS} producers, {} reads by {READERS} readers, {} dead markers pruned, {lost} lost, {:.1} s",
+        registered.len(),
+        reads.load(Ordering::SeqCst),
+        pruned.load(Ordering::SeqCst),
+        elapsed.as_secs_f64()
+    );
+    assert_eq!(registered.len(), PRODUCERS * PER_PRODUCER);
+    assert_eq!(lost, 0, "every registered item is still listed");
+    assert!(
+        reads.load(Ordering::SeqCst) > 0,
+        "readers ran during the burst"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn naive_shared_list_loses_registrations_under_the_same_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let store =
+        Arc::new(object_store::local::LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+    let list = Arc::new(NaiveList::new(store));
+    let dead: HashSet<String> = (0..200).map(|i| format!("old-{i}")).collect();
+    list.write(&dead.iter().cloned().collect::<Vec<_>>()).await;
+    let dead = Arc::new(dead);
+
+    let done = Arc::new(AtomicBool::new(false));
+    let started = Instant::now();
+    let readers: Vec<_> = (0..READERS)
+        .map(|_| {
+            let (list, done, dead) = (list.clone(), done.clone(), dead.clone());
+            tokio::spawn(async move {
+                for _ in 0..10_000 {
+                    if done.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    list.prune(|id| dead.contains(id)).await;
+                }
+            })
+        })
+        .collect();
+    let producers: Vec<_> = (0..PRODUCERS)
+        .map(|p| {
+            let list = list.clone();
+            tokio::spawn(async move {
+                for i in 0..PER_PRODUCER {
+                    list.register(format!("p{p}-{i}")).await;
+                }
+            })
+        })
+        .collect();
+    for p in producers {
+        p.await.unwrap();
+    }
+    done.store(true, Ordering::SeqCst);
+    for r in readers {
+        r.await.unwrap();
+    }
+    let listed: HashSet<String> = list.read().await.into_iter().collect();
+    let registered = PRODUCERS * PER_PRODUCER;
+    let kept = (0..PRODUCERS)
+        .flat_map(|p| (0..PER_PRODUCER).map(move |i| format!("p{p}-{i}")))
+        .filter(|id| listed.contains(id))
+        .count();
+    eprintln!(
+        "stress, naive shared list (local files): {registered} registrations, {} lost, {:.1} s",
+        registered - kept,
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        kept < registered,
+        "the read-modify-written list drops concurrent registrations"
+    );
+}
