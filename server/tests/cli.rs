@@ -83,7 +83,8 @@ fn token_prints_the_jwt_alone() {
 
 #[test]
 fn start_up_errors_say_what_to_fix() {
-    let cases: [(&[&str], &[(&str, &str)], &str); 3] = [
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+    let cases: [Case; 3] = [
         (
             &["token", "--sub", "a", "--ws", "acme"],
             &[("PICKUP_SECRET", "short")],

@@ -1,4 +1,4 @@
-//! 8. Stress on the local file system: 64 concurrent producers × 100 registrations while 4
+//! Test 8 of the marker-index issue. Stress on the local file system: 64 concurrent producers × 100 registrations while 4
 //! readers load and prune in a loop. Every registered item must still be listed at the end.
 //! The same workload against the naive read-modify-written list reports how many it lost.
 //!
