@@ -40,7 +40,8 @@ test-rust: setup
 
 e2e-deps:
 	@dpkg -s chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
-	@[ -d end2end/node_modules/@playwright/test ] || (cd end2end && npm ci --silent --no-audit --no-fund)
+	@[ end2end/node_modules/.installed -nt end2end/package-lock.json ] || \
+	  { (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --silent --no-audit --no-fund) && touch end2end/node_modules/.installed; }
 
 test-e2e: setup widget server e2e-deps
 	cd end2end && PICKUP_BIN=$(CURDIR)/$(PICKUP) PICKUP_SITE=$(CURDIR)/dist npx playwright test

@@ -49,18 +49,25 @@ pub fn mount(element: HtmlElement, options: JsValue) -> Result<(), JsValue> {
 fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
     let attr = |name: &str| el.get_attribute(name).filter(|v| !v.is_empty());
     let number = |name: &str| attr(name).and_then(|v| v.parse::<f64>().ok());
+    let server = attr("data-pickup-server");
+    let (mut cap, mut refresh) = (number("data-pickup-cap"), number("data-pickup-refresh"));
     let (ws, token) = if el.has_attribute("data-pickup-home") {
-        home_credentials()?
+        let fragment = fragment();
+        let param = |k: &str| fragment.iter().find(|(key, _)| key == k).and_then(|(_, v)| v.parse::<f64>().ok());
+        cap = param("cap").or(cap);
+        refresh = param("refresh").or(refresh);
+        match home_credentials(&fragment) {
+            Ok(found) => found,
+            Err(e) => {
+                el.set_inner_html(r#"<p class="pickup-state">Open the link that <code>make run</code> printed: it signs you in.</p>"#);
+                return Err(e);
+            }
+        }
     } else {
         let ws = attr("data-pickup-workspace").ok_or("data-pickup-workspace is empty")?;
         let token = attr("data-pickup-token").ok_or("data-pickup-token is missing")?;
         (ws, token)
     };
-    let (server, cap, refresh) = (
-        attr("data-pickup-server"),
-        number("data-pickup-cap"),
-        number("data-pickup-refresh"),
-    );
     mount_widget(el, ws, token, server, cap, refresh)
 }
 
@@ -91,23 +98,23 @@ fn mount_widget(
     Ok(())
 }
 
+/// The URL fragment's `key=value` pairs.
+fn fragment() -> Vec<(String, String)> {
+    let hash = window().location().hash().unwrap_or_default();
+    hash.trim_start_matches('#')
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
 /// `#ws=acme&token=…` in the fragment wins (and is then removed from the address bar); else what
 /// this tab stored before.
-fn home_credentials() -> Result<(String, String), JsValue> {
+fn home_credentials(fragment: &[(String, String)]) -> Result<(String, String), JsValue> {
     let window = window();
-    let storage = window
-        .session_storage()?
-        .ok_or("sessionStorage is not available")?;
-    let hash = window.location().hash()?;
-    let mut ws = None;
-    let mut token = None;
-    for pair in hash.trim_start_matches('#').split('&') {
-        match pair.split_once('=') {
-            Some(("ws", v)) => ws = Some(v.to_string()),
-            Some(("token", v)) => token = Some(v.to_string()),
-            _ => {}
-        }
-    }
+    let storage = window.session_storage()?.ok_or("sessionStorage is not available")?;
+    let get = |k: &str| fragment.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+    let (ws, token) = (get("ws"), get("token"));
     if let (Some(ws), Some(token)) = (&ws, &token) {
         storage.set_item("pickup.ws", ws)?;
         storage.set_item("pickup.token", token)?;

@@ -14,8 +14,25 @@ export class Pickup {
     readonly url: string,
     readonly storeDir: string,
     private readonly secret: string,
-    private readonly proc: ChildProcess,
+    private proc: ChildProcess,
+    private readonly env: Record<string, string>,
   ) {}
+
+  /** Start again on the same address, store and secret (after `stop`). */
+  async restart(): Promise<void> {
+    const again = await launch(this.storeDir, this.secret, { ...this.env, PICKUP_ADDR: new URL(this.url).host });
+    this.proc = again.proc;
+  }
+
+  /** Mark an item finished, or change it, through the producer API. */
+  async update(token: string, ws: string, id: string, body: Record<string, unknown>): Promise<void> {
+    const res = await fetch(`${this.url}/api/v1/workspaces/${ws}/items/${id}`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+  }
 
   /** `pickup token`, exactly as a script would call it. */
   token(sub: string, ws: string[], opts: { name?: string; write?: boolean } = {}): string {
@@ -52,9 +69,7 @@ export class Pickup {
   }
 }
 
-export async function startPickup(env: Record<string, string> = {}): Promise<Pickup> {
-  const storeDir = mkdtempSync(join(tmpdir(), "pickup-e2e-"));
-  const secret = randomBytes(32).toString("hex");
+async function launch(storeDir: string, secret: string, env: Record<string, string>) {
   const proc = spawn(BIN, ["serve"], {
     env: {
       ...process.env,
@@ -62,6 +77,7 @@ export async function startPickup(env: Record<string, string> = {}): Promise<Pic
       PICKUP_STORE: `file://${storeDir}`,
       PICKUP_SITE: SITE,
       PICKUP_SECRET: secret,
+      PICKUP_LOG: "warn",
       ...env,
     },
     stdio: ["ignore", "pipe", "inherit"],
@@ -76,7 +92,14 @@ export async function startPickup(env: Record<string, string> = {}): Promise<Pic
     });
     proc.once("exit", (code) => reject(new Error(`pickup exited with ${code}: ${out}`)));
   });
-  return new Pickup(url, storeDir, secret, proc);
+  return { proc, url };
+}
+
+export async function startPickup(env: Record<string, string> = {}): Promise<Pickup> {
+  const storeDir = mkdtempSync(join(tmpdir(), "pickup-e2e-"));
+  const secret = randomBytes(32).toString("hex");
+  const { proc, url } = await launch(storeDir, secret, env);
+  return new Pickup(url, storeDir, secret, proc, env);
 }
 
 export const test = base.extend<{ pickup: Pickup }>({

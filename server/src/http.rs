@@ -108,6 +108,8 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
         .route("/api/v1/workspaces/{ws}/recent", get(recent))
         .route("/api/recent", post(server_fn))
         .route("/api/dismiss", post(server_fn))
+        // Anything else under /api is a name that did not fit a route (`a/b`, an empty segment).
+        .route("/api/{*rest}", axum::routing::any(no_such_route))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES));
     let origins: Vec<HeaderValue> = config
         .allowed_origins
@@ -133,6 +135,10 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
         .layer(CompressionLayer::new())
         .layer(TraceLayer::new_for_http())
         .with_state(state)
+}
+
+async fn no_such_route() -> Error {
+    Error::MalformedPath("no such route: names cannot contain '/' or be empty; see the API in the README".into())
 }
 
 async fn readyz(State(s): State<AppState>) -> Response {

@@ -1,4 +1,3 @@
-use crate::api::dismiss;
 use crate::model::Card;
 use crate::relative::relative_time;
 use leptos::prelude::*;
@@ -15,9 +14,8 @@ fn safe_href(url: &str) -> Option<&str> {
 #[component]
 pub fn CardView(
     card: Card,
-    ws: String,
     now: Signal<f64>,
-    on_dismissed: impl Fn() + Clone + Send + Sync + 'static,
+    on_dismiss: impl Fn() + Clone + Send + Sync + 'static,
 ) -> impl IntoView {
     let badge = card.badge();
     // Finished items say when they finished; others when they last changed.
@@ -33,22 +31,20 @@ pub fn CardView(
         }
         None => view! { <span class="pickup-card-title">{card.title.clone()}</span> }.into_any(),
     };
+    let progress_label = format!("Progress of {}", card.title);
     let progress = card.progress.map(|p| {
         let pct = (p.clamp(0.0, 1.0) * 100.0).round();
         view! {
-            <div class="pickup-progress" role="progressbar" aria-valuemin="0" aria-valuemax="100" aria-valuenow=pct.to_string()>
+            <div
+                class="pickup-progress"
+                role="progressbar"
+                aria-label=progress_label
+                aria-valuemin="0"
+                aria-valuemax="100"
+                aria-valuenow=pct.to_string()
+            >
                 <div class="pickup-progress-fill" style=format!("width: {pct}%")></div>
             </div>
-        }
-    });
-    let id = card.id.clone();
-    let dismiss_action = Action::new_local(move |_: &()| {
-        let (ws, id) = (ws.clone(), id.clone());
-        async move { dismiss(ws, id).await }
-    });
-    Effect::new(move |_| {
-        if let Some(Ok(())) = dismiss_action.value().get() {
-            on_dismissed();
         }
     });
     view! {
@@ -65,7 +61,7 @@ pub fn CardView(
                     type="button"
                     class="pickup-dismiss"
                     aria-label=format!("Dismiss {}", card.title)
-                    on:click=move |_| { dismiss_action.dispatch(()); }
+                    on:click=move |_| on_dismiss()
                 >
                     "×"
                 </button>

@@ -3,16 +3,17 @@
 
 mod card;
 mod header;
+mod live;
 mod states;
 
-use crate::api::{recent, BearerToken};
+use crate::api::{dismiss, recent, BearerToken};
 use crate::error::{ApiError, ErrorCode};
 use crate::model::{Filter, RecentPage};
 use card::CardView;
 use header::Header;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 use states::{EmptyState, ErrorState, Skeleton};
+use std::collections::HashSet;
 use std::time::Duration;
 
 /// Everything a host page tells a widget (from `data-pickup-*` attributes or `mount` options).
@@ -24,22 +25,21 @@ pub struct WidgetConfig {
     pub refresh: Duration,
 }
 
-/// The longest wait between two tries while the server keeps failing.
-const MAX_BACKOFF: Duration = Duration::from_secs(300);
-
 #[component]
 pub fn Widget(config: WidgetConfig) -> impl IntoView {
     provide_context(BearerToken(config.token.clone()));
     let filter = RwSignal::new(Filter::All);
-    // Bumped to fetch now: by the timer, the refresh button, a dismiss.
+    // Bumped to fetch now: by the timer, the refresh button, the page becoming visible.
     let tick = RwSignal::new(0u64);
     let failures = RwSignal::new(0u32);
     let last_good = RwSignal::new(None::<RecentPage>);
     let error = RwSignal::new(None::<ApiError>);
     let now = RwSignal::new(js_sys::Date::now());
+    // Hidden at once when the viewer dismisses, before the server confirms.
+    let dismissed = RwSignal::new(HashSet::<String>::new());
+    let announcement = RwSignal::new(String::new());
 
-    let ws = config.ws.clone();
-    let cap = config.cap;
+    let (ws, cap) = (config.ws.clone(), config.cap);
     let fetched = LocalResource::new(move || {
         let (ws, f) = (ws.clone(), filter.get());
         tick.track();
@@ -48,6 +48,10 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
     Effect::new(move |_| match fetched.get() {
         Some(Ok(page)) => {
             now.set(js_sys::Date::now());
+            let fresh = live::new_titles(last_good.get_untracked().as_ref(), &page);
+            if !fresh.is_empty() {
+                announcement.set(format!("New: {}", fresh.join(", ")));
+            }
             last_good.set(Some(page));
             error.set(None);
             failures.set(0);
@@ -58,59 +62,75 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
         }
         None => {}
     });
+    let bump = move || {
+        tick.try_update(|t| *t += 1);
+    };
+    live::refresh_loop(config.refresh, failures, bump);
+    live::refresh_when_shown(bump);
+    live::keep_time_current(now);
 
-    let refresh = config.refresh;
-    spawn_local(async move {
-        loop {
-            let backoff = refresh.saturating_mul(1 << failures.get_untracked().min(6));
-            gloo_timers::future::sleep(backoff.min(MAX_BACKOFF)).await;
-            let hidden = document().hidden();
-            if !hidden && tick.try_update(|t| *t += 1).is_none() {
-                break; // the widget is gone
-            }
-        }
-    });
-    // Relative times keep themselves current between fetches.
-    spawn_local(async move {
-        loop {
-            gloo_timers::future::sleep(Duration::from_secs(30)).await;
-            if now.try_set(js_sys::Date::now()).is_some() {
-                break;
-            }
-        }
-    });
-
+    // Owned by the widget, not the card: the card is gone before the call is made, and the call
+    // needs the widget's context (its token).
     let ws = config.ws.clone();
+    let dismiss_action = Action::new_local(move |id: &String| {
+        let (ws, id) = (ws.clone(), id.clone());
+        async move { dismiss(ws, id).await }
+    });
     let body = move || {
-        let ws = ws.clone();
         match (last_good.get(), error.get()) {
             (None, None) => Skeleton().into_any(),
             (None, Some(e)) if e.error == ErrorCode::Forbidden => view! {
                 <p class="pickup-state pickup-forbidden" role="alert">
-                    "You are not a member of this workspace, so its items are not shown."
+                    "You are not a member of this workspace, so its items are not shown. Ask one of its members to invite you."
                 </p>
             }
             .into_any(),
-            (None, Some(e)) => view! { <ErrorState error=e retry=move || tick.update(|t| *t += 1)/> }.into_any(),
-            (Some(page), _) if page.cards.is_empty() => EmptyState().into_any(),
-            (Some(page), stale) => view! {
-                {stale.map(|_| view! { <p class="pickup-note" role="status">"Couldn't refresh; showing the last cards."</p> })}
-                <ul class="pickup-list" aria-label="Recent items">
-                    {page.cards.into_iter().map(|card| {
-                        view! { <CardView card=card ws=ws.clone() now=now.into() on_dismissed=move || tick.update(|t| *t += 1)/> }
-                    }).collect_view()}
-                </ul>
-                {page.more.then(|| view! { <p class="pickup-more">"Older items are not shown."</p> })}
-                {page.partial.then(|| view! { <p class="pickup-note">"Some items could not be read just now."</p> })}
+            (None, Some(e)) if e.error == ErrorCode::Unauthenticated => view! {
+                <p class="pickup-state pickup-unauthenticated" role="alert">
+                    "Your sign-in for this widget is missing or has expired. Reload the page to sign in again."
+                </p>
             }
             .into_any(),
+            (None, Some(e)) => view! { <ErrorState error=e retry=bump/> }.into_any(),
+            (Some(page), stale) => {
+                let hidden = dismissed.get();
+                let cards: Vec<_> = page.cards.into_iter().filter(|c| !hidden.contains(&c.id)).collect();
+                if cards.is_empty() && stale.is_none() {
+                    return EmptyState().into_any();
+                }
+                view! {
+                    {stale.map(|_| view! {
+                        <p class="pickup-note pickup-stale" role="status">"Couldn't refresh; showing the last cards. Retrying…"</p>
+                    })}
+                    <ul class="pickup-list" aria-label="Recent items">
+                        {cards.into_iter().map(|card| {
+                            let id = card.id.clone();
+                            view! {
+                                <CardView
+                                    card=card
+                                    now=now.into()
+                                    on_dismiss=move || {
+                                        // Hidden at once; if the server refuses, a refresh brings it back.
+                                        dismiss_action.dispatch(id.clone());
+                                        dismissed.update(|d| { d.insert(id.clone()); });
+                                    }
+                                />
+                            }
+                        }).collect_view()}
+                    </ul>
+                    {page.more.then(|| view! { <p class="pickup-more">"Older items are not shown."</p> })}
+                    {page.partial.then(|| view! { <p class="pickup-note">"Some items could not be read just now."</p> })}
+                }
+                .into_any()
+            }
         }
     };
 
     view! {
-        <section class="pickup" aria-busy=move || fetched.get().is_none().to_string()>
-            <Header filter=filter on_refresh=move || tick.update(|t| *t += 1)/>
-            <div aria-live="polite">{body}</div>
+        <section class="pickup" aria-label="Pick up where you left off">
+            <Header filter=filter on_refresh=bump/>
+            <div class="pickup-body">{body}</div>
+            <p class="pickup-visually-hidden" aria-live="polite" role="status">{move || announcement.get()}</p>
         </section>
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod fault;
 pub mod naive;
+pub mod server;
 
 use app::model::{Owner, Status};
 use pickup::clock::ManualClock;
