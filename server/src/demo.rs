@@ -1,5 +1,6 @@
 //! The demo workspace that `make run` / `pickup demo` opens: a few items in every state.
 
+use crate::clock::ManualClock;
 use crate::error::Result;
 use crate::id::ItemId;
 use crate::index::Index;
@@ -57,14 +58,6 @@ pub async fn seed(index: &Index) -> Result<()> {
             30,
         ),
         (
-            "nightly-train",
-            "Nightly model training",
-            Status::Running,
-            Some(0.62),
-            person("ada", "Ada"),
-            2,
-        ),
-        (
             "etl-orders",
             "Orders ETL (no heartbeat for 20 min)",
             Status::Running,
@@ -79,6 +72,14 @@ pub async fn seed(index: &Index) -> Result<()> {
             None,
             person("you", "You"),
             5,
+        ),
+        (
+            "nightly-train",
+            "Nightly model training",
+            Status::Running,
+            Some(0.62),
+            person("ada", "Ada"),
+            2,
         ),
         (
             "weekly-report",
@@ -97,7 +98,12 @@ pub async fn seed(index: &Index) -> Result<()> {
             status: Some(Status::Queued),
             progress: None,
         };
-        let record = index.register(&ws, &new, owner.clone()).await?;
+        // Created `minutes_ago`, so ids (and the order of cards) look like a real morning's work.
+        let then = Index {
+            clock: std::sync::Arc::new(ManualClock::new(now - minutes_ago * 60_000)),
+            ..index.clone()
+        };
+        let record = then.register(&ws, &new, owner.clone()).await?;
         let id = ItemId::parse(&record.id)?;
         let at = ms_to_time(now - minutes_ago * 60_000);
         let up = ItemUpdate {
