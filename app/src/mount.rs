@@ -53,7 +53,12 @@ fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
     let (mut cap, mut refresh) = (number("data-pickup-cap"), number("data-pickup-refresh"));
     let (ws, token) = if el.has_attribute("data-pickup-home") {
         let fragment = fragment();
-        let param = |k: &str| fragment.iter().find(|(key, _)| key == k).and_then(|(_, v)| v.parse::<f64>().ok());
+        let param = |k: &str| {
+            fragment
+                .iter()
+                .find(|(key, _)| key == k)
+                .and_then(|(_, v)| v.parse::<f64>().ok())
+        };
         cap = param("cap").or(cap);
         refresh = param("refresh").or(refresh);
         match home_credentials(&fragment) {
@@ -112,8 +117,15 @@ fn fragment() -> Vec<(String, String)> {
 /// this tab stored before.
 fn home_credentials(fragment: &[(String, String)]) -> Result<(String, String), JsValue> {
     let window = window();
-    let storage = window.session_storage()?.ok_or("sessionStorage is not available")?;
-    let get = |k: &str| fragment.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+    let storage = window
+        .session_storage()?
+        .ok_or("sessionStorage is not available")?;
+    let get = |k: &str| {
+        fragment
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.clone())
+    };
     let (ws, token) = (get("ws"), get("token"));
     if let (Some(ws), Some(token)) = (&ws, &token) {
         storage.set_item("pickup.ws", ws)?;

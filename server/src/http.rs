@@ -138,7 +138,9 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
 }
 
 async fn no_such_route() -> Error {
-    Error::MalformedPath("no such route: names cannot contain '/' or be empty; see the API in the README".into())
+    Error::MalformedPath(
+        "no such route: names cannot contain '/' or be empty; see the API in the README".into(),
+    )
 }
 
 async fn readyz(State(s): State<AppState>) -> Response {

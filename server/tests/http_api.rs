@@ -8,11 +8,17 @@ use serde_json::{json, Value};
 use std::time::Duration;
 
 fn client() -> reqwest::Client {
-    reqwest::Client::builder().timeout(Duration::from_secs(30)).build().unwrap()
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap()
 }
 
 fn now_secs() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
 }
 
 async fn register(s: &Server, token: &str, ws: &str, key: &str) -> Value {
@@ -37,14 +43,49 @@ struct Call {
 fn routes(id: &str) -> Vec<Call> {
     let up = json!({"title": "t", "status": "succeeded"});
     let new = json!({"key": "k", "title": "t"});
-    let c = |method: Method, path: String, body: Option<Value>, writes: bool| Call { method, path, body, writes };
+    let c = |method: Method, path: String, body: Option<Value>, writes: bool| Call {
+        method,
+        path,
+        body,
+        writes,
+    };
     vec![
-        c(Method::POST, "/api/v1/workspaces/acme/items".into(), Some(new), true),
-        c(Method::PUT, format!("/api/v1/workspaces/acme/items/{id}"), Some(up), true),
-        c(Method::GET, format!("/api/v1/workspaces/acme/items/{id}"), None, false),
-        c(Method::DELETE, format!("/api/v1/workspaces/acme/items/{id}"), None, true),
-        c(Method::GET, "/api/v1/workspaces/acme/recent".into(), None, false),
-        c(Method::POST, format!("/api/v1/workspaces/acme/items/{id}/dismiss"), None, false),
+        c(
+            Method::POST,
+            "/api/v1/workspaces/acme/items".into(),
+            Some(new),
+            true,
+        ),
+        c(
+            Method::PUT,
+            format!("/api/v1/workspaces/acme/items/{id}"),
+            Some(up),
+            true,
+        ),
+        c(
+            Method::GET,
+            format!("/api/v1/workspaces/acme/items/{id}"),
+            None,
+            false,
+        ),
+        c(
+            Method::DELETE,
+            format!("/api/v1/workspaces/acme/items/{id}"),
+            None,
+            true,
+        ),
+        c(
+            Method::GET,
+            "/api/v1/workspaces/acme/recent".into(),
+            None,
+            false,
+        ),
+        c(
+            Method::POST,
+            format!("/api/v1/workspaces/acme/items/{id}/dismiss"),
+            None,
+            false,
+        ),
     ]
 }
 
@@ -62,7 +103,12 @@ async fn send(s: &Server, call: &Call, token: Option<&str>) -> (StatusCode, Valu
 }
 
 /// Server functions take form-encoded arguments.
-async fn server_fn(s: &Server, name: &str, form: &[(&str, &str)], token: Option<&str>) -> (StatusCode, String) {
+async fn server_fn(
+    s: &Server,
+    name: &str,
+    form: &[(&str, &str)],
+    token: Option<&str>,
+) -> (StatusCode, String) {
     let mut req = client().post(format!("{}/api/{name}", s.url)).form(form);
     if let Some(t) = token {
         req = req.bearer_auth(t);
@@ -79,26 +125,77 @@ async fn authorization_matrix_refuses_and_writes_nothing() {
     let id = item["id"].as_str().unwrap().to_string();
     let before = s.files();
 
-    let forged = pickup::auth::Auth::new(&[9u8; 32]).unwrap().mint("alice", None, &["acme".into()], true, Duration::from_secs(600), now_secs());
-    let expired = pickup::auth::Auth::new(SECRET.as_bytes()).unwrap().mint("alice", None, &["acme".into()], true, Duration::from_secs(60), now_secs() - 3_600);
+    let forged = pickup::auth::Auth::new(&[9u8; 32]).unwrap().mint(
+        "alice",
+        None,
+        &["acme".into()],
+        true,
+        Duration::from_secs(600),
+        now_secs(),
+    );
+    let expired = pickup::auth::Auth::new(SECRET.as_bytes()).unwrap().mint(
+        "alice",
+        None,
+        &["acme".into()],
+        true,
+        Duration::from_secs(60),
+        now_secs() - 3_600,
+    );
     let other_ws = s.token("mallory", "beta", true);
     let reader = s.token("bob", "acme", false);
     let cases: Vec<(&str, Option<&str>, StatusCode, &str)> = vec![
-        ("no token", None, StatusCode::UNAUTHORIZED, "unauthenticated"),
-        ("bad signature", Some(&forged), StatusCode::UNAUTHORIZED, "unauthenticated"),
-        ("expired", Some(&expired), StatusCode::UNAUTHORIZED, "unauthenticated"),
-        ("garbage", Some("not.a.jwt"), StatusCode::UNAUTHORIZED, "unauthenticated"),
-        ("wrong workspace", Some(&other_ws), StatusCode::FORBIDDEN, "forbidden"),
+        (
+            "no token",
+            None,
+            StatusCode::UNAUTHORIZED,
+            "unauthenticated",
+        ),
+        (
+            "bad signature",
+            Some(&forged),
+            StatusCode::UNAUTHORIZED,
+            "unauthenticated",
+        ),
+        (
+            "expired",
+            Some(&expired),
+            StatusCode::UNAUTHORIZED,
+            "unauthenticated",
+        ),
+        (
+            "garbage",
+            Some("not.a.jwt"),
+            StatusCode::UNAUTHORIZED,
+            "unauthenticated",
+        ),
+        (
+            "wrong workspace",
+            Some(&other_ws),
+            StatusCode::FORBIDDEN,
+            "forbidden",
+        ),
     ];
     for call in routes(&id) {
         for (what, token, status, code) in &cases {
             let (got, body) = send(&s, &call, *token).await;
-            assert_eq!((got, body["error"].as_str()), (*status, Some(*code)), "{what}: {} {}", call.method, call.path);
+            assert_eq!(
+                (got, body["error"].as_str()),
+                (*status, Some(*code)),
+                "{what}: {} {}",
+                call.method,
+                call.path
+            );
             assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
         }
         if call.writes {
             let (got, body) = send(&s, &call, Some(&reader)).await;
-            assert_eq!((got, body["error"].as_str()), (StatusCode::FORBIDDEN, Some("forbidden")), "read scope: {} {}", call.method, call.path);
+            assert_eq!(
+                (got, body["error"].as_str()),
+                (StatusCode::FORBIDDEN, Some("forbidden")),
+                "read scope: {} {}",
+                call.method,
+                call.path
+            );
         }
     }
     for (what, token, status, _) in &cases {
@@ -110,8 +207,28 @@ async fn authorization_matrix_refuses_and_writes_nothing() {
     assert_eq!(s.files(), before, "nothing was written or deleted");
 
     // A non-member learns nothing: the same answer for a workspace that exists and one that does not.
-    let (a, _) = send(&s, &Call { method: Method::GET, path: format!("/api/v1/workspaces/acme/items/{id}"), body: None, writes: false }, Some(&other_ws)).await;
-    let (b, _) = send(&s, &Call { method: Method::GET, path: format!("/api/v1/workspaces/nothing-here/items/{id}"), body: None, writes: false }, Some(&other_ws)).await;
+    let (a, _) = send(
+        &s,
+        &Call {
+            method: Method::GET,
+            path: format!("/api/v1/workspaces/acme/items/{id}"),
+            body: None,
+            writes: false,
+        },
+        Some(&other_ws),
+    )
+    .await;
+    let (b, _) = send(
+        &s,
+        &Call {
+            method: Method::GET,
+            path: format!("/api/v1/workspaces/nothing-here/items/{id}"),
+            body: None,
+            writes: false,
+        },
+        Some(&other_ws),
+    )
+    .await;
     assert_eq!((a, b), (StatusCode::FORBIDDEN, StatusCode::FORBIDDEN));
 }
 
@@ -123,40 +240,106 @@ async fn hostile_names_and_bodies_are_refused_and_write_nothing() {
     let id = item["id"].as_str().unwrap().to_string();
     let before = s.files();
     let long = "a".repeat(10_000);
-    let bad_names = ["..", "a%2Fb", "%2e%2e", "%2E%2E%2Fetc", "a/b", "", "%D0%B0cme", "ACME", &long, "a%00b", "acme%20"];
+    let bad_names = [
+        "..",
+        "a%2Fb",
+        "%2e%2e",
+        "%2E%2E%2Fetc",
+        "a/b",
+        "",
+        "%D0%B0cme",
+        "ACME",
+        &long,
+        "a%00b",
+        "acme%20",
+    ];
     for ws in bad_names {
-        for path in [format!("/api/v1/workspaces/{ws}/items"), format!("/api/v1/workspaces/{ws}/recent")] {
-            let method = if path.ends_with("items") { Method::POST } else { Method::GET };
-            let call = Call { method, path, body: Some(json!({"key": "k", "title": "t"})), writes: true };
+        for path in [
+            format!("/api/v1/workspaces/{ws}/items"),
+            format!("/api/v1/workspaces/{ws}/recent"),
+        ] {
+            let method = if path.ends_with("items") {
+                Method::POST
+            } else {
+                Method::GET
+            };
+            let call = Call {
+                method,
+                path,
+                body: Some(json!({"key": "k", "title": "t"})),
+                writes: true,
+            };
             let (got, body) = send(&s, &call, Some(&token)).await;
             assert_eq!(got, StatusCode::BAD_REQUEST, "ws {ws:?}: {body}");
             assert_eq!(body["error"], "invalid_name", "ws {ws:?}");
         }
     }
-    for bad_id in ["..", "%2e%2e%2fsecret", "123_a", "8299999999999_a%2Fb", "8299999999999_..", &long] {
-        let call = Call { method: Method::GET, path: format!("/api/v1/workspaces/acme/items/{bad_id}"), body: None, writes: false };
+    for bad_id in [
+        "..",
+        "%2e%2e%2fsecret",
+        "123_a",
+        "8299999999999_a%2Fb",
+        "8299999999999_..",
+        &long,
+    ] {
+        let call = Call {
+            method: Method::GET,
+            path: format!("/api/v1/workspaces/acme/items/{bad_id}"),
+            body: None,
+            writes: false,
+        };
         let (got, body) = send(&s, &call, Some(&token)).await;
-        assert_eq!((got, body["error"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_name")), "id {bad_id:?}");
+        assert_eq!(
+            (got, body["error"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("invalid_name")),
+            "id {bad_id:?}"
+        );
     }
     let post = |body: reqwest::Body| {
-        client().post(format!("{}/api/v1/workspaces/acme/items", s.url)).bearer_auth(&token).header("content-type", "application/json").body(body).send()
+        client()
+            .post(format!("{}/api/v1/workspaces/acme/items", s.url))
+            .bearer_auth(&token)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
     };
     let bodies: Vec<(String, &str)> = vec![
         ("{".into(), "malformed JSON"),
         (json!({"key": 5, "title": "t"}).to_string(), "wrong type"),
-        (json!({"key": "a/b", "title": "t"}).to_string(), "key with a slash"),
+        (
+            json!({"key": "a/b", "title": "t"}).to_string(),
+            "key with a slash",
+        ),
         (json!({"key": "k", "title": ""}).to_string(), "empty title"),
-        (json!({"key": "k", "title": "t".repeat(201)}).to_string(), "long title"),
-        (json!({"key": "k", "title": "t", "url": "javascript:alert(1)"}).to_string(), "javascript url"),
-        (json!({"key": "k", "title": "t", "progress": 2}).to_string(), "progress > 1"),
-        (json!({"key": "k", "title": "t", "status": "exploded"}).to_string(), "unknown status"),
-        (json!({"key": "k", "title": "t", "extra": 1}).to_string(), "unknown field"),
+        (
+            json!({"key": "k", "title": "t".repeat(201)}).to_string(),
+            "long title",
+        ),
+        (
+            json!({"key": "k", "title": "t", "url": "javascript:alert(1)"}).to_string(),
+            "javascript url",
+        ),
+        (
+            json!({"key": "k", "title": "t", "progress": 2}).to_string(),
+            "progress > 1",
+        ),
+        (
+            json!({"key": "k", "title": "t", "status": "exploded"}).to_string(),
+            "unknown status",
+        ),
+        (
+            json!({"key": "k", "title": "t", "extra": 1}).to_string(),
+            "unknown field",
+        ),
     ];
     for (body, what) in bodies {
         let res = post(body.into()).await.unwrap();
         assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{what}");
         let v: Value = res.json().await.unwrap();
-        assert!(v["error"] == "invalid_body" || v["error"] == "invalid_name", "{what}: {v}");
+        assert!(
+            v["error"] == "invalid_body" || v["error"] == "invalid_name",
+            "{what}: {v}"
+        );
     }
     let huge = vec![b'x'; 10 * 1024 * 1024];
     let res = post(huge.into()).await.unwrap();
@@ -173,7 +356,15 @@ async fn hostile_names_and_bodies_are_refused_and_write_nothing() {
         .unwrap();
     assert_eq!(res.status(), StatusCode::NOT_IMPLEMENTED);
     assert_eq!(s.files(), before, "nothing was written");
-    let got: Value = client().get(format!("{}/api/v1/workspaces/acme/items/{id}", s.url)).bearer_auth(&token).send().await.unwrap().json().await.unwrap();
+    let got: Value = client()
+        .get(format!("{}/api/v1/workspaces/acme/items/{id}", s.url))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(got["title"], "item existing");
 }
 
@@ -184,42 +375,129 @@ async fn producer_lifecycle_and_server_functions() {
     let item = register(&s, &token, "acme", "run-1").await;
     let id = item["id"].as_str().unwrap();
     let url = format!("{}/api/v1/workspaces/acme/items/{id}", s.url);
-    let res = client().put(&url).bearer_auth(&token).json(&json!({"title": "Run 1", "status": "succeeded", "progress": 1})).send().await.unwrap();
+    let res = client()
+        .put(&url)
+        .bearer_auth(&token)
+        .json(&json!({"title": "Run 1", "status": "succeeded", "progress": 1}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), StatusCode::OK);
-    let page: Value = client().get(format!("{}/api/v1/workspaces/acme/recent?cap=3", s.url)).bearer_auth(&token).send().await.unwrap().json().await.unwrap();
+    let page: Value = client()
+        .get(format!("{}/api/v1/workspaces/acme/recent?cap=3", s.url))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(page["cards"][0]["status"], "succeeded");
     assert_eq!(page["partial"], false);
-    let (status, body) = server_fn(&s, "recent", &[("ws", "acme"), ("filter", "mine")], Some(&token)).await;
+    let (status, body) = server_fn(
+        &s,
+        "recent",
+        &[("ws", "acme"), ("filter", "mine")],
+        Some(&token),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(body.contains("Run 1"));
     let (status, _) = server_fn(&s, "dismiss", &[("ws", "acme"), ("id", id)], Some(&token)).await;
     assert_eq!(status, StatusCode::OK);
-    let page: Value = client().get(format!("{}/api/v1/workspaces/acme/recent", s.url)).bearer_auth(&token).send().await.unwrap().json().await.unwrap();
-    assert_eq!(page["cards"].as_array().unwrap().len(), 0, "dismissed for alice");
-    assert_eq!(client().delete(&url).bearer_auth(&token).send().await.unwrap().status(), StatusCode::NO_CONTENT);
-    assert_eq!(client().get(&url).bearer_auth(&token).send().await.unwrap().status(), StatusCode::NOT_FOUND);
-    assert_eq!(client().get(format!("{}/healthz", s.url)).send().await.unwrap().status(), StatusCode::OK);
-    assert_eq!(client().get(format!("{}/readyz", s.url)).send().await.unwrap().status(), StatusCode::OK);
+    let page: Value = client()
+        .get(format!("{}/api/v1/workspaces/acme/recent", s.url))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        page["cards"].as_array().unwrap().len(),
+        0,
+        "dismissed for alice"
+    );
+    assert_eq!(
+        client()
+            .delete(&url)
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        client()
+            .get(&url)
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        client()
+            .get(format!("{}/healthz", s.url))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        StatusCode::OK
+    );
+    assert_eq!(
+        client()
+            .get(format!("{}/readyz", s.url))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        StatusCode::OK
+    );
 }
 
 #[tokio::test]
 async fn cors_only_for_allowed_origins() {
-    let s = Server::start(&[("PICKUP_ALLOWED_ORIGINS", "http://allowed.test,http://127.0.0.1:9")]);
+    let s = Server::start(&[(
+        "PICKUP_ALLOWED_ORIGINS",
+        "http://allowed.test,http://127.0.0.1:9",
+    )]);
     let preflight = |origin: &'static str| {
         client()
             .request(Method::OPTIONS, format!("{}/api/recent", s.url))
             .header("origin", origin)
             .header("access-control-request-method", "POST")
-            .header("access-control-request-headers", "authorization,content-type")
+            .header(
+                "access-control-request-headers",
+                "authorization,content-type",
+            )
             .send()
     };
     let ok = preflight("http://allowed.test").await.unwrap();
-    assert_eq!(ok.headers().get("access-control-allow-origin").unwrap(), "http://allowed.test");
-    assert!(ok.headers().get("access-control-allow-headers").unwrap().to_str().unwrap().contains("authorization"));
+    assert_eq!(
+        ok.headers().get("access-control-allow-origin").unwrap(),
+        "http://allowed.test"
+    );
+    assert!(ok
+        .headers()
+        .get("access-control-allow-headers")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .contains("authorization"));
     let no = preflight("http://evil.test").await.unwrap();
     assert!(no.headers().get("access-control-allow-origin").is_none());
     let token = s.token("alice", "acme", false);
-    let get = client().get(format!("{}/api/v1/workspaces/acme/recent", s.url)).bearer_auth(&token).header("origin", "http://evil.test").send().await.unwrap();
+    let get = client()
+        .get(format!("{}/api/v1/workspaces/acme/recent", s.url))
+        .bearer_auth(&token)
+        .header("origin", "http://evil.test")
+        .send()
+        .await
+        .unwrap();
     assert!(get.headers().get("access-control-allow-origin").is_none());
 }
 
@@ -233,7 +511,12 @@ async fn sigterm_during_a_burst_keeps_every_acknowledged_registration() {
     for i in 0..300 {
         let (c, url, token, tx) = (c.clone(), s.url.clone(), token.clone(), acked_tx.clone());
         tasks.push(tokio::spawn(async move {
-            let res = c.post(format!("{url}/api/v1/workspaces/acme/items")).bearer_auth(&token).json(&json!({"key": format!("k{i}"), "title": "t"})).send().await;
+            let res = c
+                .post(format!("{url}/api/v1/workspaces/acme/items"))
+                .bearer_auth(&token)
+                .json(&json!({"key": format!("k{i}"), "title": "t"}))
+                .send()
+                .await;
             if let Ok(res) = res {
                 if res.status() == StatusCode::CREATED {
                     let v: Value = res.json().await.unwrap();
@@ -246,7 +529,12 @@ async fn sigterm_during_a_burst_keeps_every_acknowledged_registration() {
     // Terminate once the burst is under way (20 acknowledged), not after a sleep.
     let mut acked = Vec::new();
     while acked.len() < 20 {
-        acked.push(acked_rx.recv().await.expect("registrations were acknowledged"));
+        acked.push(
+            acked_rx
+                .recv()
+                .await
+                .expect("registrations were acknowledged"),
+        );
     }
     let status = s.terminate();
     for t in tasks {
@@ -258,8 +546,17 @@ async fn sigterm_during_a_burst_keeps_every_acknowledged_registration() {
     assert!(status.success(), "graceful shutdown exits 0: {status:?}");
     let root = s.dir.path();
     for id in &acked {
-        assert!(root.join(format!("markers/acme/{id}")).exists(), "marker of acknowledged {id}");
-        assert!(root.join(format!("items/acme/{id}.json")).exists(), "record of acknowledged {id}");
+        assert!(
+            root.join(format!("markers/acme/{id}")).exists(),
+            "marker of acknowledged {id}"
+        );
+        assert!(
+            root.join(format!("items/acme/{id}.json")).exists(),
+            "record of acknowledged {id}"
+        );
     }
-    eprintln!("SIGTERM during a burst: {} of 300 registrations acknowledged, all present", acked.len());
+    eprintln!(
+        "SIGTERM during a burst: {} of 300 registrations acknowledged, all present",
+        acked.len()
+    );
 }

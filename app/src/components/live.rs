@@ -13,14 +13,18 @@ const MAX_BACKOFF: Duration = Duration::from_secs(300);
 
 /// The wait before the next refresh: the period, doubled for each failure in a row, capped.
 pub fn next_wait(period: Duration, failures: u32) -> Duration {
-    period.saturating_mul(1 << failures.min(10)).min(MAX_BACKOFF.max(period))
+    period
+        .saturating_mul(1 << failures.min(10))
+        .min(MAX_BACKOFF.max(period))
 }
 
 /// Every period (longer while failing), fetch again, unless the page is hidden.
 pub fn refresh_loop(period: Duration, failures: RwSignal<u32>, bump: impl Fn() + 'static) {
     spawn_local(async move {
         loop {
-            let Some(n) = failures.try_get_untracked() else { return };
+            let Some(n) = failures.try_get_untracked() else {
+                return;
+            };
             gloo_timers::future::sleep(next_wait(period, n)).await;
             if failures.try_get_untracked().is_none() {
                 return;
@@ -39,7 +43,8 @@ pub fn refresh_when_shown(bump: impl Fn() + 'static) {
             bump();
         }
     });
-    let _ = document().add_event_listener_with_callback("visibilitychange", on_change.as_ref().unchecked_ref());
+    let _ = document()
+        .add_event_listener_with_callback("visibilitychange", on_change.as_ref().unchecked_ref());
     // The listener lives as long as the page, like the widget.
     on_change.forget();
 }
@@ -57,7 +62,14 @@ pub fn keep_time_current(now: RwSignal<f64>) {
 
 /// Titles of cards that were not on the previous page (none on the first load: that is not news).
 pub fn new_titles(before: Option<&RecentPage>, after: &RecentPage) -> Vec<String> {
-    let Some(before) = before else { return Vec::new() };
+    let Some(before) = before else {
+        return Vec::new();
+    };
     let known: HashSet<&str> = before.cards.iter().map(|c| c.id.as_str()).collect();
-    after.cards.iter().filter(|c| !known.contains(c.id.as_str())).map(|c| c.title.clone()).collect()
+    after
+        .cards
+        .iter()
+        .filter(|c| !known.contains(c.id.as_str()))
+        .map(|c| c.title.clone())
+        .collect()
 }

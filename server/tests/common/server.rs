@@ -29,7 +29,10 @@ impl Server {
         // The server prints its address once it listens: wait for that line, no sleeps.
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         let url = loop {
-            let line = lines.next().expect("pickup exited before listening").unwrap();
+            let line = lines
+                .next()
+                .expect("pickup exited before listening")
+                .unwrap();
             if let Some(rest) = line.split("listening on ").nth(1) {
                 break rest.split_whitespace().next().unwrap().to_string();
             }
@@ -40,11 +43,15 @@ impl Server {
 
     pub fn token(&self, sub: &str, ws: &str, write: bool) -> String {
         let mut c = Command::new(env!("CARGO_BIN_EXE_pickup"));
-        c.args(["token", "--sub", sub, "--ws", ws]).env("PICKUP_SECRET", SECRET);
+        c.args(["token", "--sub", sub, "--ws", ws])
+            .env("PICKUP_SECRET", SECRET);
         if write {
             c.arg("--write");
         }
-        String::from_utf8(c.output().unwrap().stdout).unwrap().trim().to_string()
+        String::from_utf8(c.output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            .to_string()
     }
 
     /// Every file in the store, for before/after comparisons.
@@ -55,7 +62,10 @@ impl Server {
     }
 
     pub fn terminate(&mut self) -> std::process::ExitStatus {
-        Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
+        Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
         self.child.wait().unwrap()
     }
 }
