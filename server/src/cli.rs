@@ -72,6 +72,9 @@ pub struct ServeArgs {
     /// Origins (comma-separated) whose pages may call this server from the browser.
     #[arg(long, env = "PICKUP_ALLOWED_ORIGINS", value_delimiter = ',')]
     pub allowed_origins: Vec<String>,
+    /// How long concurrent reads may share one listing and one read of each record (0s: never).
+    #[arg(long, env = "PICKUP_READ_CACHE", default_value = "250ms", value_parser = humantime::parse_duration)]
+    pub read_cache: Duration,
     /// How often the server sweeps every workspace (0s: never).
     #[arg(long, env = "PICKUP_JANITOR_EVERY", default_value = "1h", value_parser = humantime::parse_duration)]
     pub janitor_every: Duration,
@@ -188,7 +191,7 @@ async fn prune(p: PruneArgs) -> anyhow::Result<()> {
 
 async fn serve(args: ServeArgs, demo: bool) -> anyhow::Result<()> {
     let auth = auth(&args.secret)?;
-    let index = args.store.index()?;
+    let index = args.store.index()?.with_read_cache(args.read_cache);
     if demo {
         crate::demo::seed(&index)
             .await

@@ -8,6 +8,7 @@
 //! - Only markers confirmed dead (expired by name, superseded by a newer run, finished long ago,
 //!   recordless past the grace period) are deleted, one key at a time, after the answer.
 
+use crate::cache::{ReadCache, MISSING};
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::id::ItemId;
@@ -17,7 +18,7 @@ use crate::record::{ItemRecord, ItemUpdate, NewItem};
 use crate::store::{keys, ListOrder, Store};
 use crate::verdict::{judge, Limits, Lookup, Verdict};
 use app::model::{Card, Filter, Owner, RecentPage, MAX_CAP};
-use futures::{StreamExt, TryStreamExt};
+use futures::{FutureExt, StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
 use std::collections::HashSet;
@@ -32,6 +33,8 @@ pub struct Index {
     pub limits: Limits,
     pub default_cap: u32,
     pub clock: Arc<dyn Clock>,
+    /// Shared by concurrent reads (`serve` turns it on; tests and the janitor read directly).
+    pub cache: Option<Arc<ReadCache>>,
 }
 
 /// Markers (and dismissals) a read found dead, to delete after the answer is sent.
@@ -60,6 +63,19 @@ impl Index {
             limits,
             default_cap,
             clock,
+            cache: None,
+        }
+    }
+
+    /// Share listings and record reads between requests for up to `fresh_for`.
+    pub fn with_read_cache(mut self, fresh_for: std::time::Duration) -> Self {
+        self.cache = (!fresh_for.is_zero()).then(|| Arc::new(ReadCache::new(fresh_for)));
+        self
+    }
+
+    fn wrote(&self, ws: &Workspace) {
+        if let Some(cache) = &self.cache {
+            cache.invalidate(ws.as_str());
         }
     }
 
@@ -93,6 +109,7 @@ impl Index {
                         .inner
                         .put(&keys::marker(ws, &id), PutPayload::new())
                         .await?;
+                    self.wrote(ws);
                     return Ok(record);
                 }
                 Err(object_store::Error::AlreadyExists { .. }) => continue,
@@ -140,6 +157,7 @@ impl Index {
                 },
             )
             .await?;
+        self.wrote(ws);
         Ok((record, res.e_tag))
     }
 
@@ -161,6 +179,7 @@ impl Index {
     pub async fn remove(&self, ws: &Workspace, id: &ItemId) -> Result<()> {
         ignore_not_found(self.store.inner.delete(&keys::marker(ws, id)).await)?;
         ignore_not_found(self.store.inner.delete(&keys::item(ws, id)).await)?;
+        self.wrote(ws);
         Ok(())
     }
 
@@ -286,24 +305,61 @@ impl Index {
             }
             Ok((planner.finish(), false))
         } else {
-            let names: Vec<String> = self
-                .names_under(&keys::markers(ws))
-                .await?
-                .into_iter()
-                .collect();
+            let names = self.marker_names(ws).await?;
             Ok((plan(&names, now, ttl, dismissed), false))
         }
     }
 
-    pub(crate) async fn lookup(&self, ws: &Workspace, id: &ItemId) -> Lookup {
-        let got = match self.store.inner.get(&keys::item(ws, id)).await {
-            Ok(got) => got,
-            Err(object_store::Error::NotFound { .. }) => return Lookup::NotFound,
-            Err(e) => return Lookup::Failed(e.to_string()),
+    /// Every marker name of `ws` (through the read cache when there is one).
+    async fn marker_names(&self, ws: &Workspace) -> Result<Arc<Vec<String>>> {
+        let this = self.clone();
+        let owned = ws.clone();
+        let fetch = move || {
+            async move {
+                let names = this
+                    .names_under(&keys::markers(&owned))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                Ok(Arc::new(names.into_iter().collect::<Vec<_>>()))
+            }
+            .boxed()
         };
-        match got.bytes().await {
-            Ok(b) => Lookup::Found(b.to_vec()),
-            Err(e) => Lookup::Failed(e.to_string()),
+        match &self.cache {
+            Some(cache) => cache.listing(ws.as_str(), fetch).await.map_err(|e| {
+                Error::Store(object_store::Error::Generic {
+                    store: "pickup",
+                    source: e.into(),
+                })
+            }),
+            None => {
+                let names = self.names_under(&keys::markers(ws)).await?;
+                Ok(Arc::new(names.into_iter().collect()))
+            }
+        }
+    }
+
+    /// Read one record (through the read cache when there is one). Errors are `Failed`, never
+    /// `NotFound`.
+    pub(crate) async fn lookup(&self, ws: &Workspace, id: &ItemId) -> Lookup {
+        let Some(cache) = &self.cache else {
+            return read_record(&self.store, &keys::item(ws, id)).await;
+        };
+        let store = self.store.clone();
+        let path = keys::item(ws, id);
+        let fetch = move || {
+            async move {
+                match read_record(&store, &path).await {
+                    Lookup::Found(b) => Ok(b),
+                    Lookup::NotFound => Err(MISSING.to_string()),
+                    Lookup::Failed(e) => Err(e),
+                }
+            }
+            .boxed()
+        };
+        match cache.record(&format!("{ws}/{id}"), fetch).await {
+            Ok(b) => Lookup::Found(b),
+            Err(e) if e == MISSING => Lookup::NotFound,
+            Err(e) => Lookup::Failed(e),
         }
     }
 
@@ -332,7 +388,27 @@ impl Index {
                 }
             }
         }
+        if let Some(cache) = &self.cache {
+            // markers/{ws}/… and dismissed/{ws}/…: those workspaces' listings are stale now.
+            for path in prune.deletes.iter().map(|(p, _)| p) {
+                if let Some(ws) = path.parts().nth(1) {
+                    cache.invalidate(ws.as_ref());
+                }
+            }
+        }
         report
+    }
+}
+
+async fn read_record(store: &Store, path: &Path) -> Lookup {
+    let got = match store.inner.get(path).await {
+        Ok(got) => got,
+        Err(object_store::Error::NotFound { .. }) => return Lookup::NotFound,
+        Err(e) => return Lookup::Failed(e.to_string()),
+    };
+    match got.bytes().await {
+        Ok(b) => Lookup::Found(b),
+        Err(e) => Lookup::Failed(e.to_string()),
     }
 }
 

@@ -1,10 +1,12 @@
 //! Pickup's server: the marker index and everything around it.
 //!
 //! Pure logic, tested without a store: [`names`], [`id`], [`plan`], [`verdict`], [`record`].
-//! Store I/O: [`store`] (opening a URL), [`index`] (write and read paths), [`janitor`].
+//! Store I/O: [`store`] (opening a URL), [`index`] (write and read paths), [`cache`] (reads
+//! shared by concurrent requests), [`janitor`].
 //! Around them: [`auth`], [`service`] (every operation, for both doors), [`http`], [`cli`].
 
 pub mod auth;
+pub mod cache;
 pub mod cli;
 pub mod clock;
 pub mod demo;

@@ -28,9 +28,9 @@ impl Default for Limits {
 }
 
 /// What reading `items/{ws}/{id}.json` gave.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Lookup {
-    Found(Vec<u8>),
+    Found(bytes::Bytes),
     NotFound,
     Failed(String),
 }
@@ -127,12 +127,17 @@ mod tests {
             Verdict::Unknown(_)
         ));
         assert!(matches!(
-            judge(&old, Lookup::Found(b"{".to_vec()), NOW, &l),
+            judge(
+                &old,
+                Lookup::Found(bytes::Bytes::from_static(b"{")),
+                NOW,
+                &l
+            ),
             Verdict::Unknown(_)
         ));
         let other = record(&id(NOW - 5), Status::Running, NOW);
         assert!(matches!(
-            judge(&old, Lookup::Found(other), NOW, &l),
+            judge(&old, Lookup::Found(other.into()), NOW, &l),
             Verdict::Unknown(_)
         ));
     }
@@ -143,12 +148,12 @@ mod tests {
         let i = id(NOW - 48 * 3_600_000);
         let old = record(&i, Status::Succeeded, NOW - 25 * 3_600_000);
         assert_eq!(
-            judge(&i, Lookup::Found(old), NOW, &l),
+            judge(&i, Lookup::Found(old.into()), NOW, &l),
             Verdict::Dead(Reason::FinishedLongAgo)
         );
         let recent = record(&i, Status::Failed, NOW - 3_600_000);
         assert!(matches!(
-            judge(&i, Lookup::Found(recent), NOW, &l),
+            judge(&i, Lookup::Found(recent.into()), NOW, &l),
             Verdict::Live(_)
         ));
     }
@@ -159,7 +164,7 @@ mod tests {
         let i = id(NOW - 3_600_000);
         let Verdict::Live(card) = judge(
             &i,
-            Lookup::Found(record(&i, Status::Running, NOW - 16 * 60_000)),
+            Lookup::Found(record(&i, Status::Running, NOW - 16 * 60_000).into()),
             NOW,
             &l,
         ) else {
@@ -169,7 +174,7 @@ mod tests {
         assert_eq!(card.badge(), "stalled");
         let Verdict::Live(card) = judge(
             &i,
-            Lookup::Found(record(&i, Status::Running, NOW - 60_000)),
+            Lookup::Found(record(&i, Status::Running, NOW - 60_000).into()),
             NOW,
             &l,
         ) else {

@@ -560,3 +560,53 @@ async fn sigterm_during_a_burst_keeps_every_acknowledged_registration() {
         acked.len()
     );
 }
+
+/// The read cache shares listings between requests, but an item registered through another
+/// server still reaches this server's readers within one second.
+#[tokio::test]
+async fn a_new_item_reaches_readers_of_another_server_within_a_second() {
+    let reader = Server::start(&[("PICKUP_READ_CACHE", "250ms")]);
+    let store = format!("file://{}", reader.dir.path().display());
+    let writer = Server::start(&[("PICKUP_STORE", &store)]);
+    let token = reader.token("alice", "acme", true);
+    let recent = || async {
+        let page: Value = client()
+            .get(format!("{}/api/v1/workspaces/acme/recent", reader.url))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        page["cards"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["title"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    register(&reader, &token, "acme", "before").await;
+    assert_eq!(
+        recent().await,
+        vec!["item before"],
+        "the reader's cache is warm"
+    );
+
+    let registered = std::time::Instant::now();
+    register(&writer, &token, "acme", "after").await;
+    let mut seen_after = None;
+    // Bounded polling: at most 3 s, then the assertion below fails.
+    while registered.elapsed() < Duration::from_secs(3) {
+        if recent().await.contains(&"item after".to_string()) {
+            seen_after = Some(registered.elapsed());
+            break;
+        }
+    }
+    let seen_after = seen_after.expect("the new item never appeared");
+    assert!(
+        seen_after < Duration::from_secs(1),
+        "appeared after {seen_after:?}"
+    );
+    eprintln!("item registered on another server appeared after {seen_after:?}");
+}

@@ -21,7 +21,7 @@ impl Server {
             .env("PICKUP_STORE", format!("file://{}", dir.path().display()))
             .env("PICKUP_SECRET", SECRET)
             .env("PICKUP_SITE", dir.path().join("no-site"))
-            .env("PICKUP_LOG", "warn")
+            .env("PICKUP_LOG", "error")
             .envs(extra_env.iter().copied())
             .stdout(Stdio::piped())
             .spawn()
