@@ -33,10 +33,16 @@ run: setup widget server .dev-secret
 	PICKUP_SECRET="$$(cat .dev-secret)" $(PICKUP) demo --store file://./data --site dist
 
 ## test: cargo tests, then the Playwright suite in Debian's Chromium
-test: test-rust test-e2e
+test: test-rust test-backends test-e2e
 
 test-rust: setup
 	cargo test --workspace
+
+## test-backends: the marker index on real object stores (Azurite for Azure Blob, moto for S3,
+## on free 127.0.0.1 ports; the local file system too) and two `pickup serve` on one shared store
+.PHONY: test-backends
+test-backends: setup server
+	./scripts/emulators.sh run -- cargo test -p pickup --test backends --test scale_out -- --nocapture
 
 e2e-deps:
 	@dpkg -s chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
