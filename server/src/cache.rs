@@ -9,6 +9,7 @@
 //!   next request fetches again;
 //! - writes through this server drop what they make stale at once.
 
+use crate::plan::Listing;
 use futures::future::{BoxFuture, FutureExt, Shared};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -82,7 +83,10 @@ impl<T: Clone + Send + Sync + 'static> Slots<T> {
 pub struct ReadCache {
     fresh_for: Duration,
     generations: AtomicU64,
-    listings: Slots<Arc<Vec<String>>>,
+    /// `{ws}`: the parsed, sorted markers; `{ws}/dismissed/{user}`: a viewer's dismissals.
+    listings: Slots<Arc<Listing>>,
+    names: Slots<Arc<Vec<String>>>,
+    /// `{ws}/{id}`: a record's bytes.
     records: Slots<bytes::Bytes>,
 }
 
@@ -95,18 +99,30 @@ impl ReadCache {
             fresh_for,
             generations: AtomicU64::new(0),
             listings: Slots::new(),
+            names: Slots::new(),
             records: Slots::new(),
         }
     }
 
-    /// The names under a workspace's markers, listed at most once per `fresh_for`.
+    /// A workspace's markers, listed (and parsed) at most once per `fresh_for`.
     pub async fn listing(
         &self,
         ws: &str,
-        fetch: impl FnOnce() -> BoxFuture<'static, Result<Arc<Vec<String>>, String>>,
-    ) -> Result<Arc<Vec<String>>, String> {
+        fetch: impl FnOnce() -> BoxFuture<'static, Result<Arc<Listing>, String>>,
+    ) -> Result<Arc<Listing>, String> {
         self.listings
             .get(ws, self.fresh_for, &self.generations, fetch)
+            .await
+    }
+
+    /// Names under another prefix of `ws` (`key` starts with `{ws}/`), e.g. dismissals.
+    pub async fn names(
+        &self,
+        key: &str,
+        fetch: impl FnOnce() -> BoxFuture<'static, Result<Arc<Vec<String>>, String>>,
+    ) -> Result<Arc<Vec<String>>, String> {
+        self.names
+            .get(key, self.fresh_for, &self.generations, fetch)
             .await
     }
 
@@ -125,6 +141,7 @@ impl ReadCache {
     pub fn invalidate(&self, ws: &str) {
         self.listings.remove_where(|k| k == ws);
         let prefix = format!("{ws}/");
+        self.names.remove_where(|k| k.starts_with(&prefix));
         self.records.remove_where(|k| k.starts_with(&prefix));
     }
 }
@@ -134,15 +151,12 @@ mod tests {
     use super::*;
     use std::sync::atomic::AtomicUsize;
 
-    fn counting(
-        calls: &Arc<AtomicUsize>,
-        ok: bool,
-    ) -> BoxFuture<'static, Result<Arc<Vec<String>>, String>> {
+    fn counting(calls: &Arc<AtomicUsize>, ok: bool) -> BoxFuture<'static, Result<Arc<Listing>, String>> {
         let calls = calls.clone();
         async move {
             calls.fetch_add(1, Ordering::SeqCst);
             if ok {
-                Ok(Arc::new(vec!["a".to_string()]))
+                Ok(Arc::new(Listing::from_names(&["junk"])))
             } else {
                 Err("down".to_string())
             }
@@ -158,7 +172,7 @@ mod tests {
             cache.listing("w", || counting(&calls, true)),
             cache.listing("w", || counting(&calls, true))
         );
-        assert_eq!((a.unwrap().len(), b.unwrap().len()), (1, 1));
+        assert_eq!(a.unwrap(), b.unwrap());
         cache.listing("w", || counting(&calls, true)).await.unwrap();
         assert_eq!(calls.load(Ordering::SeqCst), 1);
         cache.invalidate("w");

@@ -243,6 +243,8 @@ async fn serve(args: ServeArgs, demo: bool) -> anyhow::Result<()> {
 
 async fn janitor_loop(pickup: Pickup, every: Duration) {
     let mut tick = tokio::time::interval(every);
+    // A sweep that outlasts the period is followed by a full period, not a burst of catch-ups.
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tick.tick().await; // the first tick is immediate: sweep one period after start
     loop {
         tick.tick().await;

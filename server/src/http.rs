@@ -48,6 +48,14 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
     type Rejection = Error;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        // Refuse an announced oversized body before reading a byte of it.
+        let announced = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+        if announced.is_some_and(|n| n > MAX_BODY_BYTES) {
+            return Err(Error::TooLarge(MAX_BODY_BYTES));
+        }
         let bytes = Bytes::from_request(req, state).await.map_err(|r| {
             if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 Error::TooLarge(MAX_BODY_BYTES)

@@ -13,7 +13,7 @@ use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::id::ItemId;
 use crate::names::{UserId, Workspace};
-use crate::plan::{plan, Planner, Reason};
+use crate::plan::{plan, Listing, Planner, Reason};
 use crate::record::{ItemRecord, ItemUpdate, NewItem};
 use crate::store::{keys, ListOrder, Store};
 use crate::verdict::{judge, Limits, Lookup, Verdict};
@@ -189,6 +189,7 @@ impl Index {
             .inner
             .put(&keys::dismissal(ws, user, id), PutPayload::new())
             .await?;
+        self.wrote(ws);
         Ok(())
     }
 
@@ -206,7 +207,7 @@ impl Index {
         let cap = cap.unwrap_or(self.default_cap).clamp(1, MAX_CAP) as usize;
         let budget = 3 * cap;
         let now = self.clock.now_ms();
-        let dismissed: HashSet<String> = self.names_under(&keys::dismissals_of(ws, viewer)).await?;
+        let dismissed: HashSet<String> = self.dismissals(ws, viewer).await?.iter().cloned().collect();
 
         let (plan, listing_cut) = self.plan_markers(ws, now, &dismissed, budget).await?;
         let mut prune = Prune::default();
@@ -305,36 +306,43 @@ impl Index {
             }
             Ok((planner.finish(), false))
         } else {
-            let names = self.marker_names(ws).await?;
-            Ok((plan(&names, now, ttl, dismissed), false))
+            // The whole listing (the file system has no order); planning stops at the budget,
+            // so what lies beyond is left to the janitor.
+            let listing = self.marker_listing(ws).await?;
+            Ok(listing.plan(now, ttl, dismissed, budget))
         }
     }
 
-    /// Every marker name of `ws` (through the read cache when there is one).
-    async fn marker_names(&self, ws: &Workspace) -> Result<Arc<Vec<String>>> {
-        let this = self.clone();
-        let owned = ws.clone();
-        let fetch = move || {
-            async move {
-                let names = this
-                    .names_under(&keys::markers(&owned))
-                    .await
-                    .map_err(|e| e.to_string())?;
-                Ok(Arc::new(names.into_iter().collect::<Vec<_>>()))
-            }
-            .boxed()
+    /// Every marker of `ws`, parsed and sorted (through the read cache when there is one).
+    async fn marker_listing(&self, ws: &Workspace) -> Result<Arc<Listing>> {
+        let (this, prefix) = (self.clone(), keys::markers(ws));
+        let list = move || async move {
+            let names: Vec<String> = this.names_under(&prefix).await?.into_iter().collect();
+            Ok(Arc::new(Listing::from_names(&names)))
         };
         match &self.cache {
-            Some(cache) => cache.listing(ws.as_str(), fetch).await.map_err(|e| {
-                Error::Store(object_store::Error::Generic {
-                    store: "pickup",
-                    source: e.into(),
+            Some(cache) => cache
+                .listing(ws.as_str(), || list().map(|r: Result<_>| r.map_err(|e| e.to_string())).boxed())
+                .await
+                .map_err(cached_error),
+            None => list().await,
+        }
+    }
+
+    /// The ids this viewer dismissed in `ws` (through the read cache when there is one).
+    async fn dismissals(&self, ws: &Workspace, viewer: &UserId) -> Result<Arc<Vec<String>>> {
+        let (this, prefix) = (self.clone(), keys::dismissals_of(ws, viewer));
+        let list = move || async move {
+            Ok(Arc::new(this.names_under(&prefix).await?.into_iter().collect::<Vec<_>>()))
+        };
+        match &self.cache {
+            Some(cache) => cache
+                .names(&format!("{ws}/dismissed/{viewer}"), || {
+                    list().map(|r: Result<_>| r.map_err(|e| e.to_string())).boxed()
                 })
-            }),
-            None => {
-                let names = self.names_under(&keys::markers(ws)).await?;
-                Ok(Arc::new(names.into_iter().collect()))
-            }
+                .await
+                .map_err(cached_error),
+            None => list().await,
         }
     }
 
@@ -398,6 +406,11 @@ impl Index {
         }
         report
     }
+}
+
+/// A store error shared through the cache, as text.
+fn cached_error(message: String) -> Error {
+    Error::Store(object_store::Error::Generic { store: "pickup", source: message.into() })
 }
 
 async fn read_record(store: &Store, path: &Path) -> Lookup {

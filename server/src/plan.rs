@@ -77,13 +77,19 @@ impl<'a> Planner<'a> {
     /// must then sort and plan again, since dedupe relies on seeing the newest run first.
     #[must_use]
     pub fn push(&mut self, name: &str) -> bool {
-        let id = match ItemId::parse(name) {
-            Ok(id) => id,
+        match ItemId::parse(name) {
+            Ok(id) => self.push_id(&id),
             Err(_) => {
                 self.plan.unparsable.push(name.to_string());
-                return true;
+                true
             }
-        };
+        }
+    }
+
+    /// [`Planner::push`] for an id parsed already.
+    #[must_use]
+    pub fn push_id(&mut self, id: &ItemId) -> bool {
+        let id = id.clone();
         match &self.last {
             Some(last) if &id < last => return false,
             Some(last) if &id == last => return true, // listed twice: once is enough
@@ -119,6 +125,43 @@ impl<'a> Planner<'a> {
     }
 }
 
+/// A complete listing, parsed and sorted newest first (what the read cache keeps).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Listing {
+    pub ids: Vec<ItemId>,
+    pub unparsable: Vec<String>,
+}
+
+impl Listing {
+    pub fn from_names<S: AsRef<str>>(names: &[S]) -> Self {
+        let mut listing = Listing::default();
+        for name in names {
+            match ItemId::parse(name.as_ref()) {
+                Ok(id) => listing.ids.push(id),
+                Err(_) => listing.unparsable.push(name.as_ref().to_string()),
+            }
+        }
+        listing.ids.sort_unstable();
+        listing.ids.dedup();
+        listing
+    }
+
+    /// Plan until `want` candidates are found (`usize::MAX`: everything). The second value
+    /// says whether it stopped before the end: what lies beyond is left for the janitor.
+    pub fn plan(&self, now_ms: u64, ttl_ms: u64, dismissed: &HashSet<String>, want: usize) -> (Plan, bool) {
+        let mut planner = Planner::new(now_ms, ttl_ms, dismissed, want);
+        planner.plan.unparsable = self.unparsable.clone();
+        for (i, id) in self.ids.iter().enumerate() {
+            if planner.is_full() {
+                return (planner.finish(), i < self.ids.len());
+            }
+            let in_order = planner.push_id(id);
+            debug_assert!(in_order, "a listing is sorted");
+        }
+        (planner.finish(), false)
+    }
+}
+
 /// Plan from a complete listing in any order.
 pub fn plan<S: AsRef<str>>(
     names: &[S],
@@ -126,14 +169,7 @@ pub fn plan<S: AsRef<str>>(
     ttl_ms: u64,
     dismissed: &HashSet<String>,
 ) -> Plan {
-    let mut sorted: Vec<&str> = names.iter().map(|s| s.as_ref()).collect();
-    sorted.sort_unstable();
-    let mut planner = Planner::new(now_ms, ttl_ms, dismissed, usize::MAX);
-    for name in sorted {
-        let in_order = planner.push(name);
-        debug_assert!(in_order, "sorted input is in order");
-    }
-    planner.finish()
+    Listing::from_names(names).plan(now_ms, ttl_ms, dismissed, usize::MAX).0
 }
 
 #[cfg(test)]

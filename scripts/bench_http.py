@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""HTTP under load (make bench, section 3): the `recent` route with 1,000 markers on the file
+store, 50 connections, wrk on the same machine, next to /healthz in the same run. Writes
+target/bench/http.json. Standard library only."""
+import http.client, json, os, re, shutil, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "target/release/pickup")
+MARKERS, CONNECTIONS, SECONDS = 1000, 50, 10
+SECRET = "bench-secret-bench-secret-bench-secret"
+
+
+def start_server(store_dir):
+    env = dict(os.environ, PICKUP_ADDR="127.0.0.1:0", PICKUP_STORE=f"file://{store_dir}",
+               PICKUP_SECRET=SECRET, PICKUP_LOG="error", PICKUP_SITE=os.path.join(ROOT, "dist"),
+               PICKUP_JANITOR_EVERY="0s")
+    proc = subprocess.Popen([BIN, "serve"], env=env, stdout=subprocess.PIPE, text=True)
+    for line in proc.stdout:  # the server says where it listens once it does
+        m = re.search(r"listening on http://([\d.:]+)", line)
+        if m:
+            return proc, m.group(1)
+    raise SystemExit("pickup exited before listening")
+
+
+def token(write):
+    args = [BIN, "token", "--sub", "bench", "--ws", "bench", "--ttl", "1h"] + (["--write"] if write else [])
+    return subprocess.check_output(args, env=dict(os.environ, PICKUP_SECRET=SECRET), text=True).strip()
+
+
+def seed(addr, tok):
+    host, port = addr.split(":")
+    conn = http.client.HTTPConnection(host, int(port))
+    for i in range(MARKERS):
+        body = json.dumps({"key": f"item-{i}", "title": f"Bench item {i}", "status": "running", "progress": 0.5})
+        conn.request("POST", "/api/v1/workspaces/bench/items", body,
+                     {"Authorization": f"Bearer {tok}", "Content-Type": "application/json"})
+        res = conn.getresponse()
+        res.read()
+        assert res.status == 201, res.status
+
+
+def ms(value, unit):
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+
+def wrk(url, tok=None):
+    cmd = ["wrk", "-t2", f"-c{CONNECTIONS}", f"-d{SECONDS}s", "--latency", url]
+    if tok:
+        cmd[1:1] = ["-H", f"Authorization: Bearer {tok}"]
+    out = subprocess.check_output(cmd, text=True)
+    lat = dict((p, ms(v, u)) for p, v, u in re.findall(r"\s(50|99)%\s+([\d.]+)(us|ms|s)", out))
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return {"rps": rps, "p50_ms": lat["50"], "p99_ms": lat["99"], "non_2xx": int(errors.group(1)) if errors else 0}
+
+
+def peak_rss_mb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        kb = int(re.search(r"VmHWM:\s+(\d+) kB", f.read()).group(1))
+    return kb / 1024
+
+
+def main():
+    if not shutil.which("wrk"):
+        raise SystemExit("wrk is not installed: make bench installs it (apt-get install wrk)")
+    store = tempfile.mkdtemp(prefix="pickup-bench-http-")
+    proc, addr = start_server(store)
+    try:
+        seed(addr, token(write=True))
+        reader = token(write=False)
+        healthz = wrk(f"http://{addr}/healthz")
+        recent = wrk(f"http://{addr}/api/v1/workspaces/bench/recent", reader)
+        result = {"markers": MARKERS, "connections": CONNECTIONS, "seconds": SECONDS,
+                  "tool": f"wrk -t2 -c{CONNECTIONS} -d{SECONDS}s --latency (same machine)",
+                  "healthz": healthz, "recent": recent, "peak_rss_mb": round(peak_rss_mb(proc.pid), 1),
+                  "ratio_rps": round(recent["rps"] / healthz["rps"], 3)}
+    finally:
+        proc.terminate()
+        proc.wait()
+        shutil.rmtree(store, ignore_errors=True)
+    os.makedirs(os.path.join(ROOT, "target/bench"), exist_ok=True)
+    with open(os.path.join(ROOT, "target/bench/http.json"), "w") as f:
+        json.dump(result, f, indent=2)
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
