@@ -1,0 +1,153 @@
+//! Small helpers shared by the sections.
+
+use app::model::{Owner, Status};
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions};
+use pickup::id::ItemId;
+use pickup::names::Workspace;
+use pickup::record::{ItemRecord, NewItem};
+use pickup::verdict::Lookup;
+use std::cell::Cell;
+use std::sync::Arc;
+
+pub fn ws_name() -> Workspace {
+    Workspace::parse("bench").expect("a valid workspace")
+}
+
+pub fn owner() -> Owner {
+    Owner {
+        sub: "producer".into(),
+        name: "Producer".into(),
+    }
+}
+
+pub fn now_ms() -> u64 {
+    chrono::Utc::now().timestamp_millis().max(0) as u64
+}
+
+pub fn new_item(key: &str, status: Status) -> NewItem {
+    NewItem {
+        key: key.into(),
+        title: format!("bench item {key}"),
+        url: Some(format!("/runs/{key}")),
+        status: Some(status),
+        progress: None,
+    }
+}
+
+/// The record `register` would write for `id`, as bytes.
+pub fn record_bytes(ws: &Workspace, id: &ItemId, status: Status) -> Vec<u8> {
+    let item = new_item(id.key().as_str(), status);
+    let rec = ItemRecord::new(ws, id, &item, owner()).expect("a valid record");
+    serde_json::to_vec(&rec).expect("a record serialises")
+}
+
+/// Write a record create-only, as `Index::register` does.
+pub async fn put_record_create(
+    store: &Arc<dyn ObjectStore>,
+    ws: &Workspace,
+    id: &ItemId,
+    status: Status,
+) -> object_store::Result<()> {
+    let opts = PutOptions {
+        mode: PutMode::Create,
+        ..Default::default()
+    };
+    store
+        .put_opts(
+            &pickup::store::keys::item(ws, id),
+            record_bytes(ws, id, status).into(),
+            opts,
+        )
+        .await
+        .map(|_| ())
+}
+
+/// Read `items/{ws}/{id}.json` the way the index's resolver does.
+pub async fn lookup(store: &Arc<dyn ObjectStore>, ws: &Workspace, id: &ItemId) -> Lookup {
+    let got = match store.get(&pickup::store::keys::item(ws, id)).await {
+        Ok(got) => got,
+        Err(object_store::Error::NotFound { .. }) => return Lookup::NotFound,
+        Err(e) => return Lookup::Failed(e.to_string()),
+    };
+    match got.bytes().await {
+        // `into`: whatever byte type the resolver's `Lookup` holds.
+        #[allow(clippy::useless_conversion)]
+        Ok(b) => Lookup::Found(b.into()),
+        Err(e) => Lookup::Failed(e.to_string()),
+    }
+}
+
+thread_local! {
+    static RNG: Cell<u64> = Cell::new({
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos() as u64;
+        let here = &t as *const u64 as u64;
+        (t ^ here.rotate_left(32)) | 1
+    });
+}
+
+/// xorshift64*: jitter for back-off, nothing more.
+pub fn rand_u64() -> u64 {
+    RNG.with(|r| {
+        let mut x = r.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        r.set(x);
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    })
+}
+
+pub fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+pub fn bench_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from("target/bench")
+}
+
+pub fn write_json(name: &str, value: &serde_json::Value) -> anyhow::Result<std::path::PathBuf> {
+    let dir = bench_dir();
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_vec_pretty(value)?)?;
+    Ok(path)
+}
+
+pub fn machine() -> serde_json::Value {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|| "unknown".into());
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let mem_kb: u64 = meminfo
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let nproc = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    serde_json::json!({
+        "nproc": nproc,
+        "memory_gib": (mem_kb as f64 / 1024.0 / 1024.0 * 10.0).round() / 10.0,
+        "cpu": cpu,
+        "kernel": std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim(),
+    })
+}

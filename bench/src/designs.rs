@@ -1,0 +1,464 @@
+//! Section 1: the designs under the same workload. P producers register concurrently (every
+//! fourth item already finished, so it is dead at once and the reader has something to prune
+//! throughout) while one reader lists and prunes in a loop. Afterwards: how many of the live
+//! registrations the index or list still holds.
+
+use crate::common::{self, new_item, now_ms, owner, ws_name};
+use crate::lists::{supports_update, Backoff, ListError, SharedList};
+use crate::stores::{self, Kind, Root};
+use app::model::{Filter, Status};
+use pickup::clock::SystemClock;
+use pickup::id::ItemId;
+use pickup::index::Index;
+use pickup::names::{SubKey, UserId};
+use pickup::verdict::Limits;
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Design {
+    MarkerIndex,
+    NaiveList,
+    CasList,
+}
+
+impl Design {
+    pub fn all() -> [Design; 3] {
+        [Design::MarkerIndex, Design::NaiveList, Design::CasList]
+    }
+    pub fn label(self) -> &'static str {
+        match self {
+            Design::MarkerIndex => "marker index (Pickup)",
+            Design::NaiveList => "naive shared list",
+            Design::CasList => "compare-and-set list",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Run {
+    pub store: String,
+    pub design: Design,
+    pub producers: usize,
+    pub per_producer: usize,
+    pub supported: bool,
+    /// Registrations that returned success.
+    pub registered: u64,
+    /// Of those, the ones still running (never legitimately pruned).
+    pub live_registered: u64,
+    /// Live registrations missing from the index / list at the end.
+    pub lost: u64,
+    /// Compare-and-set registrations given up at the deadline (never reported as success).
+    pub abandoned: u64,
+    pub errors: u64,
+    pub first_error: Option<String>,
+    pub cas_retries: u64,
+    pub reads: u64,
+    pub pruned: u64,
+    pub elapsed_s: f64,
+    pub regs_per_s: f64,
+    /// The run hit its time bound before every producer finished its count.
+    pub cut_by_deadline: bool,
+    /// The compare-and-set list's back-off.
+    pub cas_backoff: Option<Backoff>,
+    /// A sensitivity run (another back-off), kept out of the main table.
+    #[serde(default)]
+    pub variant: bool,
+    pub note: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Skip {
+    pub store: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub producers: Vec<usize>,
+    /// Registrations per run (split over the producers), per store.
+    pub total: fn(Kind) -> usize,
+    /// The time bound of one run, per store.
+    pub deadline: fn(Kind) -> Duration,
+    /// Overrides the compare-and-set list's back-off cap (ms) on every store.
+    pub backoff_cap_ms: Option<u64>,
+}
+
+/// The compare-and-set list's back-off, scaled to the store's round trip: from 10 µs up to 20 ms
+/// in memory, from 1 ms up to 2 s over HTTP. (The 2 s cap was the best of 32 ms, 256 ms, 1 s,
+/// 2 s and 5 s at P = 64 on Azurite; shorter caps waste the emulator on losing attempts.)
+pub fn backoff(kind: Kind, cap_ms: Option<u64>) -> Backoff {
+    let b = match kind {
+        Kind::Memory | Kind::File => Backoff {
+            base_us: 10,
+            cap_us: 20_000,
+        },
+        Kind::Azure => Backoff {
+            base_us: 1_000,
+            cap_us: 2_000_000,
+        },
+    };
+    Backoff {
+        cap_us: cap_ms.map(|c| c * 1_000).unwrap_or(b.cap_us),
+        ..b
+    }
+}
+
+/// The sensitivity run: the compare-and-set list at the largest P on Azurite with a short cap.
+pub const SHORT_BACKOFF: Backoff = Backoff {
+    base_us: 1_000,
+    cap_us: 32_000,
+};
+
+pub fn default_total(kind: Kind) -> usize {
+    match kind {
+        Kind::Memory => 64_000,
+        Kind::File => 3_200,
+        Kind::Azure => 640,
+    }
+}
+
+pub fn default_deadline(kind: Kind) -> Duration {
+    match kind {
+        Kind::Memory => Duration::from_secs(5),
+        Kind::File => Duration::from_secs(8),
+        Kind::Azure => Duration::from_secs(10),
+    }
+}
+
+pub fn quick_total(kind: Kind) -> usize {
+    default_total(kind) / 8
+}
+
+pub fn quick_deadline(_: Kind) -> Duration {
+    Duration::from_secs(2)
+}
+
+fn limits() -> Limits {
+    // A finished item is dead at once, so the readers of every design prune throughout.
+    Limits {
+        keep_finished_ms: 0,
+        ..Limits::default()
+    }
+}
+
+enum Subject {
+    Index(Index),
+    List(SharedList),
+}
+
+impl Subject {
+    async fn register(
+        &self,
+        p: usize,
+        i: usize,
+        live: bool,
+        deadline: Instant,
+    ) -> Result<String, String> {
+        let key = format!("p{p}-{i}");
+        let status = if live {
+            Status::Running
+        } else {
+            Status::Succeeded
+        };
+        match self {
+            Subject::Index(index) => index
+                .register(&ws_name(), &new_item(&key, status), owner())
+                .await
+                .map(|r| r.id)
+                .map_err(|e| e.to_string()),
+            Subject::List(list) => {
+                let id = ItemId::new(now_ms(), SubKey::parse(&key).expect("a valid key"))
+                    .expect("a valid id");
+                common::put_record_create(&list.store, &list.ws, &id, status)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                match list.register(&id.to_string(), deadline).await {
+                    Ok(()) => Ok(id.to_string()),
+                    Err(ListError::Abandoned) => Err("abandoned".into()),
+                    Err(e) => Err(e.to_string()),
+                }
+            }
+        }
+    }
+
+    async fn read_and_prune(&self, viewer: &UserId, deadline: Instant) -> Result<usize, String> {
+        match self {
+            Subject::Index(index) => {
+                let read = index
+                    .recent(&ws_name(), viewer, Filter::All, Some(8))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                Ok(index.apply(&read.prune).await.deleted)
+            }
+            Subject::List(list) => match list.read_and_prune(now_ms(), deadline).await {
+                // The run is over; the reader's last save lost its race: nothing failed.
+                Err(ListError::Abandoned) => Ok(0),
+                other => other.map_err(|e| e.to_string()),
+            },
+        }
+    }
+
+    async fn present(&self) -> Result<HashSet<String>, String> {
+        match self {
+            Subject::Index(index) => index
+                .names_under(&pickup::store::keys::markers(&ws_name()))
+                .await
+                .map_err(|e| e.to_string()),
+            Subject::List(list) => list.present().await.map_err(|e| e.to_string()),
+        }
+    }
+
+    fn cas_retries(&self) -> u64 {
+        match self {
+            Subject::List(l) => l.retries.load(Ordering::Relaxed),
+            Subject::Index(_) => 0,
+        }
+    }
+}
+
+fn subject(design: Design, root: &Root, backoff: Backoff) -> Subject {
+    match design {
+        Design::MarkerIndex => Subject::Index(Index::new(
+            root.store.clone(),
+            limits(),
+            8,
+            Arc::new(SystemClock),
+        )),
+        Design::NaiveList => Subject::List(SharedList::naive(root.inner(), limits())),
+        Design::CasList => Subject::List(SharedList::cas(root.inner(), limits(), backoff)),
+    }
+}
+
+pub async fn run_one(
+    kind: Kind,
+    design: Design,
+    producers: usize,
+    total: usize,
+    bound: Duration,
+    backoff: Backoff,
+) -> anyhow::Result<Run> {
+    let per_producer = (total / producers).max(1);
+    let root = stores::open(kind, "designs")?;
+    let mut run = Run {
+        store: kind.name().into(),
+        design,
+        producers,
+        per_producer,
+        supported: true,
+        registered: 0,
+        live_registered: 0,
+        lost: 0,
+        abandoned: 0,
+        errors: 0,
+        first_error: None,
+        cas_retries: 0,
+        reads: 0,
+        pruned: 0,
+        elapsed_s: 0.0,
+        regs_per_s: 0.0,
+        cut_by_deadline: false,
+        cas_backoff: (design == Design::CasList).then_some(backoff),
+        variant: false,
+        note: String::new(),
+    };
+    if design == Design::CasList && !supports_update(&root.inner()).await {
+        run.supported = false;
+        run.note = format!(
+            "not supported: the {} store has no conditional update (PutMode::Update)",
+            kind.name()
+        );
+        return Ok(run);
+    }
+    let subject = Arc::new(subject(design, &root, backoff));
+    let started = Instant::now();
+    let deadline = started + bound;
+    let done = Arc::new(AtomicBool::new(false));
+    let reads = Arc::new(AtomicU64::new(0));
+    let pruned = Arc::new(AtomicU64::new(0));
+    let read_errors = Arc::new(AtomicU64::new(0));
+
+    let reader = {
+        let (subject, done, reads, pruned, read_errors) = (
+            subject.clone(),
+            done.clone(),
+            reads.clone(),
+            pruned.clone(),
+            read_errors.clone(),
+        );
+        tokio::spawn(async move {
+            let viewer = UserId::parse("reader").expect("a valid user");
+            // Bounded by count and by the producers' end (which the deadline bounds).
+            for _ in 0..1_000_000 {
+                if done.load(Ordering::SeqCst) {
+                    break;
+                }
+                match subject.read_and_prune(&viewer, deadline).await {
+                    Ok(n) => {
+                        pruned.fetch_add(n as u64, Ordering::Relaxed);
+                    }
+                    Err(_) => {
+                        read_errors.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                reads.fetch_add(1, Ordering::Relaxed);
+                tokio::task::yield_now().await;
+            }
+        })
+    };
+
+    let tasks: Vec<_> = (0..producers)
+        .map(|p| {
+            let subject = subject.clone();
+            tokio::spawn(async move {
+                let mut ok: Vec<(String, bool)> = Vec::with_capacity(per_producer);
+                let (mut abandoned, mut errors, mut first_error, mut cut) =
+                    (0u64, 0u64, None, false);
+                for i in 0..per_producer {
+                    if Instant::now() >= deadline {
+                        cut = true;
+                        break;
+                    }
+                    let live = i % 4 != 3;
+                    match subject.register(p, i, live, deadline).await {
+                        Ok(id) => ok.push((id, live)),
+                        Err(e) if e == "abandoned" => {
+                            abandoned += 1;
+                            cut = true;
+                            break;
+                        }
+                        Err(e) => {
+                            errors += 1;
+                            first_error.get_or_insert(e);
+                        }
+                    }
+                    // Let the reader in: an in-memory store never makes a task wait.
+                    tokio::task::yield_now().await;
+                }
+                (ok, abandoned, errors, first_error, cut)
+            })
+        })
+        .collect();
+    let mut live_ids = HashSet::new();
+    for t in tasks {
+        let (ok, abandoned, errors, first_error, cut) = t.await?;
+        run.registered += ok.len() as u64;
+        live_ids.extend(ok.into_iter().filter(|(_, l)| *l).map(|(id, _)| id));
+        run.abandoned += abandoned;
+        run.errors += errors;
+        if run.first_error.is_none() {
+            run.first_error = first_error;
+        }
+        run.cut_by_deadline |= cut;
+    }
+    let elapsed = started.elapsed();
+    done.store(true, Ordering::SeqCst);
+    reader.await?;
+
+    let present = subject.present().await.map_err(anyhow::Error::msg)?;
+    run.live_registered = live_ids.len() as u64;
+    run.lost = live_ids.difference(&present).count() as u64;
+    run.cas_retries = subject.cas_retries();
+    run.reads = reads.load(Ordering::Relaxed);
+    run.pruned = pruned.load(Ordering::Relaxed);
+    run.elapsed_s = elapsed.as_secs_f64();
+    run.regs_per_s = run.registered as f64 / run.elapsed_s.max(1e-9);
+    let read_errors = read_errors.load(Ordering::Relaxed);
+    if read_errors > 0 {
+        run.note = format!("{read_errors} reads failed");
+    }
+    Ok(run)
+}
+
+pub async fn run(plan: &Plan, kinds: &[Kind]) -> anyhow::Result<serde_json::Value> {
+    let mut runs = Vec::new();
+    let mut skipped = Vec::new();
+    let started = Instant::now();
+    for &kind in kinds {
+        if let Err(reason) = stores::available(kind) {
+            eprintln!("designs: skipping {}: {reason}", kind.name());
+            skipped.push(Skip {
+                store: kind.name().into(),
+                reason,
+            });
+            continue;
+        }
+        let max_p = plan.producers.iter().copied().max().unwrap_or(1);
+        for &p in &plan.producers {
+            let mut todo: Vec<(Design, Backoff, bool)> = Design::all()
+                .into_iter()
+                .map(|d| (d, backoff(kind, plan.backoff_cap_ms), false))
+                .collect();
+            if kind == Kind::Azure && p == max_p && plan.backoff_cap_ms.is_none() {
+                todo.push((Design::CasList, SHORT_BACKOFF, true));
+            }
+            for (design, b, variant) in todo {
+                let mut r = run_one(
+                    kind,
+                    design,
+                    p,
+                    (plan.total)(kind),
+                    (plan.deadline)(kind),
+                    b,
+                )
+                .await?;
+                r.variant = variant;
+                eprintln!(
+                    "designs: {:8} P={:<3} {:24} {}",
+                    r.store,
+                    p,
+                    if variant {
+                        format!("{} ({} ms back-off cap)", design.label(), b.cap_us / 1000)
+                    } else {
+                        design.label().to_string()
+                    },
+                    if r.supported {
+                        format!(
+                            "{:>6} regs in {:5.2} s = {:>9.1}/s, lost {}/{} live{}{}, {} reads, {} pruned, {} CAS retries{}",
+                            r.registered,
+                            r.elapsed_s,
+                            r.regs_per_s,
+                            r.lost,
+                            r.live_registered,
+                            if r.abandoned > 0 { format!(", {} abandoned", r.abandoned) } else { String::new() },
+                            if r.errors > 0 { format!(", {} errors ({})", r.errors, r.first_error.clone().unwrap_or_default()) } else { String::new() },
+                            r.reads,
+                            r.pruned,
+                            r.cas_retries,
+                            if r.cut_by_deadline { ", cut by the time bound" } else { "" },
+                        )
+                    } else {
+                        r.note.clone()
+                    }
+                );
+                runs.push(r);
+            }
+        }
+    }
+    let value = serde_json::json!({
+        "measured_at": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "machine": common::machine(),
+        "workload": {
+            "producers": plan.producers,
+            "total_per_run": Kind::all().iter().map(|k| (k.name(), (plan.total)(*k))).collect::<std::collections::BTreeMap<_, _>>(),
+            "time_bound_s": Kind::all().iter().map(|k| (k.name(), (plan.deadline)(*k).as_secs_f64())).collect::<std::collections::BTreeMap<_, _>>(),
+            "finished_fraction": 0.25,
+            "cas_backoff": Kind::all().iter().map(|k| (k.name(), backoff(*k, plan.backoff_cap_ms))).collect::<std::collections::BTreeMap<_, _>>(),
+            "readers": 1,
+        },
+        "runs": runs,
+        "skipped": skipped,
+        "wall_s": started.elapsed().as_secs_f64(),
+    });
+    let path = common::write_json("designs.json", &value)?;
+    eprintln!(
+        "designs: wrote {} ({:.0} s)",
+        path.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(value)
+}

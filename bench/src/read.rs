@@ -1,0 +1,418 @@
+//! Section 2: what a read costs against the floor. `recent` (Index::recent + apply, cap 8) versus
+//! the store work no reader can avoid: one listing of `markers/{ws}/` (on a store that lists in
+//! key order, only as far as the first 8 names; elsewhere the whole prefix, sorted) plus the 8
+//! newest records read in parallel. Workspaces of 100 to 100,000 markers; the newest 30 have
+//! records (running items, so the first 8 resolve live), the rest are bare markers, all within
+//! the TTL, each of its own sub-key (nothing is superseded, nothing is pruned).
+
+use crate::common::{self, median, ws_name};
+use crate::counting::Counting;
+use crate::stores::{self, Kind, Root};
+use app::model::{Filter, Status};
+use futures::{StreamExt, TryStreamExt};
+use object_store::list::{PaginatedListOptions, PaginatedListStore};
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use pickup::clock::SystemClock;
+use pickup::id::ItemId;
+use pickup::index::Index;
+use pickup::names::{SubKey, UserId};
+use pickup::store::{keys, Store};
+use pickup::verdict::Limits;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::Instant;
+
+const CAP: usize = 8;
+const WITH_RECORDS: usize = 30;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Row {
+    pub store: String,
+    pub markers: usize,
+    pub reps: usize,
+    /// Medians, in milliseconds.
+    pub recent_ms: f64,
+    pub floor_ms: f64,
+    pub ratio: f64,
+    /// Azure only: the floor with a listing that asks the service for 8 keys
+    /// (`PaginatedListStore::list_paginated`, max_keys = 8) instead of its default page.
+    pub paged_floor_ms: Option<f64>,
+    /// How many listing entries one `recent` pulled from the store's stream.
+    pub recent_listed: u64,
+    pub cards: usize,
+    pub recent_samples: Vec<f64>,
+    pub floor_samples: Vec<f64>,
+    pub seed_s: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Skip {
+    pub store: String,
+    pub markers: Option<usize>,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub sizes: Vec<usize>,
+    /// The largest workspace each backend is seeded to.
+    pub max: fn(Kind) -> usize,
+    pub reps: fn(Kind, usize) -> usize,
+}
+
+pub fn default_max(kind: Kind) -> usize {
+    match kind {
+        Kind::Memory | Kind::File => 100_000,
+        Kind::Azure => 10_000,
+    }
+}
+
+pub fn default_reps(kind: Kind, markers: usize) -> usize {
+    match (kind, markers) {
+        // Microseconds each: many repetitions cost nothing and steady the median.
+        (Kind::Memory, 0..=10_000) => 201,
+        (Kind::Memory, _) => 21,
+        (_, 0..=1_000) => 21,
+        (_, 1_001..=10_000) => 11,
+        _ => 7,
+    }
+}
+
+pub fn quick_max(_: Kind) -> usize {
+    1_000
+}
+
+pub fn quick_reps(_: Kind, _: usize) -> usize {
+    5
+}
+
+fn id_of(now: u64, i: usize) -> ItemId {
+    // i = 0 is the newest; one marker a second back from a minute ago: 100,000 markers span
+    // 28 hours, well inside the 7-day TTL.
+    let created = now - 60_000 - i as u64 * 1_000;
+    ItemId::new(
+        created,
+        SubKey::parse(&format!("m{i}")).expect("a valid key"),
+    )
+    .expect("an id")
+}
+
+/// Markers `from..to` (empty objects, written straight to the store), and the records of the
+/// newest ones.
+async fn seed(
+    store: &Arc<dyn ObjectStore>,
+    now: u64,
+    from: usize,
+    to: usize,
+) -> anyhow::Result<()> {
+    let ws = ws_name();
+    let concurrency = 64;
+    futures::stream::iter(from..to)
+        .map(|i| {
+            let (store, ws) = (store.clone(), ws.clone());
+            async move {
+                let id = id_of(now, i);
+                if i < WITH_RECORDS {
+                    common::put_record_create(&store, &ws, &id, Status::Running).await?;
+                }
+                store
+                    .put(&keys::marker(&ws, &id), PutPayload::new())
+                    .await?;
+                Ok::<_, object_store::Error>(())
+            }
+        })
+        .buffer_unordered(concurrency)
+        .try_collect::<Vec<()>>()
+        .await?;
+    Ok(())
+}
+
+async fn time_recent(index: &Index, viewer: &UserId) -> anyhow::Result<(f64, usize)> {
+    let t = Instant::now();
+    let read = index
+        .recent(&ws_name(), viewer, Filter::All, Some(CAP as u32))
+        .await?;
+    index.apply(&read.prune).await;
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    anyhow::ensure!(
+        read.prune.deletes.is_empty(),
+        "the seeded workspace has nothing to prune"
+    );
+    Ok((ms, read.page.cards.len()))
+}
+
+/// The floor: one listing (stopped after 8 names where the store lists in key order) and the
+/// 8 newest records in parallel.
+async fn time_floor(store: &Store) -> anyhow::Result<f64> {
+    let t = Instant::now();
+    let prefix = keys::markers(&ws_name());
+    let names: Vec<String> = if store.order == pickup::store::ListOrder::Sorted {
+        store
+            .inner
+            .list(Some(&prefix))
+            .take(CAP)
+            .map_ok(|m| m.location.filename().unwrap_or_default().to_string())
+            .try_collect()
+            .await?
+    } else {
+        let mut all: Vec<String> = store
+            .inner
+            .list(Some(&prefix))
+            .map_ok(|m| m.location.filename().unwrap_or_default().to_string())
+            .try_collect()
+            .await?;
+        let n = CAP.min(all.len());
+        if n > 0 && n < all.len() {
+            all.select_nth_unstable(n - 1);
+        }
+        all.truncate(n);
+        all
+    };
+    read_records(&store.inner, &names).await?;
+    Ok(t.elapsed().as_secs_f64() * 1e3)
+}
+
+async fn read_records(store: &Arc<dyn ObjectStore>, names: &[String]) -> anyhow::Result<()> {
+    let ws = ws_name();
+    let gets = names.iter().map(|n| {
+        let store = store.clone();
+        let id = ItemId::parse(n);
+        let ws = ws.clone();
+        async move {
+            let id = id.map_err(|e| anyhow::anyhow!("{e}"))?;
+            let got = store.get(&keys::item(&ws, &id)).await?;
+            got.bytes().await?;
+            Ok::<_, anyhow::Error>(())
+        }
+    });
+    for r in futures::future::join_all(gets).await {
+        r?;
+    }
+    anyhow::ensure!(names.len() == CAP, "the floor found {} names", names.len());
+    Ok(())
+}
+
+/// Azure: the floor with a listing request for exactly 8 keys.
+async fn time_paged_floor(root: &Root) -> anyhow::Result<Option<f64>> {
+    let Some((az, prefix)) = &root.azure else {
+        return Ok(None);
+    };
+    let t = Instant::now();
+    let full = format!("{prefix}/{}/", keys::markers(&ws_name()));
+    let page = az
+        .list_paginated(
+            Some(&full),
+            PaginatedListOptions {
+                max_keys: Some(CAP),
+                ..Default::default()
+            },
+        )
+        .await?;
+    let names: Vec<String> = page
+        .result
+        .objects
+        .iter()
+        .filter_map(|m| m.location.filename().map(str::to_string))
+        .collect();
+    read_records(&root.inner(), &names).await?;
+    Ok(Some(t.elapsed().as_secs_f64() * 1e3))
+}
+
+/// `recent`'s own CPU work, apart from the store: judging 8 fetched records into cards (JSON
+/// parsing included) and planning a budget of 3N = 24 names. Microseconds, medians of batches.
+async fn cpu_breakdown(
+    store: &Arc<dyn ObjectStore>,
+    now: u64,
+) -> anyhow::Result<serde_json::Value> {
+    let ws = ws_name();
+    let ids: Vec<ItemId> = (0..3 * CAP).map(|i| id_of(now, i)).collect();
+    let mut bodies = Vec::new();
+    for id in &ids[..CAP] {
+        bodies.push(store.get(&keys::item(&ws, id)).await?.bytes().await?);
+    }
+    let names: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
+    let limits = Limits::default();
+    let none = std::collections::HashSet::new();
+    let batch = 200;
+    let (mut judge_us, mut plan_us) = (Vec::new(), Vec::new());
+    for _ in 0..15 {
+        let t = Instant::now();
+        for _ in 0..batch {
+            for (id, b) in ids.iter().zip(&bodies) {
+                #[allow(clippy::useless_conversion)]
+                let lookup = pickup::verdict::Lookup::Found(b.clone().into());
+                std::hint::black_box(pickup::verdict::judge(id, lookup, now, &limits));
+            }
+        }
+        judge_us.push(t.elapsed().as_secs_f64() * 1e6 / batch as f64);
+        let t = Instant::now();
+        for _ in 0..batch {
+            let mut planner = pickup::plan::Planner::new(now, limits.ttl_ms, &none, 3 * CAP);
+            for n in &names {
+                let _ = planner.push(n);
+            }
+            std::hint::black_box(planner.finish());
+        }
+        plan_us.push(t.elapsed().as_secs_f64() * 1e6 / batch as f64);
+    }
+    Ok(serde_json::json!({
+        "judge_8_records_us": median(&judge_us),
+        "plan_24_names_us": median(&plan_us),
+    }))
+}
+
+pub async fn run_store(
+    kind: Kind,
+    plan: &Plan,
+    skipped: &mut Vec<Skip>,
+    cpu: &mut Option<serde_json::Value>,
+) -> anyhow::Result<Vec<Row>> {
+    let root = stores::open(kind, "read")?;
+    let limits = Limits::default();
+    let index = Index::new(
+        root.store.clone(),
+        limits,
+        CAP as u32,
+        Arc::new(SystemClock),
+    );
+    let counting = Arc::new(Counting::new(root.inner()));
+    let counted = Index::new(
+        Store {
+            inner: counting.clone(),
+            order: root.store.order,
+            url: root.store.url.clone(),
+        },
+        limits,
+        CAP as u32,
+        Arc::new(SystemClock),
+    );
+    let viewer = UserId::parse("reader").expect("a valid user");
+    let now = common::now_ms();
+    let max = (plan.max)(kind);
+    let mut seeded = 0;
+    let mut rows = Vec::new();
+    for &size in &plan.sizes {
+        if size > max {
+            skipped.push(Skip {
+                store: kind.name().into(),
+                markers: Some(size),
+                reason: format!(
+                    "over this run's limit for {} ({max} markers): seeding and listing it does not fit the time budget",
+                    kind.name()
+                ),
+            });
+            eprintln!(
+                "read: {} at {size} markers: skipped (limit {max})",
+                kind.name()
+            );
+            continue;
+        }
+        let t = Instant::now();
+        seed(&root.inner(), now, seeded, size).await?;
+        seeded = size;
+        let seed_s = t.elapsed().as_secs_f64();
+        if kind == Kind::Memory && cpu.is_none() {
+            *cpu = Some(cpu_breakdown(&root.inner(), now).await?);
+        }
+
+        // Warm up (connections, caches), then interleave, alternating which goes first.
+        for _ in 0..2 {
+            time_recent(&index, &viewer).await?;
+            time_floor(&root.store).await?;
+        }
+        let reps = (plan.reps)(kind, size);
+        let (mut recent, mut floor, mut paged) = (Vec::new(), Vec::new(), Vec::new());
+        let mut cards = 0;
+        for r in 0..reps {
+            if r % 2 == 0 {
+                let (ms, c) = time_recent(&index, &viewer).await?;
+                recent.push(ms);
+                cards = c;
+                floor.push(time_floor(&root.store).await?);
+            } else {
+                floor.push(time_floor(&root.store).await?);
+                let (ms, c) = time_recent(&index, &viewer).await?;
+                recent.push(ms);
+                cards = c;
+            }
+            if let Some(ms) = time_paged_floor(&root).await? {
+                paged.push(ms);
+            }
+        }
+        let before = counting.listed();
+        counted
+            .recent(&ws_name(), &viewer, Filter::All, Some(CAP as u32))
+            .await?;
+        let recent_listed = counting.listed() - before;
+
+        let (rm, fm) = (median(&recent), median(&floor));
+        let row = Row {
+            store: kind.name().into(),
+            markers: size,
+            reps,
+            recent_ms: rm,
+            floor_ms: fm,
+            ratio: rm / fm,
+            paged_floor_ms: (!paged.is_empty()).then(|| median(&paged)),
+            recent_listed,
+            cards,
+            recent_samples: recent,
+            floor_samples: floor,
+            seed_s,
+        };
+        eprintln!(
+            "read: {:8} {:>7} markers: recent {:8.3} ms, floor {:8.3} ms, ratio {:5.2}{}, recent pulled {} listing entries, {} cards (seeded in {:.1} s, {} reps)",
+            row.store,
+            size,
+            rm,
+            fm,
+            row.ratio,
+            row.paged_floor_ms
+                .map(|p| format!(", floor with an 8-key page {p:.3} ms"))
+                .unwrap_or_default(),
+            recent_listed,
+            cards,
+            seed_s,
+            reps
+        );
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+pub async fn run(plan: &Plan, kinds: &[Kind]) -> anyhow::Result<serde_json::Value> {
+    let started = Instant::now();
+    let mut rows = Vec::new();
+    let mut skipped = Vec::new();
+    let mut cpu = None;
+    for &kind in kinds {
+        if let Err(reason) = stores::available(kind) {
+            eprintln!("read: skipping {}: {reason}", kind.name());
+            skipped.push(Skip {
+                store: kind.name().into(),
+                markers: None,
+                reason,
+            });
+            continue;
+        }
+        rows.extend(run_store(kind, plan, &mut skipped, &mut cpu).await?);
+    }
+    let value = serde_json::json!({
+        "measured_at": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "machine": common::machine(),
+        "cap": CAP,
+        "records_seeded": WITH_RECORDS,
+        "sizes": plan.sizes,
+        "rows": rows,
+        "skipped": skipped,
+        "cpu_us": cpu,
+        "wall_s": started.elapsed().as_secs_f64(),
+    });
+    let path = common::write_json("read.json", &value)?;
+    eprintln!(
+        "read: wrote {} ({:.0} s)",
+        path.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(value)
+}
