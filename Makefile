@@ -52,6 +52,17 @@ e2e-deps:
 test-e2e: setup widget server e2e-deps
 	cd end2end && PICKUP_BIN=$(CURDIR)/$(PICKUP) PICKUP_SITE=$(CURDIR)/dist npx playwright test
 
+## bench: every benchmark in one run, written to BENCHMARKS.md and docs/bench/*.svg (~10 min)
+bench: setup widget e2e-deps
+	@command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
+	cargo build --release -p pickup -p pickup-bench
+	./scripts/emulators.sh run -- target/release/pickup-bench designs
+	./scripts/emulators.sh run -- target/release/pickup-bench read
+	python3 scripts/bench_http.py
+	cd end2end && PICKUP_BIN=$(CURDIR)/target/release/pickup PICKUP_SITE=$(CURDIR)/dist \
+	  npx playwright test --config playwright.bench.config.ts
+	target/release/pickup-bench report
+
 fmt:
 	cargo fmt --all
 
