@@ -89,28 +89,28 @@ impl<'a> Planner<'a> {
     /// [`Planner::push`] for an id parsed already.
     #[must_use]
     pub fn push_id(&mut self, id: &ItemId) -> bool {
-        let id = id.clone();
         match &self.last {
-            Some(last) if &id < last => return false,
-            Some(last) if &id == last => return true, // listed twice: once is enough
+            Some(last) if id < last => return false,
+            Some(last) if id == last => return true, // listed twice: once is enough
             _ => {}
         }
         self.last = Some(id.clone());
-        let key = id.key().as_str().to_string();
-        if let Some(newer) = self.newest_of_key.get(&key) {
-            self.plan
-                .delete
-                .push((id, Reason::Superseded(newer.clone())));
-        } else if self.now_ms.saturating_sub(id.created_ms()) > self.ttl_ms {
-            self.newest_of_key.insert(key, id.to_string());
-            self.plan.delete.push((id, Reason::Expired));
+        // The newest run of a key is seen first; every later one is superseded by it.
+        if let Some(newer) = self.newest_of_key.get(id.key().as_str()) {
+            let reason = Reason::Superseded(newer.clone());
+            self.plan.delete.push((id.clone(), reason));
+            return true;
+        }
+        let text = id.to_string();
+        let expired = self.now_ms.saturating_sub(id.created_ms()) > self.ttl_ms;
+        let dismissed = !expired && self.dismissed.contains(&text);
+        self.newest_of_key.insert(id.key().to_string(), text);
+        if expired {
+            self.plan.delete.push((id.clone(), Reason::Expired));
+        } else if dismissed {
+            self.plan.dismissed.push(id.clone());
         } else {
-            self.newest_of_key.insert(key, id.to_string());
-            if self.dismissed.contains(&id.to_string()) {
-                self.plan.dismissed.push(id);
-            } else {
-                self.plan.candidates.push(id);
-            }
+            self.plan.candidates.push(id.clone());
         }
         true
     }
@@ -148,7 +148,13 @@ impl Listing {
 
     /// Plan until `want` candidates are found (`usize::MAX`: everything). The second value
     /// says whether it stopped before the end: what lies beyond is left for the janitor.
-    pub fn plan(&self, now_ms: u64, ttl_ms: u64, dismissed: &HashSet<String>, want: usize) -> (Plan, bool) {
+    pub fn plan(
+        &self,
+        now_ms: u64,
+        ttl_ms: u64,
+        dismissed: &HashSet<String>,
+        want: usize,
+    ) -> (Plan, bool) {
         let mut planner = Planner::new(now_ms, ttl_ms, dismissed, want);
         planner.plan.unparsable = self.unparsable.clone();
         for (i, id) in self.ids.iter().enumerate() {
@@ -169,7 +175,9 @@ pub fn plan<S: AsRef<str>>(
     ttl_ms: u64,
     dismissed: &HashSet<String>,
 ) -> Plan {
-    Listing::from_names(names).plan(now_ms, ttl_ms, dismissed, usize::MAX).0
+    Listing::from_names(names)
+        .plan(now_ms, ttl_ms, dismissed, usize::MAX)
+        .0
 }
 
 #[cfg(test)]
