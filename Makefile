@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := run
 
 PICKUP     := target/debug/pickup
-WIDGET_SRC := $(shell find app/src style public -type f) app/Cargo.toml index.html Trunk.toml Cargo.lock
+WIDGET_SRC := $(shell find app/src style public -type f) app/Cargo.toml index.html Trunk.toml Cargo.lock Cargo.toml
 SERVER_SRC := $(shell find server/src app/src -type f) server/Cargo.toml app/Cargo.toml Cargo.lock
 
 .PHONY: setup widget server run test test-rust test-e2e e2e-deps bench fmt lint clean
@@ -16,7 +16,7 @@ setup:
 ## widget: the release build of the widget into dist/ (only when its sources changed)
 widget: dist/index.html
 dist/index.html: $(WIDGET_SRC) scripts/wasm-env.sh | setup
-	source scripts/wasm-env.sh && trunk build --release --offline
+	source scripts/wasm-env.sh && trunk build --release
 
 ## server: the pickup binary
 server: $(PICKUP)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the build tools Pickup needs, and only those, idempotently (make setup).
-#   - the wasm32 standard library: rustup's target if it can be had, else Debian's rustc-web and
-#     rust-web-src built with -Zbuild-std (see scripts/wasm-env.sh);
+#   - the wasm32 standard library and its sources: rustup's target and rust-src if they can be
+#     had, else Debian's rustc-web and rust-web-src (std is rebuilt for size: scripts/wasm-env.sh);
 #   - trunk 0.21.14; wasm-bindgen-cli at exactly Cargo.lock's wasm-bindgen; wasm-opt (binaryen).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,10 +22,10 @@ apt_install() {
 }
 
 # 1. The wasm32 standard library.
+# The widget's build rebuilds std for size (-Zbuild-std), so it needs std's sources too.
 if [ ! -s .tools/wasm-mode ]; then
-  if rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
-    echo rustup > .tools/wasm-mode
-  elif timeout 45 rustup target add wasm32-unknown-unknown >/dev/null 2>&1; then
+  if timeout 45 rustup target add wasm32-unknown-unknown >/dev/null 2>&1 &&
+     timeout 45 rustup component add rust-src >/dev/null 2>&1; then
     echo rustup > .tools/wasm-mode
   else
     say "rustup cannot download the wasm32 target here; using Debian's rustc-web + rust-web-src"

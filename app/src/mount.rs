@@ -15,7 +15,6 @@ const DEFAULT_REFRESH_SECS: f64 = 15.0;
 
 #[wasm_bindgen(start)]
 pub fn start() {
-    console_error_panic_hook::set_once();
     let Ok(nodes) = document().query_selector_all("[data-pickup-workspace]") else {
         return;
     };
