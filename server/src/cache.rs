@@ -151,7 +151,10 @@ mod tests {
     use super::*;
     use std::sync::atomic::AtomicUsize;
 
-    fn counting(calls: &Arc<AtomicUsize>, ok: bool) -> BoxFuture<'static, Result<Arc<Listing>, String>> {
+    fn counting(
+        calls: &Arc<AtomicUsize>,
+        ok: bool,
+    ) -> BoxFuture<'static, Result<Arc<Listing>, String>> {
         let calls = calls.clone();
         async move {
             calls.fetch_add(1, Ordering::SeqCst);

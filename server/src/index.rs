@@ -207,7 +207,8 @@ impl Index {
         let cap = cap.unwrap_or(self.default_cap).clamp(1, MAX_CAP) as usize;
         let budget = 3 * cap;
         let now = self.clock.now_ms();
-        let dismissed: HashSet<String> = self.dismissals(ws, viewer).await?.iter().cloned().collect();
+        let dismissed: HashSet<String> =
+            self.dismissals(ws, viewer).await?.iter().cloned().collect();
 
         let (plan, listing_cut) = self.plan_markers(ws, now, &dismissed, budget).await?;
         let mut prune = Prune::default();
@@ -322,7 +323,11 @@ impl Index {
         };
         match &self.cache {
             Some(cache) => cache
-                .listing(ws.as_str(), || list().map(|r: Result<_>| r.map_err(|e| e.to_string())).boxed())
+                .listing(ws.as_str(), || {
+                    list()
+                        .map(|r: Result<_>| r.map_err(|e| e.to_string()))
+                        .boxed()
+                })
                 .await
                 .map_err(cached_error),
             None => list().await,
@@ -333,12 +338,19 @@ impl Index {
     async fn dismissals(&self, ws: &Workspace, viewer: &UserId) -> Result<Arc<Vec<String>>> {
         let (this, prefix) = (self.clone(), keys::dismissals_of(ws, viewer));
         let list = move || async move {
-            Ok(Arc::new(this.names_under(&prefix).await?.into_iter().collect::<Vec<_>>()))
+            Ok(Arc::new(
+                this.names_under(&prefix)
+                    .await?
+                    .into_iter()
+                    .collect::<Vec<_>>(),
+            ))
         };
         match &self.cache {
             Some(cache) => cache
                 .names(&format!("{ws}/dismissed/{viewer}"), || {
-                    list().map(|r: Result<_>| r.map_err(|e| e.to_string())).boxed()
+                    list()
+                        .map(|r: Result<_>| r.map_err(|e| e.to_string()))
+                        .boxed()
                 })
                 .await
                 .map_err(cached_error),
@@ -410,7 +422,10 @@ impl Index {
 
 /// A store error shared through the cache, as text.
 fn cached_error(message: String) -> Error {
-    Error::Store(object_store::Error::Generic { store: "pickup", source: message.into() })
+    Error::Store(object_store::Error::Generic {
+        store: "pickup",
+        source: message.into(),
+    })
 }
 
 async fn read_record(store: &Store, path: &Path) -> Lookup {
