@@ -1,5 +1,7 @@
 //! The `pickup` binary as scripts use it.
 
+mod common;
+
 use std::process::Command;
 
 fn pickup() -> Command {
@@ -11,20 +13,7 @@ fn pickup() -> Command {
 }
 
 fn file_count(dir: &std::path::Path) -> usize {
-    walk(dir).len()
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p))
-        } else {
-            out.push(p)
-        }
-    }
-    out
+    common::server::walk(dir).len()
 }
 
 #[tokio::test]

@@ -77,7 +77,8 @@ impl Drop for Server {
     }
 }
 
-fn walk(dir: &Path) -> Vec<PathBuf> {
+/// Every file below `dir`.
+pub fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let p = e.path();
