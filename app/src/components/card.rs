@@ -33,7 +33,8 @@ pub fn CardView(
     };
     let progress_label = format!("Progress of {}", card.title);
     let progress = card.progress.map(|p| {
-        let pct = (p.clamp(0.0, 1.0) * 100.0).round();
+        // A whole percent: also keeps float formatting out of the bundle.
+        let pct = (p.clamp(0.0, 1.0) * 100.0).round() as u32;
         view! {
             <div
                 class="pickup-progress"
