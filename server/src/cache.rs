@@ -11,7 +11,7 @@
 
 use crate::plan::Listing;
 use futures::future::{BoxFuture, FutureExt, Shared};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -85,12 +85,13 @@ pub struct ReadCache {
     generations: AtomicU64,
     /// `{ws}`: the parsed, sorted markers; `{ws}/dismissed/{user}`: a viewer's dismissals.
     listings: Slots<Arc<Listing>>,
-    names: Slots<Arc<Vec<String>>>,
+    names: Slots<Arc<HashSet<String>>>,
     /// `{ws}/{id}`: a record's bytes.
     records: Slots<bytes::Bytes>,
 }
 
-/// A record that does not exist is a value worth sharing too.
+/// How a record fetch says "no such record": like an error it is shared only by the requests
+/// already waiting on that read and never kept, so a record written a moment later is seen at once.
 pub const MISSING: &str = "\u{0}missing";
 
 impl ReadCache {
@@ -119,8 +120,8 @@ impl ReadCache {
     pub async fn names(
         &self,
         key: &str,
-        fetch: impl FnOnce() -> BoxFuture<'static, Result<Arc<Vec<String>>, String>>,
-    ) -> Result<Arc<Vec<String>>, String> {
+        fetch: impl FnOnce() -> BoxFuture<'static, Result<Arc<HashSet<String>>, String>>,
+    ) -> Result<Arc<HashSet<String>>, String> {
         self.names
             .get(key, self.fresh_for, &self.generations, fetch)
             .await

@@ -13,7 +13,7 @@ use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::id::ItemId;
 use crate::names::{UserId, Workspace};
-use crate::plan::{plan, Listing, Planner, Reason};
+use crate::plan::{Listing, Planner, Reason};
 use crate::record::{ItemRecord, ItemUpdate, NewItem};
 use crate::store::{keys, ListOrder, Store};
 use crate::verdict::{judge, Limits, Lookup, Verdict};
@@ -207,14 +207,11 @@ impl Index {
         let cap = cap.unwrap_or(self.default_cap).clamp(1, MAX_CAP) as usize;
         let budget = 3 * cap;
         let now = self.clock.now_ms();
-        let dismissed: HashSet<String> =
-            self.dismissals(ws, viewer).await?.iter().cloned().collect();
+        let dismissed = self.dismissals(ws, viewer).await?;
 
         let (plan, listing_cut) = self.plan_markers(ws, now, &dismissed, budget).await?;
-        let mut prune = Prune::default();
-        for (id, reason) in &plan.delete {
-            prune.deletes.push((keys::marker(ws, id), reason.clone()));
-        }
+        // Markers to delete, by id: planned by name, then found dead by their records.
+        let mut dead: Vec<(ItemId, Reason)> = plan.delete.clone();
         for name in &plan.unparsable {
             tracing::warn!(ws = %ws, name, "skipping a marker whose name is not an id");
         }
@@ -238,7 +235,7 @@ impl Index {
                         }
                     }
                     Verdict::Pending => {}
-                    Verdict::Dead(reason) => prune.deletes.push((keys::marker(ws, id), reason)),
+                    Verdict::Dead(reason) => dead.push((id.clone(), reason)),
                     Verdict::Unknown(why) => {
                         tracing::warn!(ws = %ws, id = %id, why, "could not resolve an item; keeping its marker");
                         partial = true;
@@ -246,18 +243,20 @@ impl Index {
                 }
             }
         }
+        let mut prune = Prune::default();
         // A viewer's dismissals of markers that are going away go with them.
-        let dead: Vec<ItemId> = prune
-            .deletes
+        let orphaned: Vec<ItemId> = dead
             .iter()
-            .filter_map(|(p, _)| p.filename().and_then(|n| ItemId::parse(n).ok()))
+            .filter(|(id, _)| dismissed.contains(&id.to_string()))
+            .map(|(id, _)| id.clone())
             .collect();
-        for id in dead {
-            if dismissed.contains(&id.to_string()) {
-                prune
-                    .deletes
-                    .push((keys::dismissal(ws, viewer, &id), Reason::OrphanDismissal));
-            }
+        for (id, reason) in dead {
+            prune.deletes.push((keys::marker(ws, &id), reason));
+        }
+        for id in orphaned {
+            prune
+                .deletes
+                .push((keys::dismissal(ws, viewer, &id), Reason::OrphanDismissal));
         }
         let more = cards.len() > cap || resolved < plan.candidates.len() || listing_cut;
         cards.truncate(cap);
@@ -283,23 +282,17 @@ impl Index {
         let ttl = self.limits.ttl_ms;
         if self.store.order == ListOrder::Sorted {
             let mut planner = Planner::new(now, ttl, dismissed, budget);
-            let mut seen = Vec::new();
             let mut listing = self.store.inner.list(Some(&keys::markers(ws)));
             while let Some(meta) = listing.next().await {
                 let meta = meta?;
-                let Some(name) = meta.location.filename().map(str::to_string) else {
+                let Some(name) = meta.location.filename() else {
                     continue;
                 };
-                seen.push(name.clone());
-                if !planner.push(&name) {
-                    // Not in order after all: list everything and plan from a sorted copy.
+                if !planner.push(name) {
+                    // Not in order after all: list everything again and plan from it sorted.
                     tracing::warn!(store = %self.store.url, "listing was not in key order; sorting it");
-                    let rest: Vec<String> = listing
-                        .map_ok(|m| m.location.filename().unwrap_or_default().to_string())
-                        .try_collect()
-                        .await?;
-                    seen.extend(rest);
-                    return Ok((plan(&seen, now, ttl, dismissed), false));
+                    let all = self.marker_listing(ws).await?;
+                    return Ok((all.plan(now, ttl, dismissed, usize::MAX).0, false));
                 }
                 if planner.is_full() {
                     return Ok((planner.finish(), true));
@@ -335,16 +328,9 @@ impl Index {
     }
 
     /// The ids this viewer dismissed in `ws` (through the read cache when there is one).
-    async fn dismissals(&self, ws: &Workspace, viewer: &UserId) -> Result<Arc<Vec<String>>> {
+    async fn dismissals(&self, ws: &Workspace, viewer: &UserId) -> Result<Arc<HashSet<String>>> {
         let (this, prefix) = (self.clone(), keys::dismissals_of(ws, viewer));
-        let list = move || async move {
-            Ok(Arc::new(
-                this.names_under(&prefix)
-                    .await?
-                    .into_iter()
-                    .collect::<Vec<_>>(),
-            ))
-        };
+        let list = move || async move { Ok(Arc::new(this.names_under(&prefix).await?)) };
         match &self.cache {
             Some(cache) => cache
                 .names(&format!("{ws}/dismissed/{viewer}"), || {
