@@ -97,6 +97,8 @@ fn bearer(headers: &HeaderMap) -> Option<String> {
 #[derive(Clone)]
 pub struct AppState {
     pub pickup: Pickup,
+    /// The same service, as the server functions take it from context (made once, not per call).
+    pub handle: ServiceHandle,
 }
 
 pub struct HttpConfig {
@@ -105,7 +107,8 @@ pub struct HttpConfig {
 }
 
 pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
-    let state = AppState { pickup };
+    let handle = ServiceHandle(Arc::new(pickup.clone()));
+    let state = AppState { pickup, handle };
     let api = Router::new()
         .route("/api/v1/workspaces/{ws}/items", post(register))
         .route(
@@ -263,7 +266,7 @@ async fn recent(
 /// The widget's server functions. The service and the caller's token go in through context;
 /// the error's code decides the status (server functions would otherwise answer 500).
 async fn server_fn(State(s): State<AppState>, req: Request<Body>) -> Response {
-    let handle = ServiceHandle(Arc::new(s.pickup.clone()));
+    let handle = s.handle.clone();
     let token = Bearer(bearer(req.headers()));
     let res = leptos_axum::handle_server_fns_with_context(
         move || {
