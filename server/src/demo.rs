@@ -5,10 +5,9 @@ use crate::error::Result;
 use crate::id::ItemId;
 use crate::index::Index;
 use crate::names::Workspace;
-use crate::record::{ms_to_time, ItemRecord, ItemUpdate, NewItem};
+use crate::record::{ItemUpdate, NewItem};
 use crate::store::keys;
 use app::model::{Owner, Status};
-use object_store::ObjectStoreExt;
 
 pub const DEMO_WS: &str = "demo";
 
@@ -98,36 +97,26 @@ pub async fn seed(index: &Index) -> Result<()> {
             status: Some(Status::Queued),
             progress: None,
         };
-        // Created `minutes_ago`, so ids (and the order of cards) look like a real morning's work.
+        // Created and updated `minutes_ago` (an index whose clock says so), so ids, the order
+        // of cards and their times look like a real morning's work.
+        let then_ms = now - minutes_ago * 60_000;
         let then = Index {
-            clock: std::sync::Arc::new(ManualClock::new(now - minutes_ago * 60_000)),
+            clock: std::sync::Arc::new(ManualClock::new(then_ms)),
             ..index.clone()
         };
         let record = then.register(&ws, &new, owner.clone()).await?;
         let id = ItemId::parse(&record.id)?;
-        let at = ms_to_time(now - minutes_ago * 60_000);
         let up = ItemUpdate {
             title: title.into(),
             url: new.url.clone(),
             status,
             progress,
             owner: Some(owner),
-            heartbeat_at: (status == Status::Running).then_some(at),
-            finished_at: status.is_finished().then_some(at),
+            // An update stamps the heartbeat and the finish time with the index's clock.
+            heartbeat_at: None,
+            finished_at: None,
         };
-        // Written as of `minutes_ago`, so the cards show realistic times.
-        let record = ItemRecord::updated(
-            &ws,
-            &id,
-            &up,
-            person("you", "You"),
-            now - minutes_ago * 60_000,
-        )?;
-        let body = serde_json::to_vec(&record).expect("a record serialises");
-        index
-            .store
-            .inner
-            .put(&keys::item(&ws, &id), body.into())
+        then.update(&ws, &id, &up, person("you", "You"), None)
             .await?;
     }
     Ok(())
