@@ -40,6 +40,17 @@ struct Call {
     writes: bool,
 }
 
+impl Call {
+    fn get(path: String) -> Call {
+        Call {
+            method: Method::GET,
+            path,
+            body: None,
+            writes: false,
+        }
+    }
+}
+
 fn routes(id: &str) -> Vec<Call> {
     let up = json!({"title": "t", "status": "succeeded"});
     let new = json!({"key": "k", "title": "t"});
@@ -207,28 +218,9 @@ async fn authorization_matrix_refuses_and_writes_nothing() {
     assert_eq!(s.files(), before, "nothing was written or deleted");
 
     // A non-member learns nothing: the same answer for a workspace that exists and one that does not.
-    let (a, _) = send(
-        &s,
-        &Call {
-            method: Method::GET,
-            path: format!("/api/v1/workspaces/acme/items/{id}"),
-            body: None,
-            writes: false,
-        },
-        Some(&other_ws),
-    )
-    .await;
-    let (b, _) = send(
-        &s,
-        &Call {
-            method: Method::GET,
-            path: format!("/api/v1/workspaces/nothing-here/items/{id}"),
-            body: None,
-            writes: false,
-        },
-        Some(&other_ws),
-    )
-    .await;
+    let item_of = |ws: &str| Call::get(format!("/api/v1/workspaces/{ws}/items/{id}"));
+    let (a, _) = send(&s, &item_of("acme"), Some(&other_ws)).await;
+    let (b, _) = send(&s, &item_of("nothing-here"), Some(&other_ws)).await;
     assert_eq!((a, b), (StatusCode::FORBIDDEN, StatusCode::FORBIDDEN));
 }
 
@@ -282,12 +274,7 @@ async fn hostile_names_and_bodies_are_refused_and_write_nothing() {
         "8299999999999_..",
         &long,
     ] {
-        let call = Call {
-            method: Method::GET,
-            path: format!("/api/v1/workspaces/acme/items/{bad_id}"),
-            body: None,
-            writes: false,
-        };
+        let call = Call::get(format!("/api/v1/workspaces/acme/items/{bad_id}"));
         let (got, body) = send(&s, &call, Some(&token)).await;
         assert_eq!(
             (got, body["error"].as_str()),
