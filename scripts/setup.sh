@@ -40,14 +40,14 @@ say "wasm32 std: $(cat .tools/wasm-mode)"
 # 2. Trunk (--locked: without it a newer cssparser breaks its build).
 if [ "$(trunk --version 2>/dev/null)" != "trunk $TRUNK_VERSION" ]; then
   say "installing trunk $TRUNK_VERSION (several minutes)"
-  cargo install trunk --version "$TRUNK_VERSION" --locked
+  cargo install --debug trunk --version "$TRUNK_VERSION" --locked
 fi
 
 # 3. wasm-bindgen-cli, exactly the crate's version (not --locked: its lockfile pins a crate
 #    version this registry mirror lacks).
 if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]; then
   say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION"
-  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+  cargo install --debug wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
 fi
 
 # 4. wasm-opt from npm's binaryen: installs in seconds (cargo's wasm-opt compiles C++ for 12 min).
