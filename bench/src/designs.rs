@@ -193,7 +193,7 @@ impl Subject {
                     .recent(&ws_name(), viewer, Filter::All, Some(8))
                     .await
                     .map_err(|e| e.to_string())?;
-                Ok(index.apply(&read.prune).await.deleted)
+                Ok(index.apply(&read.prune).await.total())
             }
             Subject::List(list) => match list.read_and_prune(now_ms(), deadline).await {
                 // The run is over; the reader's last save lost its race: nothing failed.

@@ -277,11 +277,7 @@ pub async fn run_store(
     );
     let counting = Arc::new(Counting::new(root.inner()));
     let counted = Index::new(
-        Store {
-            inner: counting.clone(),
-            order: root.store.order,
-            url: root.store.url.clone(),
-        },
+        Store::wrap(counting.clone(), root.store.order, &root.store.url),
         limits,
         CAP as u32,
         Arc::new(SystemClock),

@@ -3,7 +3,6 @@
 
 use object_store::azure::{MicrosoftAzure, MicrosoftAzureBuilder};
 use object_store::local::LocalFileSystem;
-use object_store::memory::InMemory;
 use object_store::prefix::PrefixStore;
 use object_store::ObjectStore;
 use pickup::store::{ListOrder, Store};
@@ -105,11 +104,7 @@ fn unique(label: &str) -> String {
 pub fn open(kind: Kind, label: &str) -> anyhow::Result<Root> {
     match kind {
         Kind::Memory => Ok(Root {
-            store: Store {
-                inner: Arc::new(InMemory::new()),
-                order: ListOrder::Sorted,
-                url: "memory://".into(),
-            },
+            store: Store::memory(),
             azure: None,
             _dir: None,
         }),
@@ -119,11 +114,11 @@ pub fn open(kind: Kind, label: &str) -> anyhow::Result<Root> {
                 .tempdir()?;
             let fs = LocalFileSystem::new_with_prefix(dir.path())?;
             Ok(Root {
-                store: Store {
-                    inner: Arc::new(fs),
-                    order: ListOrder::Unsorted,
-                    url: format!("file://{}", dir.path().display()),
-                },
+                store: Store::wrap(
+                    Arc::new(fs),
+                    ListOrder::Unsorted,
+                    &format!("file://{}", dir.path().display()),
+                ),
                 azure: None,
                 _dir: Some(dir),
             })
@@ -145,11 +140,11 @@ pub fn open(kind: Kind, label: &str) -> anyhow::Result<Root> {
             let inner: Arc<dyn ObjectStore> =
                 Arc::new(PrefixStore::new(az.clone(), prefix.as_str()));
             Ok(Root {
-                store: Store {
+                store: Store::wrap(
                     inner,
-                    order: ListOrder::Sorted,
-                    url: format!("az://{}/{prefix}", conf.container),
-                },
+                    ListOrder::Sorted,
+                    &format!("az://{}/{prefix}", conf.container),
+                ),
                 azure: Some((az, prefix)),
                 _dir: None,
             })

@@ -54,6 +54,9 @@ pub struct StoreArgs {
     /// A running item whose heartbeat is older than this is shown as stalled.
     #[arg(long, env = "PICKUP_STALE_AFTER", default_value = "15m", value_parser = humantime::parse_duration)]
     pub stale_after: Duration,
+    /// How far servers' clocks may disagree. Ids dated later than now plus this are refused.
+    #[arg(long, env = "PICKUP_MAX_SKEW", default_value = "2m", value_parser = humantime::parse_duration)]
+    pub max_skew: Duration,
     /// Cards per page unless the caller asks otherwise (at most 50).
     #[arg(long, env = "PICKUP_CAP", default_value_t = app::model::DEFAULT_CAP, value_parser = clap::value_parser!(u32).range(1..=50))]
     pub cap: u32,
@@ -121,6 +124,7 @@ impl StoreArgs {
             grace_ms: self.grace.as_millis() as u64,
             keep_finished_ms: self.keep_finished.as_millis() as u64,
             stale_after_ms: self.stale_after.as_millis() as u64,
+            max_skew_ms: self.max_skew.as_millis() as u64,
         };
         Ok(Index::new(store, limits, self.cap, Arc::new(SystemClock)))
     }
@@ -171,22 +175,37 @@ async fn prune(p: PruneArgs) -> anyhow::Result<()> {
         let sweep = crate::janitor::sweep(&index, &ws, p.dry_run)
             .await
             .with_context(|| format!("sweeping {ws}"))?;
+        let counts = if p.dry_run {
+            sweep.planned()
+        } else {
+            sweep.deleted.clone()
+        };
         println!(
-            "{ws}: {} markers, {} to delete, {} unreadable (kept)",
-            sweep.markers,
-            sweep.deletes.len(),
+            "{ws}: listed {}; {verb} {}; {} unreadable (kept)",
+            per_kind(&sweep.listed),
+            per_kind(&counts),
             sweep.unknown
         );
-        for (path, reason) in &sweep.deletes {
-            println!("  {verb} {path}: {reason}");
+        for (key, reason) in &sweep.deletes {
+            println!("  {verb} {key}: {reason}");
         }
-        total += sweep.deletes.len() - sweep.failed;
+        total += counts.values().sum::<usize>();
         if sweep.failed > 0 {
             println!("  {} deletes failed; run again later", sweep.failed);
         }
     }
     println!("{verb} {total} keys");
     Ok(())
+}
+
+/// `3 markers, 3 records, 0 dismissals`.
+fn per_kind(counts: &std::collections::BTreeMap<crate::store::KeyKind, usize>) -> String {
+    use crate::store::KeyKind;
+    [KeyKind::Marker, KeyKind::Record, KeyKind::Dismissal]
+        .iter()
+        .map(|k| format!("{} {}", counts.get(k).copied().unwrap_or(0), k.plural()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 async fn serve(args: ServeArgs, demo: bool) -> anyhow::Result<()> {

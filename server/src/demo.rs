@@ -106,18 +106,14 @@ pub async fn seed(index: &Index) -> Result<()> {
         };
         let record = then.register(&ws, &new, owner.clone()).await?;
         let id = ItemId::parse(&record.id)?;
+        // An update stamps the heartbeat and the finish time with the index's clock.
         let up = ItemUpdate {
-            title: title.into(),
             url: new.url.clone(),
-            status,
             progress,
-            owner: Some(owner),
-            // An update stamps the heartbeat and the finish time with the index's clock.
-            heartbeat_at: None,
-            finished_at: None,
+            ..ItemUpdate::new(title, status)
         };
-        then.update(&ws, &id, &up, person("you", "You"), None)
-            .await?;
+        let sub = crate::names::UserId::parse(&owner.sub)?;
+        then.update(&ws, &id, &up, &sub, None).await?;
     }
     Ok(())
 }

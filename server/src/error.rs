@@ -24,6 +24,12 @@ pub enum Error {
     /// The same answer whether or not the workspace or item exists.
     #[error("this token does not grant {0} on that workspace")]
     Forbidden(&'static str),
+    /// Only the token that registered an item may change or remove it.
+    #[error("only the item's owner (the token that registered it) may change or remove it")]
+    NotOwner,
+    /// An id dated later than now plus the clock skew servers may have: no server made it.
+    #[error("the item id is dated {ahead_ms} ms in the future, more than the allowed clock skew of {max_skew_ms} ms: ids come from registration, never from the caller's clock")]
+    FutureId { ahead_ms: u64, max_skew_ms: u64 },
     #[error("no such item")]
     NotFound,
     #[error("the item changed since the ETag given in If-Match: read it again and retry")]
@@ -55,12 +61,13 @@ impl From<object_store::Error> for Error {
 impl Error {
     pub fn code(&self) -> ErrorCode {
         match self {
-            Error::InvalidName(_) | Error::InvalidId(_) | Error::MalformedPath(_) => {
-                ErrorCode::InvalidName
-            }
+            Error::InvalidName(_)
+            | Error::InvalidId(_)
+            | Error::MalformedPath(_)
+            | Error::FutureId { .. } => ErrorCode::InvalidName,
             Error::InvalidBody(_) | Error::MalformedBody(_) => ErrorCode::InvalidBody,
             Error::Unauthenticated(_) => ErrorCode::Unauthenticated,
-            Error::Forbidden(_) => ErrorCode::Forbidden,
+            Error::Forbidden(_) | Error::NotOwner => ErrorCode::Forbidden,
             Error::NotFound => ErrorCode::NotFound,
             Error::PreconditionFailed => ErrorCode::PreconditionFailed,
             Error::TooLarge(_) => ErrorCode::TooLarge,

@@ -14,18 +14,22 @@ use crate::error::{Error, Result};
 use crate::id::ItemId;
 use crate::names::{UserId, Workspace};
 use crate::plan::{Listing, Planner, Reason};
-use crate::record::{ItemRecord, ItemUpdate, NewItem};
-use crate::store::{keys, ListOrder, Store};
+use crate::record::{owner_of, ItemRecord, ItemUpdate, NewItem};
+use crate::store::{keys, Key, KeyKind, ListOrder, Store, Version};
 use crate::verdict::{judge, Limits, Lookup, Verdict};
 use app::model::{Card, Filter, Owner, RecentPage, MAX_CAP};
 use futures::{FutureExt, StreamExt, TryStreamExt};
 use object_store::path::Path;
-use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
-use std::collections::HashSet;
+use object_store::{ObjectStoreExt, PutMode, UpdateVersion};
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 /// How many times register moves `created_ms` on by 1 ms when its id is taken.
 const CREATE_ATTEMPTS: u64 = 5;
+
+/// How many times an update reads again after the record changed between its read and its
+/// write (a concurrent update by the same producer).
+const UPDATE_ATTEMPTS: usize = 5;
 
 #[derive(Clone)]
 pub struct Index {
@@ -37,16 +41,25 @@ pub struct Index {
     pub cache: Option<Arc<ReadCache>>,
 }
 
-/// Markers (and dismissals) a read found dead, to delete after the answer is sent.
+/// Keys a read or a sweep found dead, to delete after the answer is sent. Deleting a
+/// [`Key::Marker`] takes the item's record with it (marker first, so the item leaves every
+/// reader's view before its record goes).
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Prune {
-    pub deletes: Vec<(Path, Reason)>,
+    pub deletes: Vec<(Key, Reason)>,
 }
 
+/// What [`Index::apply`] deleted, per kind of key.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct PruneReport {
-    pub deleted: usize,
+    pub deleted: BTreeMap<KeyKind, usize>,
     pub failed: usize,
+}
+
+impl PruneReport {
+    pub fn total(&self) -> usize {
+        self.deleted.values().sum()
+    }
 }
 
 /// A whole page, plus what the reader learned on the way.
@@ -79,9 +92,27 @@ impl Index {
         }
     }
 
+    /// An id a caller sent: well formed, and not dated later than now plus the clock skew
+    /// (no server made such an id; it would look young forever).
+    pub fn item_id(&self, raw: &str) -> Result<ItemId> {
+        let id = ItemId::parse(raw)?;
+        if let Some(ahead_ms) = self
+            .limits
+            .too_far_ahead(id.created_ms(), self.clock.now_ms())
+        {
+            return Err(Error::FutureId {
+                ahead_ms,
+                max_skew_ms: self.limits.max_skew_ms,
+            });
+        }
+        Ok(id)
+    }
+
     // ---- write path -------------------------------------------------------------------------
 
     /// Write the record with a create-only put, then the empty marker. Reads nothing shared.
+    /// Transient faults are retried ([`Store::put`]); a put the store applied but whose answer
+    /// was lost is recognised by reading it back, so it is neither lost nor recorded twice.
     pub async fn register(
         &self,
         ws: &Workspace,
@@ -93,21 +124,15 @@ impl Index {
         for attempt in 0..CREATE_ATTEMPTS {
             let id = ItemId::new(now + attempt, key.clone())?;
             let record = ItemRecord::new(ws, &id, item, owner.clone())?;
-            let body = serde_json::to_vec(&record).expect("a record serialises");
-            let create = PutOptions {
-                mode: PutMode::Create,
-                ..Default::default()
-            };
+            let body = bytes::Bytes::from(serde_json::to_vec(&record).expect("a record serialises"));
             match self
                 .store
-                .inner
-                .put_opts(&keys::item(ws, &id), body.into(), create)
+                .put(&keys::item(ws, &id), body, PutMode::Create)
                 .await
             {
                 Ok(_) => {
                     self.store
-                        .inner
-                        .put(&keys::marker(ws, &id), PutPayload::new())
+                        .put(&keys::marker(ws, &id), bytes::Bytes::new(), PutMode::Overwrite)
                         .await?;
                     self.wrote(ws);
                     return Ok(record);
@@ -123,71 +148,104 @@ impl Index {
         }))
     }
 
-    /// Write the whole record without reading it. With `if_match` (an ETag the store gave for
-    /// this record), the write is a compare-and-set; a store that cannot do that says so (501).
+    /// Write the whole record the producer sends, after checking that the item exists (404)
+    /// and that the caller owns it (403). With `if_match` (an ETag the store gave for this
+    /// record) the write is the caller's compare-and-set (412 on a lost race; 501 on a store
+    /// that cannot). Without it, the write is still conditional on the version just read where
+    /// the store can do that, so an update racing a removal never re-creates the record.
     pub async fn update(
         &self,
         ws: &Workspace,
         id: &ItemId,
         up: &ItemUpdate,
-        caller: Owner,
+        caller: &UserId,
         if_match: Option<String>,
     ) -> Result<(ItemRecord, Option<String>)> {
-        let record = ItemRecord::updated(ws, id, up, caller, self.clock.now_ms())?;
-        let body: PutPayload = serde_json::to_vec(&record)
-            .expect("a record serialises")
-            .into();
-        let mode = match if_match {
-            Some(e_tag) => PutMode::Update(UpdateVersion {
-                e_tag: Some(e_tag),
-                version: None,
-            }),
-            None => PutMode::Overwrite,
-        };
         let path = keys::item(ws, id);
-        let res = self
-            .store
-            .inner
-            .put_opts(
-                &path,
-                body,
-                PutOptions {
-                    mode,
-                    ..Default::default()
+        for _ in 0..UPDATE_ATTEMPTS {
+            let (owner, version) = self.owned_record(ws, id, caller).await?;
+            let record = ItemRecord::updated(ws, id, up, owner, self.clock.now_ms())?;
+            let body = bytes::Bytes::from(serde_json::to_vec(&record).expect("a record serialises"));
+            let expected = match &if_match {
+                Some(e_tag) => UpdateVersion {
+                    e_tag: Some(e_tag.clone()),
+                    version: None,
                 },
-            )
-            .await?;
-        self.wrote(ws);
-        Ok((record, res.e_tag))
+                None => UpdateVersion {
+                    e_tag: version.e_tag,
+                    version: version.version,
+                },
+            };
+            let written = match self
+                .store
+                .put(&path, body.clone(), PutMode::Update(expected))
+                .await
+            {
+                // This store has no conditional writes: a plain write, unless the caller asked
+                // for a compare-and-set, which is then refused rather than silently dropped.
+                Err(object_store::Error::NotImplemented { .. }) if if_match.is_none() => {
+                    self.store.put(&path, body, PutMode::Overwrite).await
+                }
+                // Changed since our read (a concurrent update, or a removal): read again.
+                Err(object_store::Error::Precondition { .. }) if if_match.is_none() => continue,
+                other => other,
+            }?;
+            self.wrote(ws);
+            return Ok((record, written.e_tag));
+        }
+        Err(Error::PreconditionFailed)
+    }
+
+    /// The record's owner and version, if it exists and `caller` owns it.
+    async fn owned_record(
+        &self,
+        ws: &Workspace,
+        id: &ItemId,
+        caller: &UserId,
+    ) -> Result<(Owner, Version)> {
+        let Some((bytes, version)) = self.store.get(&keys::item(ws, id)).await? else {
+            return Err(Error::NotFound);
+        };
+        let owner = owner_of(&bytes).ok_or_else(|| unreadable(id))?;
+        if owner.sub != caller.as_str() {
+            return Err(Error::NotOwner);
+        }
+        Ok((owner, version))
     }
 
     /// The record and its store version (ETag), for a later `If-Match`.
     pub async fn get(&self, ws: &Workspace, id: &ItemId) -> Result<(ItemRecord, Option<String>)> {
-        let got = self.store.inner.get(&keys::item(ws, id)).await?;
-        let e_tag = got.meta.e_tag.clone();
-        let bytes = got.bytes().await?;
-        let record = serde_json::from_slice(&bytes).map_err(|e| {
-            Error::Store(object_store::Error::Generic {
-                store: "pickup",
-                source: Box::new(e),
-            })
-        })?;
-        Ok((record, e_tag))
+        let Some((bytes, version)) = self.store.get(&keys::item(ws, id)).await? else {
+            return Err(Error::NotFound);
+        };
+        let record = serde_json::from_slice(&bytes).map_err(|_| unreadable(id))?;
+        Ok((record, version.e_tag))
     }
 
-    /// Delete the marker first (the item leaves every reader's view), then the record.
-    pub async fn remove(&self, ws: &Workspace, id: &ItemId) -> Result<()> {
-        ignore_not_found(self.store.inner.delete(&keys::marker(ws, id)).await)?;
-        ignore_not_found(self.store.inner.delete(&keys::item(ws, id)).await)?;
+    /// Delete the marker first (the item leaves every reader's view), then the record. Only
+    /// the owner may; an item with no record is 404 and nothing is deleted.
+    pub async fn remove(&self, ws: &Workspace, id: &ItemId, caller: &UserId) -> Result<()> {
+        self.owned_record(ws, id, caller).await?;
+        self.store.delete(&keys::marker(ws, id)).await?;
+        self.store.delete(&keys::item(ws, id)).await?;
         self.wrote(ws);
         Ok(())
     }
 
-    /// A fact under the viewer's own key: "I dismissed this item".
+    /// A fact under the viewer's own key: "I dismissed this item". Only of an item that has a
+    /// record (404 otherwise, and nothing is written).
     pub async fn dismiss(&self, ws: &Workspace, user: &UserId, id: &ItemId) -> Result<()> {
+        match self.store.inner.head(&keys::item(ws, id)).await {
+            Ok(_) => {}
+            Err(object_store::Error::NotFound { .. }) => return Err(Error::NotFound),
+            Err(e) => return Err(e.into()),
+        }
         self.store
-            .inner
-            .put(&keys::dismissal(ws, user, id), PutPayload::new())
+            .put(
+                &keys::dismissal(ws, user, id),
+                bytes::Bytes::new(),
+                PutMode::Overwrite,
+            )
             .await?;
         self.wrote(ws);
         Ok(())
@@ -244,19 +302,13 @@ impl Index {
             }
         }
         let mut prune = Prune::default();
-        // A viewer's dismissals of markers that are going away go with them.
-        let orphaned: Vec<ItemId> = dead
-            .iter()
-            .filter(|(id, _)| dismissed.contains(&id.to_string()))
-            .map(|(id, _)| id.clone())
-            .collect();
         for (id, reason) in dead {
-            prune.deletes.push((keys::marker(ws, &id), reason));
-        }
-        for id in orphaned {
-            prune
-                .deletes
-                .push((keys::dismissal(ws, viewer, &id), Reason::OrphanDismissal));
+            // A viewer's dismissal of an item that is going away goes with it.
+            if dismissed.contains(&id.to_string()) {
+                let dismissal = Key::Dismissal(ws.clone(), viewer.clone(), id.clone());
+                prune.deletes.push((dismissal, Reason::OrphanDismissal));
+            }
+            prune.deletes.push((Key::Marker(ws.clone(), id), reason));
         }
         let more = cards.len() > cap || resolved < plan.candidates.len() || listing_cut;
         cards.truncate(cap);
@@ -378,29 +430,37 @@ impl Index {
             .collect())
     }
 
-    /// Step 8: delete what a read found dead, one key at a time. A failure is logged and
-    /// happens again on a later read; a key someone else already deleted is fine.
+    /// Step 8: delete what a read or a sweep found dead, one key at a time; a marker's record
+    /// goes right after the marker. A failure is logged and happens again on a later read or
+    /// sweep; a key someone else already deleted is fine.
     pub async fn apply(&self, prune: &Prune) -> PruneReport {
         let mut report = PruneReport::default();
-        for (path, reason) in &prune.deletes {
-            match ignore_not_found(self.store.inner.delete(path).await) {
-                Ok(()) => {
-                    tracing::debug!(%path, %reason, "pruned");
-                    report.deleted += 1;
+        let mut touched: Vec<&Workspace> = Vec::new();
+        for (key, reason) in &prune.deletes {
+            let mut doomed = vec![key.clone()];
+            if let Key::Marker(ws, id) = key {
+                doomed.push(Key::Record(ws.clone(), id.clone()));
+            }
+            for key in doomed {
+                match self.store.delete(&key.path()).await {
+                    Ok(()) => {
+                        tracing::debug!(%key, %reason, "pruned");
+                        *report.deleted.entry(key.kind()).or_default() += 1;
+                    }
+                    Err(e) => {
+                        tracing::warn!(%key, error = %e, "prune failed; a later read or sweep will retry");
+                        report.failed += 1;
+                        // A record stays while its marker does: stop at the first failure.
+                        break;
+                    }
                 }
-                Err(e) => {
-                    tracing::warn!(%path, error = %e, "prune failed; a later read will retry");
-                    report.failed += 1;
-                }
+            }
+            if !touched.contains(&key.ws()) {
+                touched.push(key.ws());
             }
         }
-        if let Some(cache) = &self.cache {
-            // markers/{ws}/… and dismissed/{ws}/…: those workspaces' listings are stale now.
-            for path in prune.deletes.iter().map(|(p, _)| p) {
-                if let Some(ws) = path.parts().nth(1) {
-                    cache.invalidate(ws.as_ref());
-                }
-            }
+        for ws in touched {
+            self.wrote(ws);
         }
         report
     }
@@ -414,6 +474,14 @@ fn cached_error(message: String) -> Error {
     })
 }
 
+/// A record that exists but is not one (or not one this version can read).
+fn unreadable(id: &ItemId) -> Error {
+    Error::Store(object_store::Error::Generic {
+        store: "pickup",
+        source: format!("the record of {id} cannot be read as a record").into(),
+    })
+}
+
 async fn read_record(store: &Store, path: &Path) -> Lookup {
     let got = match store.inner.get(path).await {
         Ok(got) => got,
@@ -423,12 +491,5 @@ async fn read_record(store: &Store, path: &Path) -> Lookup {
     match got.bytes().await {
         Ok(b) => Lookup::Found(b),
         Err(e) => Lookup::Failed(e.to_string()),
-    }
-}
-
-fn ignore_not_found(r: object_store::Result<()>) -> object_store::Result<()> {
-    match r {
-        Err(object_store::Error::NotFound { .. }) => Ok(()),
-        other => other,
     }
 }

@@ -1,17 +1,27 @@
-//! The janitor: sweeps whole workspaces (`pickup prune`, and the server every hour): age,
-//! dedupe, dead, and dismissals of markers that no longer exist. Safe to run many at once: it
-//! deletes only keys it has confirmed dead, and deleting a key twice is harmless.
+//! The janitor: sweeps whole workspaces (`pickup prune`, and the server every hour) so that
+//! nothing Pickup writes lives forever. Safe to run many at once: it deletes only keys it has
+//! confirmed dead, and deleting a key twice is harmless.
+//!
+//! What goes, and why:
+//! - markers: expired by name, superseded by a newer run, finished long ago, recordless past
+//!   the grace period (each takes its record with it, marker first: [`Index::apply`]);
+//! - records whose marker is gone (an orphan: a registration whose marker put failed, a removal
+//!   cut short), once older than the grace period plus the clock skew;
+//! - dismissals whose marker is gone or going, once older than the grace period.
+//!
+//! Never deleted: a key whose name does not parse (logged), and any key of a live, pending or
+//! unreadable item.
 
 use crate::error::Result;
 use crate::id::ItemId;
-use crate::index::Index;
-use crate::names::Workspace;
+use crate::index::{Index, Prune};
+use crate::names::{UserId, Workspace};
 use crate::plan::{plan, Reason};
-use crate::store::keys;
+use crate::store::{keys, Key, KeyKind};
 use crate::verdict::{judge, Verdict};
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 /// How many records a sweep reads at once.
 const SWEEP_CONCURRENCY: usize = 16;
@@ -19,92 +29,152 @@ const SWEEP_CONCURRENCY: usize = 16;
 #[derive(Debug, Default)]
 pub struct Sweep {
     pub ws: String,
-    pub markers: usize,
-    /// What was (or, in a dry run, would be) deleted, and why.
-    pub deletes: Vec<(Path, Reason)>,
+    /// How many keys of each kind the sweep listed.
+    pub listed: BTreeMap<KeyKind, usize>,
+    /// What was (or, in a dry run, would be) deleted, and why. A marker's record goes with it.
+    pub deletes: Vec<(Key, Reason)>,
+    /// What was deleted, per kind (empty in a dry run).
+    pub deleted: BTreeMap<KeyKind, usize>,
     pub failed: usize,
     pub unknown: usize,
 }
 
+impl Sweep {
+    pub fn markers(&self) -> usize {
+        self.listed.get(&KeyKind::Marker).copied().unwrap_or(0)
+    }
+
+    /// Planned deletes per kind (a marker's record not counted: it is known only once deleted).
+    pub fn planned(&self) -> BTreeMap<KeyKind, usize> {
+        let mut out = BTreeMap::new();
+        for (key, _) in &self.deletes {
+            *out.entry(key.kind()).or_default() += 1;
+        }
+        out
+    }
+}
+
+/// Names under `prefix`, with the part of the path below it (`user/id` for dismissals).
+async fn list(index: &Index, prefix: &Path) -> Result<Vec<Path>> {
+    Ok(index
+        .store
+        .inner
+        .list(Some(prefix))
+        .map_ok(|m| m.location)
+        .try_collect()
+        .await?)
+}
+
 pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep> {
     let now = index.clock.now_ms();
-    // Dismissals first, markers second: a marker listed after the dismissals that is missing is
-    // really gone (ids are never reused), so its dismissal is safe to delete.
-    let dismissals: Vec<Path> = {
-        let list = index.store.inner.list(Some(&keys::dismissals(ws)));
-        futures::TryStreamExt::try_collect::<Vec<_>>(list)
-            .await?
-            .into_iter()
-            .map(|m| m.location)
-            .collect()
-    };
+    let limits = &index.limits;
+    // Dismissals and records first, markers last: a key listed before the markers whose marker
+    // is then missing has really lost it (ids are never reused), so it is safe to judge.
+    let dismissals: Vec<(UserId, ItemId)> = list(index, &keys::dismissals(ws))
+        .await?
+        .iter()
+        .filter_map(|p| {
+            let mut parts = p.parts().skip(2);
+            let user = UserId::parse(parts.next()?.as_ref()).ok()?;
+            let id = ItemId::parse(parts.next()?.as_ref()).ok()?;
+            Some((user, id))
+        })
+        .collect();
+    let records: Vec<ItemId> = list(index, &keys::items(ws))
+        .await?
+        .iter()
+        .filter_map(|p| p.filename()?.strip_suffix(".json").map(ItemId::parse)?.ok())
+        .collect();
     let names: Vec<String> = index
         .names_under(&keys::markers(ws))
         .await?
         .into_iter()
         .collect();
-    let p = plan(&names, now, index.limits.ttl_ms, &HashSet::new());
+    let p = plan(&names, now, limits.ttl_ms, &HashSet::new());
     let mut sweep = Sweep {
         ws: ws.to_string(),
-        markers: names.len(),
+        listed: BTreeMap::from([
+            (KeyKind::Marker, names.len()),
+            (KeyKind::Record, records.len()),
+            (KeyKind::Dismissal, dismissals.len()),
+        ]),
         ..Default::default()
     };
+    for name in &p.unparsable {
+        tracing::warn!(%ws, name, "a marker whose name is not an id: kept");
+    }
+    let marked: HashSet<ItemId> = names.iter().filter_map(|n| ItemId::parse(n).ok()).collect();
     for (id, reason) in p.delete {
-        sweep.deletes.push((keys::marker(ws, &id), reason));
+        sweep.deletes.push((Key::Marker(ws.clone(), id), reason));
     }
     let verdicts: Vec<(ItemId, Verdict)> = futures::stream::iter(p.candidates)
         .map(|id| async move {
             let lookup = index.lookup(ws, &id).await;
-            let v = judge(&id, lookup, now, &index.limits);
+            let v = judge(&id, lookup, now, limits);
             (id, v)
         })
         .buffer_unordered(SWEEP_CONCURRENCY)
         .collect()
         .await;
-    let mut alive: HashSet<String> = HashSet::new();
+    let mut alive: HashSet<ItemId> = HashSet::new();
     for (id, verdict) in verdicts {
         match verdict {
-            Verdict::Dead(reason) => sweep.deletes.push((keys::marker(ws, &id), reason)),
+            Verdict::Dead(reason) => sweep.deletes.push((Key::Marker(ws.clone(), id), reason)),
             Verdict::Unknown(_) => {
                 sweep.unknown += 1;
-                alive.insert(id.to_string());
+                alive.insert(id);
             }
             Verdict::Live(_) | Verdict::Pending => {
-                alive.insert(id.to_string());
+                alive.insert(id);
             }
         }
     }
-    for path in dismissals {
-        let Some(id) = path.filename().and_then(|n| ItemId::parse(n).ok()) else {
-            continue;
-        };
-        let young = now.saturating_sub(id.created_ms()) <= index.limits.grace_ms;
-        if !alive.contains(&id.to_string()) && !young {
-            sweep.deletes.push((path, Reason::OrphanDismissal));
+    let age = |id: &ItemId| now.saturating_sub(id.created_ms());
+    // A record is written before its marker, and a server's clock may run behind: wait the
+    // grace period plus the skew before calling a record without a marker an orphan.
+    for id in records {
+        if !marked.contains(&id) && age(&id) > limits.grace_ms + limits.max_skew_ms {
+            sweep
+                .deletes
+                .push((Key::Record(ws.clone(), id), Reason::OrphanRecord));
         }
     }
-    sweep.deletes.sort_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
+    for (user, id) in dismissals {
+        if !alive.contains(&id) && age(&id) > limits.grace_ms {
+            let key = Key::Dismissal(ws.clone(), user, id);
+            sweep.deletes.push((key, Reason::OrphanDismissal));
+        }
+    }
+    sweep.deletes.sort_by_key(|(key, _)| key.path());
     if !dry_run {
         let report = index
-            .apply(&crate::index::Prune {
+            .apply(&Prune {
                 deletes: sweep.deletes.clone(),
             })
             .await;
+        sweep.deleted = report.deleted;
         sweep.failed = report.failed;
     }
     Ok(sweep)
 }
 
-/// Every workspace that has markers.
+/// Every workspace that has any key under `markers/`, `items/` or `dismissed/`.
 pub async fn workspaces(index: &Index) -> Result<Vec<Workspace>> {
-    let listing = index
-        .store
-        .inner
-        .list_with_delimiter(Some(&keys::all_markers()))
-        .await?;
-    Ok(listing
-        .common_prefixes
-        .iter()
-        .filter_map(|p| p.filename().and_then(|n| Workspace::parse(n).ok()))
-        .collect())
+    let mut found = std::collections::BTreeSet::new();
+    for root in keys::ROOTS {
+        let listing = index
+            .store
+            .inner
+            .list_with_delimiter(Some(&Path::from(root)))
+            .await?;
+        for prefix in &listing.common_prefixes {
+            match prefix.filename().map(Workspace::parse) {
+                Some(Ok(ws)) => {
+                    found.insert(ws);
+                }
+                _ => tracing::warn!(%prefix, "not a workspace name: skipped"),
+            }
+        }
+    }
+    Ok(found.into_iter().collect())
 }

@@ -23,6 +23,8 @@ pub enum Reason {
     NoRecord,
     /// A dismissal whose marker is gone (or is being deleted): a fact nobody will read.
     OrphanDismissal,
+    /// A record whose marker is gone, older than the grace period plus the clock skew.
+    OrphanRecord,
 }
 
 impl fmt::Display for Reason {
@@ -33,6 +35,7 @@ impl fmt::Display for Reason {
             Reason::FinishedLongAgo => f.write_str("finished longer ago than keep-finished"),
             Reason::NoRecord => f.write_str("no record, and older than the grace period"),
             Reason::OrphanDismissal => f.write_str("dismissal of a marker that no longer exists"),
+            Reason::OrphanRecord => f.write_str("record whose marker no longer exists"),
         }
     }
 }

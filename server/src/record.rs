@@ -42,7 +42,10 @@ pub struct NewItem {
 }
 
 /// `PUT /items/{id}`: the whole record as the producer now sees it. The server fills in what
-/// the id and the clock already say (id, ws, key, created_at, updated_at).
+/// the id, the clock and the registration already say. A body may carry the record exactly as
+/// `GET` gave it: the fields the server keeps (`id`, `ws`, `key`, `owner`, `created_at`) are
+/// accepted when they match the item and refused, by name, when they do not; `updated_at` is
+/// the server's and ignored.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ItemUpdate {
@@ -53,11 +56,53 @@ pub struct ItemUpdate {
     #[serde(default)]
     pub progress: Option<f64>,
     #[serde(default)]
-    pub owner: Option<Owner>,
-    #[serde(default)]
     pub heartbeat_at: Option<DateTime<Utc>>,
     #[serde(default)]
     pub finished_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub ws: Option<String>,
+    #[serde(default)]
+    pub key: Option<String>,
+    #[serde(default)]
+    pub owner: Option<Owner>,
+    #[serde(default)]
+    pub created_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    pub updated_at: Option<DateTime<Utc>>,
+}
+
+impl ItemUpdate {
+    /// An update that says only a title and a status.
+    pub fn new(title: impl Into<String>, status: Status) -> Self {
+        ItemUpdate {
+            title: title.into(),
+            url: None,
+            status,
+            progress: None,
+            heartbeat_at: None,
+            finished_at: None,
+            id: None,
+            ws: None,
+            key: None,
+            owner: None,
+            created_at: None,
+            updated_at: None,
+        }
+    }
+}
+
+/// Just the owner of a stored record: read leniently (a record written by a newer version with
+/// fields or statuses this one does not know still has an owner).
+#[derive(Deserialize)]
+struct Owned {
+    owner: Owner,
+}
+
+/// The owner a stored record names, or `None` if the bytes are not a record.
+pub fn owner_of(bytes: &[u8]) -> Option<Owner> {
+    serde_json::from_slice::<Owned>(bytes).ok().map(|o| o.owner)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -68,8 +113,8 @@ pub enum BodyError {
     Url,
     #[error("progress must be a number from 0 to 1, or null")]
     Progress,
-    #[error("owner name must be 1 to 200 characters")]
-    OwnerName,
+    #[error("{0} is kept by the server and differs from the item's: send it as GET gave it, or leave it out")]
+    ReadOnly(&'static str),
 }
 
 pub fn check_title(title: &str) -> Result<String, BodyError> {
@@ -139,22 +184,31 @@ impl ItemRecord {
         })
     }
 
-    /// The record an update describes. No read: whatever the producer sends is the record.
+    /// The record an update describes. No read of the old record's content: whatever the
+    /// producer sends is the record, except what the server keeps (`owner`: the registering
+    /// token's subject, read from the stored record by the caller).
     pub fn updated(
         ws: &Workspace,
         id: &ItemId,
         up: &ItemUpdate,
-        caller: Owner,
+        owner: Owner,
         now_ms: u64,
     ) -> Result<Self, BodyError> {
         let now = ms_to_time(now_ms);
-        let owner = up.owner.clone().unwrap_or(caller);
-        let name_len = owner.name.chars().count();
-        if name_len == 0 || name_len > 200 {
-            return Err(BodyError::OwnerName);
+        let created_at = ms_to_time(id.created_ms());
+        let id_text = id.to_string();
+        let kept: [(&'static str, bool); 5] = [
+            ("id", up.id.as_ref().is_some_and(|v| *v != id_text)),
+            ("ws", up.ws.as_ref().is_some_and(|v| v != ws.as_str())),
+            ("key", up.key.as_ref().is_some_and(|v| v != id.key().as_str())),
+            ("owner", up.owner.as_ref().is_some_and(|v| *v != owner)),
+            ("created_at", up.created_at.is_some_and(|v| v != created_at)),
+        ];
+        if let Some((field, _)) = kept.into_iter().find(|(_, differs)| *differs) {
+            return Err(BodyError::ReadOnly(field));
         }
         Ok(ItemRecord {
-            id: id.to_string(),
+            id: id_text,
             ws: ws.to_string(),
             key: id.key().to_string(),
             title: check_title(&up.title)?,
@@ -162,7 +216,7 @@ impl ItemRecord {
             status: up.status,
             progress: check_progress(up.progress)?,
             owner,
-            created_at: ms_to_time(id.created_ms()),
+            created_at,
             updated_at: now,
             // An update of a running item is its heartbeat.
             heartbeat_at: up

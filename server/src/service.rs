@@ -4,7 +4,6 @@
 
 use crate::auth::{Access, Auth, Caller};
 use crate::error::Result;
-use crate::id::ItemId;
 use crate::index::Index;
 use crate::names::Workspace;
 use crate::record::{ItemRecord, ItemUpdate, NewItem};
@@ -56,9 +55,9 @@ impl Pickup {
         if_match: Option<String>,
     ) -> Result<(ItemRecord, Option<String>)> {
         let (caller, ws) = self.enter(bearer, ws, Access::Write)?;
-        let id = ItemId::parse(id)?;
+        let id = self.index.item_id(id)?;
         self.index
-            .update(&ws, &id, &up, caller.owner(), if_match)
+            .update(&ws, &id, &up, &caller.user, if_match)
             .await
     }
 
@@ -69,19 +68,19 @@ impl Pickup {
         id: &str,
     ) -> Result<(ItemRecord, Option<String>)> {
         let (_, ws) = self.enter(bearer, ws, Access::Read)?;
-        let id = ItemId::parse(id)?;
+        let id = self.index.item_id(id)?;
         self.index.get(&ws, &id).await
     }
 
     pub async fn remove(&self, bearer: Option<&str>, ws: &str, id: &str) -> Result<()> {
-        let (_, ws) = self.enter(bearer, ws, Access::Write)?;
-        let id = ItemId::parse(id)?;
-        self.index.remove(&ws, &id).await
+        let (caller, ws) = self.enter(bearer, ws, Access::Write)?;
+        let id = self.index.item_id(id)?;
+        self.index.remove(&ws, &id, &caller.user).await
     }
 
     pub async fn dismiss_item(&self, bearer: Option<&str>, ws: &str, id: &str) -> Result<()> {
         let (caller, ws) = self.enter(bearer, ws, Access::Read)?;
-        let id = ItemId::parse(id)?;
+        let id = self.index.item_id(id)?;
         self.index.dismiss(&ws, &caller.user, &id).await
     }
 

@@ -9,8 +9,9 @@ use crate::names::{UserId, Workspace};
 use object_store::local::LocalFileSystem;
 use object_store::path::Path;
 use object_store::prefix::PrefixStore;
-use object_store::ObjectStore;
+use object_store::{GetResult, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use std::sync::Arc;
+use std::time::Duration;
 use thiserror::Error;
 
 /// Whether a listing comes back in ascending key order, which lets the reader stop early.
@@ -26,6 +27,68 @@ pub struct Store {
     pub order: ListOrder,
     /// The URL it was opened from, for logs and `/readyz`.
     pub url: String,
+    /// How writes are retried after a transient fault.
+    pub retry: Retry,
+}
+
+/// Bounded, jittered exponential back-off for writes that failed with a transient fault (a
+/// dropped connection, a timeout, a 5xx). object_store retries only idempotent requests itself;
+/// a create-only put is not one, so Pickup retries it here and settles the ambiguous case (the
+/// store applied it, the answer was lost) by reading the key back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retry {
+    /// Tries after the first one.
+    pub retries: usize,
+    pub min_delay: Duration,
+    pub max_delay: Duration,
+}
+
+impl Default for Retry {
+    fn default() -> Self {
+        Retry {
+            retries: 6,
+            min_delay: Duration::from_millis(50),
+            max_delay: Duration::from_secs(2),
+        }
+    }
+}
+
+impl Retry {
+    fn delays(&self) -> impl Iterator<Item = Duration> {
+        use backon::BackoffBuilder;
+        backon::ExponentialBuilder::default()
+            .with_min_delay(self.min_delay)
+            .with_max_delay(self.max_delay)
+            .with_max_times(self.retries)
+            .with_jitter()
+            .build()
+    }
+}
+
+/// What the store keeps to tell one version of an object from another: an ETag and, on stores
+/// that have them (GCS generations, S3 version ids), a version.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Version {
+    pub e_tag: Option<String>,
+    pub version: Option<String>,
+}
+
+impl Version {
+    fn of(got: &GetResult) -> Self {
+        Version {
+            e_tag: got.meta.e_tag.clone(),
+            version: got.meta.version.clone(),
+        }
+    }
+}
+
+/// A fault worth trying again: the store or the way to it failed, not the request. Errors with
+/// a meaning (not found, exists, precondition, not implemented, denied) are answers, not faults.
+pub fn is_transient(e: &object_store::Error) -> bool {
+    matches!(
+        e,
+        object_store::Error::Generic { .. } | object_store::Error::JoinError { .. }
+    )
 }
 
 #[derive(Debug, Error)]
@@ -47,11 +110,120 @@ pub enum StoreUrlError {
 }
 
 impl Store {
-    pub fn memory() -> Self {
+    /// A store around any `ObjectStore` (tests wrap theirs in fault injectors).
+    pub fn wrap(inner: Arc<dyn ObjectStore>, order: ListOrder, url: &str) -> Self {
         Store {
-            inner: Arc::new(object_store::memory::InMemory::new()),
-            order: ListOrder::Sorted,
-            url: "memory://".into(),
+            inner,
+            order,
+            url: url.into(),
+            retry: Retry::default(),
+        }
+    }
+
+    pub fn memory() -> Self {
+        Self::wrap(
+            Arc::new(object_store::memory::InMemory::new()),
+            ListOrder::Sorted,
+            "memory://",
+        )
+    }
+
+    /// Write `bytes` at `path` with `mode`, retrying transient faults with back-off.
+    ///
+    /// A retry of a create-only or conditional put that meets `AlreadyExists` / `Precondition`
+    /// may be meeting its own earlier try, applied by the store after the answer was lost: the
+    /// key is read back, and if it holds exactly these bytes the write is ours and succeeded.
+    /// Otherwise the conflict is real and returned as it came.
+    pub async fn put(
+        &self,
+        path: &Path,
+        bytes: bytes::Bytes,
+        mode: PutMode,
+    ) -> object_store::Result<Version> {
+        let mut delays = self.retry.delays();
+        let mut ambiguous = false;
+        loop {
+            let opts = PutOptions {
+                mode: mode.clone(),
+                ..Default::default()
+            };
+            let err = match self
+                .inner
+                .put_opts(path, PutPayload::from_bytes(bytes.clone()), opts)
+                .await
+            {
+                Ok(r) => {
+                    return Ok(Version {
+                        e_tag: r.e_tag,
+                        version: r.version,
+                    })
+                }
+                Err(
+                    e @ (object_store::Error::AlreadyExists { .. }
+                    | object_store::Error::Precondition { .. }),
+                ) if ambiguous => match self.read_back(path, &bytes).await {
+                    Ok(Some(v)) => return Ok(v),
+                    Ok(None) => return Err(e),
+                    Err(read_err) => read_err,
+                },
+                Err(e) => e,
+            };
+            if !is_transient(&err) {
+                return Err(err);
+            }
+            let Some(delay) = delays.next() else {
+                return Err(err);
+            };
+            tracing::warn!(%path, error = %err, ?delay, "store write failed; retrying");
+            ambiguous = true;
+            tokio::time::sleep(delay).await;
+        }
+    }
+
+    /// After an ambiguous write: the object's version if it holds exactly `bytes`.
+    async fn read_back(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+    ) -> object_store::Result<Option<Version>> {
+        match self.inner.get(path).await {
+            Ok(got) => {
+                let version = Version::of(&got);
+                Ok((got.bytes().await?.as_ref() == bytes).then_some(version))
+            }
+            // Gone again (removed in between): not ours to claim.
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Delete a key, retrying transient faults; a key already gone is fine.
+    pub async fn delete(&self, path: &Path) -> object_store::Result<()> {
+        let mut delays = self.retry.delays();
+        loop {
+            match self.inner.delete(path).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => return Ok(()),
+                Err(e) if is_transient(&e) => match delays.next() {
+                    Some(delay) => tokio::time::sleep(delay).await,
+                    None => return Err(e),
+                },
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Read a key with its version, or `None` if it does not exist.
+    pub async fn get(
+        &self,
+        path: &Path,
+    ) -> object_store::Result<Option<(bytes::Bytes, Version)>> {
+        match self.inner.get(path).await {
+            Ok(got) => {
+                let version = Version::of(&got);
+                Ok(Some((got.bytes().await?, version)))
+            }
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
         }
     }
 
@@ -73,11 +245,7 @@ impl Store {
         } else {
             Arc::new(PrefixStore::new(store, prefix))
         };
-        Ok(Store {
-            inner,
-            order: ListOrder::Sorted,
-            url: url.into(),
-        })
+        Ok(Store::wrap(inner, ListOrder::Sorted, url))
     }
 
     fn open_dir(url: &str, path: &str) -> Result<Self, StoreUrlError> {
@@ -91,11 +259,73 @@ impl Store {
                 url: url.into(),
                 source,
             })?;
-        Ok(Store {
-            inner: Arc::new(fs),
-            order: ListOrder::Unsorted,
-            url: url.into(),
-        })
+        Ok(Store::wrap(Arc::new(fs), ListOrder::Unsorted, url))
+    }
+}
+
+/// One key Pickup writes, typed: the only way the read path, the janitor and `apply` name what
+/// they delete. Every part was validated before it got here.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Key {
+    /// `markers/{ws}/{id}`: the item is listed.
+    Marker(Workspace, ItemId),
+    /// `items/{ws}/{id}.json`: the item's record.
+    Record(Workspace, ItemId),
+    /// `dismissed/{ws}/{user}/{id}`: this viewer dismissed the item.
+    Dismissal(Workspace, UserId, ItemId),
+}
+
+impl Key {
+    pub fn path(&self) -> Path {
+        match self {
+            Key::Marker(ws, id) => keys::marker(ws, id),
+            Key::Record(ws, id) => keys::item(ws, id),
+            Key::Dismissal(ws, user, id) => keys::dismissal(ws, user, id),
+        }
+    }
+
+    pub fn ws(&self) -> &Workspace {
+        match self {
+            Key::Marker(ws, _) | Key::Record(ws, _) | Key::Dismissal(ws, _, _) => ws,
+        }
+    }
+
+    pub fn id(&self) -> &ItemId {
+        match self {
+            Key::Marker(_, id) | Key::Record(_, id) | Key::Dismissal(_, _, id) => id,
+        }
+    }
+
+    /// What kind of key it is, for counts in logs and reports.
+    pub fn kind(&self) -> KeyKind {
+        match self {
+            Key::Marker(..) => KeyKind::Marker,
+            Key::Record(..) => KeyKind::Record,
+            Key::Dismissal(..) => KeyKind::Dismissal,
+        }
+    }
+}
+
+impl std::fmt::Display for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.path())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum KeyKind {
+    Marker,
+    Record,
+    Dismissal,
+}
+
+impl KeyKind {
+    pub fn plural(self) -> &'static str {
+        match self {
+            KeyKind::Marker => "markers",
+            KeyKind::Record => "records",
+            KeyKind::Dismissal => "dismissals",
+        }
     }
 }
 
@@ -124,4 +354,9 @@ pub mod keys {
     pub fn all_markers() -> Path {
         Path::from("markers")
     }
+    pub fn items(ws: &Workspace) -> Path {
+        Path::from(format!("items/{ws}"))
+    }
+    /// The three top-level prefixes under which a workspace can have keys.
+    pub const ROOTS: [&str; 3] = ["markers", "items", "dismissed"];
 }

@@ -14,6 +14,17 @@ pub struct Limits {
     pub grace_ms: u64,
     pub keep_finished_ms: u64,
     pub stale_after_ms: u64,
+    /// How far servers' clocks may disagree (`PICKUP_MAX_SKEW`). An id dated later than now plus
+    /// this was made by no server: it is refused at the door and never counts as young.
+    pub max_skew_ms: u64,
+}
+
+impl Limits {
+    /// How far ahead of `now_ms` the id's creation time lies, if beyond the allowed skew.
+    pub fn too_far_ahead(&self, created_ms: u64, now_ms: u64) -> Option<u64> {
+        let ahead = created_ms.saturating_sub(now_ms);
+        (ahead > self.max_skew_ms).then_some(ahead)
+    }
 }
 
 impl Default for Limits {
@@ -23,6 +34,7 @@ impl Default for Limits {
             grace_ms: 60_000,
             keep_finished_ms: 24 * 3_600_000,
             stale_after_ms: 15 * 60_000,
+            max_skew_ms: 2 * 60_000,
         }
     }
 }
@@ -46,10 +58,17 @@ pub enum Verdict {
 pub fn judge(id: &ItemId, lookup: Lookup, now_ms: u64, limits: &Limits) -> Verdict {
     let bytes = match lookup {
         Lookup::Failed(e) => return Verdict::Unknown(e),
-        Lookup::NotFound if now_ms.saturating_sub(id.created_ms()) > limits.grace_ms => {
-            return Verdict::Dead(Reason::NoRecord)
+        Lookup::NotFound => {
+            // A producer writes the marker after the record, so a young marker may be waiting
+            // for nothing more than that; one dated beyond the clock skew is not young, ever.
+            let old = now_ms.saturating_sub(id.created_ms()) > limits.grace_ms;
+            let from_the_future = limits.too_far_ahead(id.created_ms(), now_ms).is_some();
+            return if old || from_the_future {
+                Verdict::Dead(Reason::NoRecord)
+            } else {
+                Verdict::Pending
+            };
         }
-        Lookup::NotFound => return Verdict::Pending,
         Lookup::Found(bytes) => bytes,
     };
     let record: ItemRecord = match serde_json::from_slice(&bytes) {
@@ -87,15 +106,7 @@ mod tests {
     }
 
     fn record(id: &ItemId, status: Status, updated_ms: u64) -> Vec<u8> {
-        let up = ItemUpdate {
-            title: "t".into(),
-            url: None,
-            status,
-            progress: None,
-            owner: None,
-            heartbeat_at: None,
-            finished_at: None,
-        };
+        let up = ItemUpdate::new("t", status);
         let owner = Owner {
             sub: "a".into(),
             name: "A".into(),
@@ -114,6 +125,15 @@ mod tests {
         );
         assert_eq!(
             judge(&id(NOW - 61_000), Lookup::NotFound, NOW, &l),
+            Verdict::Dead(Reason::NoRecord)
+        );
+        // Within the skew a marker from a clock ahead of ours is young; beyond it, never.
+        assert_eq!(
+            judge(&id(NOW + 60_000), Lookup::NotFound, NOW, &l),
+            Verdict::Pending
+        );
+        assert_eq!(
+            judge(&id(NOW + 3_600_000), Lookup::NotFound, NOW, &l),
             Verdict::Dead(Reason::NoRecord)
         );
     }

@@ -33,6 +33,10 @@ use std::time::Instant;
 
 const DAY: u64 = 24 * HOUR;
 
+fn user(sub: &str) -> UserId {
+    UserId::parse(sub).unwrap()
+}
+
 fn alice() -> UserId {
     UserId::parse("alice").unwrap()
 }
@@ -71,13 +75,8 @@ async fn listed_in_order(store: &Store, prefix: &object_store::path::Path) -> Ve
 
 fn up(status: Status, progress: f64) -> ItemUpdate {
     ItemUpdate {
-        title: format!("progress {progress}"),
-        url: None,
-        status,
         progress: Some(progress),
-        owner: None,
-        heartbeat_at: None,
-        finished_at: None,
+        ..ItemUpdate::new(format!("progress {progress}"), status)
     }
 }
 
@@ -149,7 +148,7 @@ async fn register_and_list() {
         assert_eq!(shown, want, "{}: newest first, one per key", b.name);
         assert!(!read.page.more && !read.page.partial);
         assert_eq!(
-            read.prune.deletes,
+            paths(&read.prune.deletes),
             vec![(
                 keys::marker(&ws(), &id_of(&older)),
                 Reason::Superseded(newer)
@@ -255,7 +254,7 @@ async fn ordered_early_stop_and_list_time() {
         let t = Instant::now();
         let sweep = pickup::janitor::sweep(&index, &ws(), true).await.unwrap();
         let sweep_s = t.elapsed().as_secs_f64();
-        assert_eq!((sweep.markers, sweep.deletes.len()), (N as usize, 0));
+        assert_eq!((sweep.markers(), sweep.deletes.len()), (N as usize, 0));
         list_ms.sort_by(f64::total_cmp);
         println!(
             "ordered_early_stop_and_list_time: backend {}: 1,500 markers registered in {reg_s:.1} s (32 at a time); listing all 1,500: {:.0} ms (median of 3; {:.0}..{:.0} ms); a read of 8 cards listed {listed} markers and took {read_ms:.0} ms; a janitor sweep (1,500 record reads) took {sweep_s:.1} s",
@@ -294,7 +293,7 @@ async fn age_prune_by_name() {
             b.name
         );
         assert_eq!(
-            read.prune.deletes,
+            paths(&read.prune.deletes),
             vec![(keys::marker(&ws(), &id_of(&old.id)), Reason::Expired)]
         );
         index.apply(&read.prune).await;
@@ -339,7 +338,7 @@ async fn dedupe_older_runs() {
             want
         );
         assert_eq!(
-            read.prune.deletes,
+            paths(&read.prune.deletes),
             vec![(
                 keys::marker(&ws(), &id_of(&first.id)),
                 Reason::Superseded(second.id.clone())
@@ -404,7 +403,7 @@ async fn dead_items_and_unreadable_records() {
             "{}: an unreadable record makes the page partial",
             b.name
         );
-        let mut dead: Vec<_> = read.prune.deletes.clone();
+        let mut dead: Vec<_> = paths(&read.prune.deletes);
         dead.sort_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
         let mut want = vec![
             (
@@ -419,21 +418,30 @@ async fn dead_items_and_unreadable_records() {
         want.sort_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
         assert_eq!(dead, want, "{}", b.name);
         let report = index.apply(&read.prune).await;
-        assert_eq!((report.deleted, report.failed), (2, 0));
+        assert_eq!((report.total(), report.failed), (4, 0));
         let mut deletes = faults.calls_of(Op::Delete);
         deletes.sort();
         let mut want_deletes = vec![
+            format!("items/acme/{}.json", failed.id),
+            format!("items/acme/{}.json", finished.id),
             format!("markers/acme/{}", failed.id),
             format!("markers/acme/{}", finished.id),
         ];
         want_deletes.sort();
-        assert_eq!(deletes, want_deletes, "{}: only the dead markers", b.name);
+        assert_eq!(
+            deletes, want_deletes,
+            "{}: only the dead items' markers and records",
+            b.name
+        );
         live.push(garbled.id.clone());
         live.sort();
         assert_eq!(markers(&index).await, live, "{}", b.name);
         assert!(
-            index.get(&ws(), &id_of(&failed.id)).await.is_ok(),
-            "records stay"
+            matches!(
+                index.get(&ws(), &id_of(&failed.id)).await,
+                Err(Error::NotFound)
+            ),
+            "a dead item's record goes with its marker"
         );
         // The janitor agrees: the garbled one is unknown and kept.
         let sweep = pickup::janitor::sweep(&index, &ws(), false).await.unwrap();
@@ -475,7 +483,7 @@ async fn grace_for_a_recordless_marker() {
             .await
             .unwrap();
         assert_eq!(
-            read.prune.deletes,
+            paths(&read.prune.deletes),
             vec![(keys::marker(&ws(), &id), Reason::NoRecord)]
         );
         index.apply(&read.prune).await;
@@ -535,7 +543,7 @@ async fn dismissals_are_per_viewer() {
             b.name
         );
         assert_eq!(
-            read.prune.deletes,
+            paths(&read.prune.deletes),
             vec![
                 (
                     keys::marker(&ws(), &k1_id),
@@ -553,13 +561,13 @@ async fn dismissals_are_per_viewer() {
         clock.advance(25 * HOUR);
         let read = page("bob").await;
         assert_eq!(
-            read.prune.deletes,
+            paths(&read.prune.deletes),
             vec![(keys::marker(&ws(), &a_id), Reason::FinishedLongAgo)]
         );
         index.apply(&read.prune).await;
         let sweep = pickup::janitor::sweep(&index, &ws(), false).await.unwrap();
         assert_eq!(
-            sweep.deletes,
+            paths(&sweep.deletes),
             vec![(
                 keys::dismissal(&ws(), &alice(), &a_id),
                 Reason::OrphanDismissal
@@ -613,7 +621,7 @@ async fn janitor_sweeps_workspaces() {
         let gone = reg("gone", Status::Running).await;
         index.dismiss(&ws(), &alice(), &id_of(&gone)).await.unwrap();
         index.dismiss(&ws(), &alice(), &id_of(&live)).await.unwrap();
-        index.remove(&ws(), &id_of(&gone)).await.unwrap();
+        index.remove(&ws(), &id_of(&gone), &user("a")).await.unwrap();
         clock.advance(25 * HOUR);
         let fresh = ItemId::new(clock.now_ms(), SubKey::parse("fresh").unwrap()).unwrap();
         store
@@ -660,8 +668,8 @@ async fn janitor_sweeps_workspaces() {
         want.sort_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
         let before = markers(&index).await;
         let dry = pickup::janitor::sweep(&index, &ws(), true).await.unwrap();
-        assert_eq!(dry.deletes, want, "{}: what and why", b.name);
-        assert_eq!(dry.markers, 7);
+        assert_eq!(paths(&dry.deletes), want, "{}: what and why", b.name);
+        assert_eq!(dry.markers(), 7);
         assert_eq!(
             markers(&index).await,
             before,
@@ -738,7 +746,7 @@ async fn conditional_update() {
                     &ws(),
                     &id,
                     &up(Status::Running, 0.5),
-                    owner("a"),
+                    &user("a"),
                     Some(etag.clone()),
                 )
                 .await
@@ -752,7 +760,7 @@ async fn conditional_update() {
                         &ws(),
                         &id,
                         &up(Status::Running, 0.9),
-                        owner("a"),
+                        &user("a"),
                         Some(stale),
                     )
                     .await;
@@ -775,14 +783,14 @@ async fn conditional_update() {
                     &ws(),
                     &id,
                     &up(Status::Succeeded, 1.0),
-                    owner("a"),
+                    &user("a"),
                     Some(new_etag),
                 )
                 .await
                 .unwrap();
             // Without If-Match an update is a plain write.
             index
-                .update(&ws(), &id, &up(Status::Failed, 1.0), owner("a"), None)
+                .update(&ws(), &id, &up(Status::Failed, 1.0), &user("a"), None)
                 .await
                 .unwrap();
             assert_eq!(
@@ -791,7 +799,7 @@ async fn conditional_update() {
             );
         } else {
             let res = index
-                .update(&ws(), &id, &up(Status::Running, 0.5), owner("a"), etag)
+                .update(&ws(), &id, &up(Status::Running, 0.5), &user("a"), etag)
                 .await;
             assert!(
                 matches!(res, Err(Error::NotSupported(_))),

@@ -49,10 +49,15 @@ async fn prune_dry_run_on_the_demo_store_says_what_and_why_and_deletes_nothing()
         .output()
         .unwrap();
     assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("deleted 1 markers, 1 records, 0 dismissals"),
+        "counts per kind: {stdout}"
+    );
     assert_eq!(
         file_count(dir.path()),
-        before - 1,
-        "the real run deletes the superseded marker"
+        before - 2,
+        "the real run deletes the superseded marker and its record"
     );
 }
 

@@ -12,7 +12,7 @@ use pickup::clock::ManualClock;
 use pickup::id::ItemId;
 use pickup::names::UserId;
 use pickup::plan::Reason;
-use pickup::store::keys;
+use pickup::store::{keys, Key};
 
 fn alice() -> UserId {
     UserId::parse("alice").unwrap()
@@ -38,7 +38,7 @@ async fn reader_prune_never_drops_a_concurrent_registration() {
         read.prune
             .deletes
             .iter()
-            .any(|(p, _)| p.as_ref().ends_with(&a.id)),
+            .any(|(k, _)| k.id().to_string() == a.id),
         "A is planned dead"
     );
     // …a producer registers X in between…
@@ -93,7 +93,7 @@ async fn concurrent_registrations_both_land() {
     assert_eq!(markers(&index).await, want);
 }
 
-/// 3. Pruning a dead item deletes only its marker.
+/// 3. Pruning a dead item deletes only its marker, then its record (marker first).
 #[tokio::test]
 async fn pruning_deletes_only_the_dead_marker() {
     let clock = ManualClock::new(T0);
@@ -122,11 +122,14 @@ async fn pruning_deletes_only_the_dead_marker() {
     index.apply(&read.prune).await;
     assert_eq!(
         faults.calls_of(Op::Delete),
-        vec![format!("markers/acme/{}", dead.id)]
+        vec![
+            format!("markers/acme/{}", dead.id),
+            format!("items/acme/{}.json", dead.id)
+        ]
     );
     live.sort();
     assert_eq!(markers(&index).await, live);
-    // The records are untouched.
+    // The live items' records are untouched.
     for id in &live {
         assert!(index.get(&ws(), &ItemId::parse(id).unwrap()).await.is_ok());
     }
@@ -167,7 +170,7 @@ async fn expired_markers_are_deleted_without_a_resolve() {
         assert_eq!(
             read.prune.deletes,
             vec![(
-                keys::marker(&ws(), &ItemId::parse(&old.id).unwrap()),
+                Key::Marker(ws(), ItemId::parse(&old.id).unwrap()),
                 Reason::Expired
             )]
         );
@@ -253,7 +256,7 @@ async fn failed_delete_is_retried_by_a_later_read() {
         .await
         .unwrap();
     let report = index.apply(&read.prune).await;
-    assert_eq!((report.deleted, report.failed), (0, 1));
+    assert_eq!((report.total(), report.failed), (0, 1));
     assert_eq!(markers(&index).await, vec![dead.id.clone()]);
     faults.heal();
     let read = index
@@ -261,7 +264,7 @@ async fn failed_delete_is_retried_by_a_later_read() {
         .await
         .unwrap();
     let report = index.apply(&read.prune).await;
-    assert_eq!((report.deleted, report.failed), (1, 0));
+    assert_eq!((report.total(), report.failed), (2, 0), "the marker and its record");
     assert!(markers(&index).await.is_empty());
 }
 
@@ -292,7 +295,7 @@ async fn recordless_marker_waits_for_the_grace_period() {
         .unwrap();
     assert_eq!(
         read.prune.deletes,
-        vec![(keys::marker(&ws(), &id), Reason::NoRecord)]
+        vec![(Key::Marker(ws(), id.clone()), Reason::NoRecord)]
     );
     index.apply(&read.prune).await;
     assert!(markers(&index).await.is_empty());
@@ -323,7 +326,7 @@ async fn older_runs_of_a_key_are_superseded() {
     assert_eq!(
         read.prune.deletes,
         vec![(
-            keys::marker(&ws(), &ItemId::parse(&first.id).unwrap()),
+            Key::Marker(ws(), ItemId::parse(&first.id).unwrap()),
             Reason::Superseded(second.id.clone())
         )]
     );
@@ -353,13 +356,13 @@ async fn dismissals_are_per_viewer_and_cleaned_up() {
     assert!(alice_page.cards.is_empty());
     assert_eq!(bob_page.cards.len(), 1);
     // The item goes away; its dismissal is now a fact nobody reads.
-    index.remove(&ws(), &a_id).await.unwrap();
+    index.remove(&ws(), &a_id, &UserId::parse("a").unwrap()).await.unwrap();
     clock.advance(2 * 60_000);
     let sweep = pickup::janitor::sweep(&index, &ws(), false).await.unwrap();
     assert_eq!(
         sweep.deletes,
         vec![(
-            keys::dismissal(&ws(), &alice(), &a_id),
+            Key::Dismissal(ws(), alice(), a_id.clone()),
             Reason::OrphanDismissal
         )]
     );
@@ -428,14 +431,10 @@ async fn conditional_update() {
     use pickup::error::Error;
     use pickup::record::ItemUpdate;
     let up = ItemUpdate {
-        title: "t".into(),
-        url: None,
-        status: Status::Running,
         progress: Some(0.5),
-        owner: None,
-        heartbeat_at: None,
-        finished_at: None,
+        ..ItemUpdate::new("t", Status::Running)
     };
+    let a = UserId::parse("a").unwrap();
     let clock = ManualClock::new(T0);
     let (index, _) = memory_index(&clock);
     let r = index
@@ -446,10 +445,10 @@ async fn conditional_update() {
     let (_, etag) = index.get(&ws(), &id).await.unwrap();
     let etag = etag.expect("memory store has versions");
     index
-        .update(&ws(), &id, &up, owner("a"), Some(etag.clone()))
+        .update(&ws(), &id, &up, &a, Some(etag.clone()))
         .await
         .unwrap();
-    let stale = index.update(&ws(), &id, &up, owner("a"), Some(etag)).await;
+    let stale = index.update(&ws(), &id, &up, &a, Some(etag)).await;
     assert!(matches!(stale, Err(Error::PreconditionFailed)), "{stale:?}");
 
     let (files, _, _dir) = file_index(&clock);
@@ -459,7 +458,7 @@ async fn conditional_update() {
         .unwrap();
     let id = ItemId::parse(&r.id).unwrap();
     let (_, etag) = files.get(&ws(), &id).await.unwrap();
-    let res = files.update(&ws(), &id, &up, owner("a"), etag).await;
+    let res = files.update(&ws(), &id, &up, &a, etag).await;
     assert!(matches!(res, Err(Error::NotSupported(_))), "{res:?}");
     assert_eq!(
         files.get(&ws(), &id).await.unwrap().0.progress,
@@ -510,7 +509,7 @@ mod properties {
                 prop_assert_eq!(keys.len(), cards.len(), "one card per key");
                 for c in cards {
                     prop_assert_eq!(&newest[&c.key], &c.id);
-                    prop_assert!(!read.prune.deletes.iter().any(|(p, _)| p.as_ref().ends_with(&c.id)));
+                    prop_assert!(!read.prune.deletes.iter().any(|(k, _)| k.id().to_string() == c.id));
                 }
                 Ok(())
             })?;

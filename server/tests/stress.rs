@@ -56,7 +56,7 @@ async fn marker_index_loses_nothing_under_concurrent_load() {
                         .recent(&ws(), &viewer, Filter::All, None)
                         .await
                         .unwrap();
-                    pruned.fetch_add(index.apply(&read.prune).await.deleted, Ordering::SeqCst);
+                    pruned.fetch_add(index.apply(&read.prune).await.total(), Ordering::SeqCst);
                     reads.fetch_add(1, Ordering::SeqCst);
                 }
             })

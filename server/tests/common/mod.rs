@@ -44,10 +44,12 @@ pub fn index_on(
     order: ListOrder,
     clock: &ManualClock,
 ) -> Index {
-    let store = Store {
-        inner,
-        order,
-        url: "test://".into(),
+    let mut store = Store::wrap(inner, order, "test://");
+    // Faults injected here are meant to be seen: retry them, but quickly.
+    store.retry = pickup::store::Retry {
+        retries: 3,
+        min_delay: std::time::Duration::from_millis(1),
+        max_delay: std::time::Duration::from_millis(5),
     };
     Index::new(store, Limits::default(), 8, Arc::new(clock.clone()))
 }
@@ -88,16 +90,17 @@ pub async fn markers(index: &Index) -> Vec<String> {
 pub async fn finish(index: &Index, id: &str, status: Status) {
     let id = pickup::id::ItemId::parse(id).unwrap();
     let up = ItemUpdate {
-        title: "done".into(),
-        url: None,
-        status,
         progress: Some(1.0),
-        owner: None,
-        heartbeat_at: None,
-        finished_at: None,
+        ..ItemUpdate::new("done", status)
     };
-    index
-        .update(&ws(), &id, &up, owner("bot"), None)
-        .await
-        .unwrap();
+    let record = index.get(&ws(), &id).await.unwrap().0;
+    let owner = pickup::names::UserId::parse(&record.owner.sub).unwrap();
+    index.update(&ws(), &id, &up, &owner, None).await.unwrap();
+}
+
+/// What a read or a sweep would delete, as store paths (comparable with `keys::…`).
+pub fn paths(
+    deletes: &[(pickup::store::Key, pickup::plan::Reason)],
+) -> Vec<(object_store::path::Path, pickup::plan::Reason)> {
+    deletes.iter().map(|(k, r)| (k.path(), r.clone())).collect()
 }
