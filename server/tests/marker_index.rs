@@ -516,3 +516,90 @@ mod properties {
         }
     }
 }
+
+/// Transient faults on every kind of write, before and after the store applied them: every
+/// registration is acknowledged, has its record and its marker, and is recorded once.
+#[tokio::test]
+async fn registration_survives_transient_faults_and_is_recorded_once() {
+    use common::fault::When;
+    let clock = ManualClock::new(T0);
+    let (index, faults) = memory_index(&clock);
+    // Records and markers each fail at most twice in a row, below the retry bound of 3.
+    faults.flaky(Op::Put, "items/", 4, When::After);
+    faults.flaky(Op::Put, "items/", 7, When::Before);
+    faults.flaky(Op::Put, "markers/", 3, When::Before);
+    faults.flaky(Op::Put, "markers/", 5, When::After);
+    let mut ids = Vec::new();
+    for i in 0..200 {
+        // Same key every 10: a retry must not be mistaken for a taken id, nor the reverse.
+        let key = format!("k{}", i % 10);
+        let record = index
+            .register(&ws(), &new_item(&key, Status::Running), owner("a"))
+            .await
+            .unwrap_or_else(|e| panic!("registration {i} failed: {e}"));
+        ids.push(record.id);
+        clock.advance(1);
+    }
+    let (before, after) = faults.injected();
+    assert!(before > 20 && after > 20, "faults were injected: {before} before, {after} after");
+    faults.heal();
+    let mut listed = markers(&index).await;
+    listed.sort();
+    let mut want = ids.clone();
+    want.sort();
+    want.dedup();
+    assert_eq!(want.len(), 200, "200 distinct ids");
+    assert_eq!(listed, want, "every acknowledged registration has its marker");
+    let records = index
+        .names_under(&keys::items(&ws()))
+        .await
+        .unwrap()
+        .len();
+    assert_eq!(records, 200, "and exactly one record each: none recorded twice");
+    for id in &ids {
+        let (r, _) = index.get(&ws(), &ItemId::parse(id).unwrap()).await.unwrap();
+        assert_eq!(&r.id, id);
+    }
+}
+
+/// The ambiguous case on its own: the store applies the create and the answer is lost. The
+/// retry meets its own record, recognises it by reading it back, and keeps the first id.
+#[tokio::test]
+async fn a_lost_answer_to_a_create_is_settled_by_reading_back() {
+    use common::fault::When;
+    let clock = ManualClock::new(T0);
+    let (index, faults) = memory_index(&clock);
+    // Every record put is applied and its answer lost; the retry meets the record it wrote.
+    faults.flaky(Op::Put, "items/", 1, When::After);
+    let r = index
+        .register(&ws(), &new_item("a", Status::Running), owner("a"))
+        .await
+        .expect("a lost answer is not a failure");
+    let want = ItemId::new(T0, pickup::names::SubKey::parse("a").unwrap()).unwrap();
+    assert_eq!(r.id, want.to_string(), "the first id, not the next millisecond's");
+    assert_eq!(
+        index.names_under(&keys::items(&ws())).await.unwrap().len(),
+        1,
+        "one record"
+    );
+    assert_eq!(markers(&index).await, vec![r.id]);
+}
+
+/// A fault that outlasts the retry bound is an error for the producer (503), and no marker
+/// points at a record that was never written.
+#[tokio::test]
+async fn a_fault_past_the_retry_bound_is_an_error_and_lists_nothing() {
+    let clock = ManualClock::new(T0);
+    let (index, faults) = memory_index(&clock);
+    faults.fail(Op::Put, "items/");
+    let res = index
+        .register(&ws(), &new_item("a", Status::Running), owner("a"))
+        .await;
+    assert!(matches!(res, Err(pickup::error::Error::Store(_))), "{res:?}");
+    assert_eq!(
+        faults.calls_of(Op::Put).len(),
+        4,
+        "the first try and 3 retries, then it gives up"
+    );
+    assert!(markers(&index).await.is_empty());
+}

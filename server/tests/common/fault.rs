@@ -21,10 +21,31 @@ pub enum Op {
     Delete,
 }
 
+/// When a flaky call fails: before the store sees it, or after the store applied it (the
+/// answer was lost on the way back: the case a retry must not count twice).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    Before,
+    After,
+}
+
+#[derive(Debug)]
+struct Flaky {
+    op: Op,
+    prefix: String,
+    every: usize,
+    when: When,
+    seen: usize,
+}
+
 #[derive(Debug, Default)]
 struct Rules {
     /// (operation, key prefix): calls that match fail with a generic store error.
     failing: Mutex<Vec<(Op, String)>>,
+    /// Every `every`-th matching call fails, before or after it is applied.
+    flaky: Mutex<Vec<Flaky>>,
+    /// How many flaky failures were injected, before and after applying.
+    injected: Mutex<(usize, usize)>,
     /// Every call, in order: (operation, key or prefix).
     calls: Mutex<Vec<(Op, String)>>,
 }
@@ -43,6 +64,28 @@ impl Rules {
         } else {
             Ok(())
         }
+    }
+
+    /// Whether this call is one of the flaky ones, and when it fails. One verdict per call:
+    /// the first rule that fires decides.
+    fn flaky(&self, op: Op, key: &str) -> Option<When> {
+        let mut hit = None;
+        for f in self.flaky.lock().unwrap().iter_mut() {
+            if f.op == op && key.starts_with(f.prefix.as_str()) {
+                f.seen += 1;
+                if hit.is_none() && f.seen % f.every == 0 {
+                    hit = Some(f.when);
+                }
+            }
+        }
+        if let Some(when) = hit {
+            let mut n = self.injected.lock().unwrap();
+            match when {
+                When::Before => n.0 += 1,
+                When::After => n.1 += 1,
+            }
+        }
+        hit
     }
 }
 
@@ -84,8 +127,25 @@ impl FaultStore {
             .push((op, prefix.to_string()));
     }
 
+    /// Fail every `every`-th call of `op` under `prefix`, before or after applying it.
+    pub fn flaky(&self, op: Op, prefix: &str, every: usize, when: When) {
+        self.rules.flaky.lock().unwrap().push(Flaky {
+            op,
+            prefix: prefix.to_string(),
+            every,
+            when,
+            seen: 0,
+        });
+    }
+
+    /// Flaky failures injected so far: (before applying, after applying).
+    pub fn injected(&self) -> (usize, usize) {
+        *self.rules.injected.lock().unwrap()
+    }
+
     pub fn heal(&self) {
         self.rules.failing.lock().unwrap().clear();
+        self.rules.flaky.lock().unwrap().clear();
     }
 
     pub fn forget_calls(&self) {
@@ -117,7 +177,14 @@ impl ObjectStore for FaultStore {
         opts: PutOptions,
     ) -> Result<PutResult> {
         self.enter(Op::Put, location.as_ref())?;
-        self.inner.put_opts(location, payload, opts).await
+        match self.rules.flaky(Op::Put, location.as_ref()) {
+            None => self.inner.put_opts(location, payload, opts).await,
+            Some(When::Before) => Err(injected(Op::Put, location.as_ref())),
+            Some(When::After) => {
+                self.inner.put_opts(location, payload, opts).await?;
+                Err(injected(Op::Put, location.as_ref()))
+            }
+        }
     }
 
     async fn put_multipart_opts(
@@ -146,7 +213,14 @@ impl ObjectStore for FaultStore {
                 async move {
                     let path = p?;
                     rules.enter(Op::Delete, path.as_ref())?;
-                    inner.delete(&path).await.map(|()| path)
+                    match rules.flaky(Op::Delete, path.as_ref()) {
+                        None => inner.delete(&path).await.map(|()| path),
+                        Some(When::Before) => Err(injected(Op::Delete, path.as_ref())),
+                        Some(When::After) => {
+                            inner.delete(&path).await?;
+                            Err(injected(Op::Delete, path.as_ref()))
+                        }
+                    }
                 }
             })
             .boxed()
