@@ -611,3 +611,119 @@ async fn a_new_item_reaches_readers_of_another_server_within_a_second() {
     );
     eprintln!("item registered on another server appeared after {seen_after:?}");
 }
+
+/// Only the owner (the registering token's subject) changes or removes an item: another
+/// writer of the same workspace gets 403 and nothing is written; `owner` in a body cannot
+/// re-attribute it; a record PUT back as GET gave it is accepted.
+#[tokio::test]
+async fn only_the_owner_updates_or_removes_an_item() {
+    let s = Server::start(&[]);
+    let alice = s.token("alice", "acme", true);
+    let mallory = s.token("mallory", "acme", true);
+    let item = register(&s, &alice, "acme", "mine").await;
+    let id = item["id"].as_str().unwrap();
+    let url = format!("{}/api/v1/workspaces/acme/items/{id}", s.url);
+    let before = s.files();
+    let body = json!({"title": "hijacked", "status": "failed"});
+    let res = client()
+        .put(&url)
+        .bearer_auth(&mallory)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    let res = client().delete(&url).bearer_auth(&mallory).send().await.unwrap();
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    assert_eq!(s.files(), before, "a refused write writes nothing");
+
+    // The owner cannot hand the item to someone else through the body either.
+    let huge = "m".repeat(60_000);
+    for owner in [json!({"sub": "mallory", "name": "M"}), json!({"sub": huge, "name": "x"})] {
+        let res = client()
+            .put(&url)
+            .bearer_auth(&alice)
+            .json(&json!({"title": "t", "status": "running", "owner": owner}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+        let e: Value = res.json().await.unwrap();
+        assert!(e["message"].as_str().unwrap().starts_with("owner "), "{e}");
+    }
+    assert_eq!(s.files(), before);
+
+    // GET, change the status, PUT it back whole: accepted, and still alice's.
+    let mut record: Value = client()
+        .get(&url)
+        .bearer_auth(&alice)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    record["status"] = json!("succeeded");
+    let res = client()
+        .put(&url)
+        .bearer_auth(&alice)
+        .json(&record)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    let after: Value = res.json().await.unwrap();
+    assert_eq!(after["owner"]["sub"], "alice");
+    assert_eq!(after["status"], "succeeded");
+    record["key"] = json!("other");
+    let res = client()
+        .put(&url)
+        .bearer_auth(&alice)
+        .json(&record)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST, "a changed key is refused");
+
+    let res = client().delete(&url).bearer_auth(&alice).send().await.unwrap();
+    assert_eq!(res.status(), StatusCode::NO_CONTENT);
+    assert!(
+        s.files().iter().all(|f| !f.to_string_lossy().contains(id)),
+        "marker and record are gone"
+    );
+}
+
+/// PUT, DELETE and dismiss of an id that was never registered answer 404 and create nothing;
+/// an id dated beyond the allowed clock skew is refused with 400.
+#[tokio::test]
+async fn only_real_ids_are_written() {
+    let s = Server::start(&[]);
+    let alice = s.token("alice", "acme", true);
+    register(&s, &alice, "acme", "real").await;
+    let before = s.files();
+    let now_ms = now_secs() * 1000;
+    let never = format!("{:013}_never", 9_999_999_999_999 - (now_ms - 5_000));
+    let future = format!("{:013}_future", 9_999_999_999_999 - (now_ms + 3_600_000));
+    for (id, want) in [(&never, StatusCode::NOT_FOUND), (&future, StatusCode::BAD_REQUEST)] {
+        let base = format!("/api/v1/workspaces/acme/items/{id}");
+        let calls = [
+            (Method::PUT, base.clone(), Some(json!({"title": "t", "status": "running"}))),
+            (Method::DELETE, base.clone(), None),
+            (Method::POST, format!("{base}/dismiss"), None),
+        ];
+        for (method, path, body) in calls {
+            let call = Call {
+                method: method.clone(),
+                path: path.clone(),
+                body,
+                writes: true,
+            };
+            let (status, body) = send(&s, &call, Some(&alice)).await;
+            assert_eq!(status, want, "{method} {path}: {body}");
+        }
+        let (status, body) =
+            server_fn(&s, "dismiss", &[("ws", "acme"), ("id", id)], Some(&alice)).await;
+        assert_eq!(status, want, "server fn dismiss {id}: {body}");
+    }
+    assert_eq!(s.files(), before, "nothing was created");
+}
