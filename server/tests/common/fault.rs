@@ -127,6 +127,11 @@ impl FaultStore {
             .push((op, prefix.to_string()));
     }
 
+    /// Clear the persistent failures only (flaky ones stay).
+    pub fn fail_clear(&self) {
+        self.rules.failing.lock().unwrap().clear();
+    }
+
     /// Fail every `every`-th call of `op` under `prefix`, before or after applying it.
     pub fn flaky(&self, op: Op, prefix: &str, every: usize, when: When) {
         self.rules.flaky.lock().unwrap().push(Flaky {
