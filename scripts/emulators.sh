@@ -162,14 +162,13 @@ run() {
   trap 'on_signal 130' INT
   trap 'on_signal 143' TERM
 
-  # --blobKeepAliveTimeout 600: Azurite closes idle connections after 5 s by default, and a
-  # PUT sent on a pooled connection at that moment fails with a connection reset that
-  # object_store does not retry (a PUT is not idempotent): registrations then fail with 503
-  # under load. Azure itself keeps idle connections far longer than reqwest's 90 s pool.
+  # Azurite's defaults, on purpose: it closes idle connections after 5 s, so a PUT sent on a
+  # pooled connection at that moment fails with a connection reset that object_store does not
+  # retry (a create-only PUT is not idempotent). Pickup must survive that (store::Store::put).
   local az_port s3_port
   az_port=$(free_port)
   node "$AZURITE_MAIN" --blobHost 127.0.0.1 --blobPort "$az_port" --inMemoryPersistence \
-    --silent --disableTelemetry --skipApiVersionCheck --blobKeepAliveTimeout 600 >"$LOGS/azurite.log" 2>&1 &
+    --silent --disableTelemetry --skipApiVersionCheck >"$LOGS/azurite.log" 2>&1 &
   PIDS+=($!)
   local az_pid=$!
   s3_port=$(free_port)
