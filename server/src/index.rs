@@ -303,12 +303,14 @@ impl Index {
         }
         let mut prune = Prune::default();
         for (id, reason) in dead {
-            // A viewer's dismissal of an item that is going away goes with it.
-            if dismissed.contains(&id.to_string()) {
-                let dismissal = Key::Dismissal(ws.clone(), viewer.clone(), id.clone());
+            // A viewer's dismissal of an item that is going away goes with it, after it.
+            let dismissal = dismissed
+                .contains(&id.to_string())
+                .then(|| Key::Dismissal(ws.clone(), viewer.clone(), id.clone()));
+            prune.deletes.push((Key::Marker(ws.clone(), id), reason));
+            if let Some(dismissal) = dismissal {
                 prune.deletes.push((dismissal, Reason::OrphanDismissal));
             }
-            prune.deletes.push((Key::Marker(ws.clone(), id), reason));
         }
         let more = cards.len() > cap || resolved < plan.candidates.len() || listing_cut;
         cards.truncate(cap);

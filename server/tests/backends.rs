@@ -346,7 +346,14 @@ async fn dedupe_older_runs() {
         );
         index.apply(&read.prune).await;
         assert_eq!(markers(&index).await, want, "{}", b.name);
-        assert!(index.get(&ws(), &id_of(&first.id)).await.is_ok());
+        assert!(
+            matches!(
+                index.get(&ws(), &id_of(&first.id)).await,
+                Err(Error::NotFound)
+            ),
+            "{}: the superseded run's record went with its marker",
+            b.name
+        );
         done("dedupe_older_runs", &b, started);
     }
 }
