@@ -32,11 +32,15 @@ async fn marker_index_loses_nothing_under_concurrent_load() {
     let done = Arc::new(AtomicBool::new(false));
     let reads = Arc::new(AtomicUsize::new(0));
     let pruned = Arc::new(AtomicUsize::new(0));
+    // Producers wait half-way until a reader has pruned: pruning provably overlaps registering.
+    let (first_prune, _) = tokio::sync::watch::channel(false);
+    let first_prune = Arc::new(first_prune);
     let started = Instant::now();
     let readers: Vec<_> = (0..READERS)
         .map(|r| {
             let (index, done, reads, pruned) =
                 (index.clone(), done.clone(), reads.clone(), pruned.clone());
+            let first_prune = first_prune.clone();
             tokio::spawn(async move {
                 let viewer = UserId::parse(&format!("reader{r}")).unwrap();
                 // Bounded: at most 10,000 reads, and they stop when the producers are done.
@@ -48,7 +52,11 @@ async fn marker_index_loses_nothing_under_concurrent_load() {
                         .recent(&ws(), &viewer, Filter::All, None)
                         .await
                         .unwrap();
-                    pruned.fetch_add(index.apply(&read.prune).await.total(), Ordering::SeqCst);
+                    let n = index.apply(&read.prune).await.total();
+                    pruned.fetch_add(n, Ordering::SeqCst);
+                    if n > 0 {
+                        first_prune.send_replace(true);
+                    }
                     reads.fetch_add(1, Ordering::SeqCst);
                 }
             })
@@ -57,9 +65,17 @@ async fn marker_index_loses_nothing_under_concurrent_load() {
     let producers: Vec<_> = (0..PRODUCERS)
         .map(|p| {
             let (index, clock) = (index.clone(), clock.clone());
+            let mut first_prune = first_prune.subscribe();
             tokio::spawn(async move {
                 let (mut live, mut dead) = (Vec::new(), Vec::new());
                 for i in 0..PER_PRODUCER {
+                    if i == PER_PRODUCER / 2 {
+                        let pruned = first_prune.wait_for(|p| *p);
+                        tokio::time::timeout(std::time::Duration::from_secs(120), pruned)
+                            .await
+                            .expect("no reader pruned a dead item while producers registered")
+                            .unwrap();
+                    }
                     let status = if i % 2 == 0 {
                         Status::Running
                     } else {
