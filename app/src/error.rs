@@ -13,6 +13,8 @@ pub enum ErrorCode {
     Forbidden,
     NotFound,
     PreconditionFailed,
+    /// Every id a registration tried was taken in the same few milliseconds: send it again.
+    Conflict,
     TooLarge,
     NotSupported,
     StoreUnavailable,
@@ -28,6 +30,7 @@ impl ErrorCode {
             ErrorCode::Forbidden => 403,
             ErrorCode::NotFound => 404,
             ErrorCode::PreconditionFailed => 412,
+            ErrorCode::Conflict => 409,
             ErrorCode::TooLarge => 413,
             ErrorCode::NotSupported => 501,
             ErrorCode::StoreUnavailable => 503,

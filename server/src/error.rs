@@ -34,6 +34,9 @@ pub enum Error {
     NotFound,
     #[error("the item changed since the ETag given in If-Match: read it again and retry")]
     PreconditionFailed,
+    /// Every id register tried for this key was taken: many registrations of one key at once.
+    #[error("{attempts} ids for key {key} in a row were taken by other registrations of it: send the registration again")]
+    IdsTaken { key: String, attempts: u64 },
     #[error("the request body is larger than {0} bytes")]
     TooLarge(usize),
     #[error("{0}")]
@@ -70,6 +73,7 @@ impl Error {
             Error::Forbidden(_) | Error::NotOwner => ErrorCode::Forbidden,
             Error::NotFound => ErrorCode::NotFound,
             Error::PreconditionFailed => ErrorCode::PreconditionFailed,
+            Error::IdsTaken { .. } => ErrorCode::Conflict,
             Error::TooLarge(_) => ErrorCode::TooLarge,
             Error::NotSupported(_) => ErrorCode::NotSupported,
             Error::Store(_) => ErrorCode::StoreUnavailable,

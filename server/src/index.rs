@@ -141,11 +141,10 @@ impl Index {
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(Error::Store(object_store::Error::Generic {
-            store: "pickup",
-            source: format!("{CREATE_ATTEMPTS} ids for key {key} around {now} ms were all taken")
-                .into(),
-        }))
+        Err(Error::IdsTaken {
+            key: key.to_string(),
+            attempts: CREATE_ATTEMPTS,
+        })
     }
 
     /// Write the whole record the producer sends, after checking that the item exists (404)
@@ -338,6 +337,10 @@ impl Index {
             let mut planner = Planner::new(now, ttl, dismissed, budget);
             let mut listing = self.store.inner.list(Some(&keys::markers(ws)));
             while let Some(meta) = listing.next().await {
+                if planner.is_full() {
+                    // Full, and the listing goes on: there may be more.
+                    return Ok((planner.finish(), true));
+                }
                 let meta = meta?;
                 let Some(name) = meta.location.filename() else {
                     continue;
@@ -347,9 +350,6 @@ impl Index {
                     tracing::warn!(store = %self.store.url, "listing was not in key order; sorting it");
                     let all = self.marker_listing(ws).await?;
                     return Ok((all.plan(now, ttl, dismissed, usize::MAX).0, false));
-                }
-                if planner.is_full() {
-                    return Ok((planner.finish(), true));
                 }
             }
             Ok((planner.finish(), false))

@@ -91,8 +91,30 @@ pub fn is_transient(e: &object_store::Error) -> bool {
     )
 }
 
+/// Whether the store behind a URL lists in key order. S3 general-purpose buckets, GCS, Azure
+/// and memory do; S3 Express directory buckets (`…--x-s3`) and HTTP/WebDAV servers do not.
+fn listing_order(url: &url::Url) -> ListOrder {
+    use object_store::ObjectStoreScheme as Scheme;
+    // A directory bucket's name ends in `--x-s3`, in the host (virtual-hosted style, first
+    // label) or in the first path segment.
+    let first_segment = url.path_segments().and_then(|mut s| s.next());
+    let directory_bucket = url
+        .host_str()
+        .and_then(|h| h.split('.').next())
+        .into_iter()
+        .chain(first_segment)
+        .any(|name| name.ends_with("--x-s3"));
+    match Scheme::parse(url) {
+        Ok((Scheme::AmazonS3, _)) if directory_bucket => ListOrder::Unsorted,
+        Ok((Scheme::Http, _)) | Err(_) => ListOrder::Unsorted,
+        Ok(_) => ListOrder::Sorted,
+    }
+}
+
 #[derive(Debug, Error)]
 pub enum StoreUrlError {
+    #[error("PICKUP_STORE {0:?}: AWS_CONDITIONAL_PUT=disabled, but registering an item needs create-only puts (If-None-Match): unset it or set it to etag")]
+    NoCreateOnlyPut(String),
     #[error("PICKUP_STORE {0:?} is not a URL: use file://./data, memory://, s3://bucket/prefix, gs://bucket/prefix or az://container/prefix")]
     NotAUrl(String),
     #[error("PICKUP_STORE {url:?}: {source}")]
@@ -227,7 +249,17 @@ impl Store {
         }
     }
 
+    /// Open the store a `PICKUP_STORE` URL names, with the cloud's options from the
+    /// environment (`AWS_*`, `GOOGLE_*`, `AZURE_*`).
     pub fn open(url: &str) -> Result<Self, StoreUrlError> {
+        let options = std::env::vars().filter(|(k, _)| {
+            k.starts_with("AWS_") || k.starts_with("GOOGLE_") || k.starts_with("AZURE_")
+        });
+        Self::open_with(url, options.collect())
+    }
+
+    /// [`Store::open`] with the backend's options given (names as the environment spells them).
+    pub fn open_with(url: &str, options: Vec<(String, String)>) -> Result<Self, StoreUrlError> {
         if let Some(path) = url.strip_prefix("file://") {
             return Self::open_dir(url, path);
         }
@@ -236,16 +268,22 @@ impl Store {
             url: url.into(),
             source,
         };
-        let options = std::env::vars().filter(|(k, _)| {
-            k.starts_with("AWS_") || k.starts_with("GOOGLE_") || k.starts_with("AZURE_")
+        // Registration is a create-only put: an S3 store told not to make conditional puts
+        // would refuse every registration, so refuse to start instead.
+        let no_conditional_put = options.iter().any(|(k, v)| {
+            k.eq_ignore_ascii_case("AWS_CONDITIONAL_PUT") && v.trim().eq_ignore_ascii_case("disabled")
         });
+        if parsed.scheme() == "s3" && no_conditional_put {
+            return Err(StoreUrlError::NoCreateOnlyPut(url.into()));
+        }
+        let order = listing_order(&parsed);
         let (store, prefix) = object_store::parse_url_opts(&parsed, options).map_err(backend)?;
         let inner: Arc<dyn ObjectStore> = if prefix.as_ref().is_empty() {
             Arc::from(store)
         } else {
             Arc::new(PrefixStore::new(store, prefix))
         };
-        Ok(Store::wrap(inner, ListOrder::Sorted, url))
+        Ok(Store::wrap(inner, order, url))
     }
 
     fn open_dir(url: &str, path: &str) -> Result<Self, StoreUrlError> {
@@ -359,4 +397,46 @@ pub mod keys {
     }
     /// The three top-level prefixes under which a workspace can have keys.
     pub const ROOTS: [&str; 3] = ["markers", "items", "dismissed"];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        let mut v: Vec<(String, String)> = [
+            ("AWS_ACCESS_KEY_ID", "test"),
+            ("AWS_SECRET_ACCESS_KEY", "test"),
+            ("AWS_REGION", "us-east-1"),
+            ("AWS_ENDPOINT", "http://127.0.0.1:9"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        v.extend(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        v
+    }
+
+    #[test]
+    fn only_stores_that_list_in_key_order_are_marked_sorted() {
+        let order = |url: &str| Store::open_with(url, opts(&[])).unwrap().order;
+        assert_eq!(order("s3://bucket/prefix"), ListOrder::Sorted);
+        assert_eq!(order("memory://"), ListOrder::Sorted);
+        assert_eq!(order("s3://logs--usw2-az1--x-s3/p"), ListOrder::Unsorted);
+        let of = |url: &str| listing_order(&url::Url::parse(url).unwrap());
+        assert_eq!(of("http://127.0.0.1:9/dav"), ListOrder::Unsorted);
+        assert_eq!(
+            of("https://logs--usw2-az1--x-s3.s3express-usw2-az1.us-west-2.amazonaws.com/p"),
+            ListOrder::Unsorted
+        );
+        assert_eq!(of("https://bucket.s3.us-west-2.amazonaws.com/p"), ListOrder::Sorted);
+        assert_eq!(of("https://acct.blob.core.windows.net/c/p"), ListOrder::Sorted);
+    }
+
+    #[test]
+    fn s3_without_conditional_puts_is_refused_at_start() {
+        let res = Store::open_with("s3://bucket/p", opts(&[("AWS_CONDITIONAL_PUT", "disabled")]));
+        assert!(matches!(res, Err(StoreUrlError::NoCreateOnlyPut(_))));
+        assert!(Store::open_with("s3://bucket/p", opts(&[("AWS_CONDITIONAL_PUT", "etag")])).is_ok());
+    }
 }

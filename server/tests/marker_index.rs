@@ -618,3 +618,62 @@ async fn a_fault_past_the_retry_bound_is_an_error_and_lists_nothing() {
     );
     assert!(markers(&index).await.is_empty());
 }
+
+/// `more` says there may be more live items: false when the listing ended exactly where the
+/// plan became full (a sorted store stops listing there).
+#[tokio::test]
+async fn more_is_false_when_the_listing_ends_at_the_last_candidate() {
+    let clock = ManualClock::new(T0);
+    let (index, _) = memory_index(&clock);
+    // 8 live items, then 16 newer ones finished long ago: exactly the 3N = 24 budget.
+    for i in 0..8 {
+        index
+            .register(&ws(), &new_item(&format!("live{i}"), Status::Running), owner("a"))
+            .await
+            .unwrap();
+        clock.advance(1);
+    }
+    let at = ManualClock::new(T0 + 100);
+    let past = common::index_on(index.store.inner.clone(), pickup::store::ListOrder::Sorted, &at);
+    for i in 0..16 {
+        past.register(&ws(), &new_item(&format!("done{i}"), Status::Succeeded), owner("a"))
+            .await
+            .unwrap();
+        at.advance(1);
+    }
+    clock.advance(25 * HOUR);
+    let page = index.recent(&ws(), &alice(), Filter::All, Some(8)).await.unwrap().page;
+    assert_eq!(page.cards.len(), 8);
+    assert!(!page.more, "nothing lies beyond the 24 markers listed");
+    // One marker more beyond the budget: now there may be more.
+    let older = ManualClock::new(T0 - HOUR);
+    let before = common::index_on(index.store.inner.clone(), pickup::store::ListOrder::Sorted, &older);
+    before
+        .register(&ws(), &new_item("older", Status::Running), owner("a"))
+        .await
+        .unwrap();
+    let page = index.recent(&ws(), &alice(), Filter::All, Some(8)).await.unwrap().page;
+    assert!(page.more);
+}
+
+/// Running out of ids for one key is its own error (409 conflict), not "store unavailable".
+#[tokio::test]
+async fn taken_ids_are_a_conflict_not_a_store_failure() {
+    let clock = ManualClock::new(T0);
+    let (index, _) = memory_index(&clock);
+    for ms in T0..T0 + 5 {
+        let id = ItemId::new(ms, pickup::names::SubKey::parse("k").unwrap()).unwrap();
+        index
+            .store
+            .inner
+            .put(&keys::item(&ws(), &id), PutPayload::from_static(b"{}"))
+            .await
+            .unwrap();
+    }
+    let res = index
+        .register(&ws(), &new_item("k", Status::Running), owner("a"))
+        .await;
+    let err = res.unwrap_err();
+    assert!(matches!(err, pickup::error::Error::IdsTaken { .. }), "{err:?}");
+    assert_eq!(err.code().http_status(), 409);
+}
