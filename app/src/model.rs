@@ -12,9 +12,14 @@ pub enum Status {
     Succeeded,
     Failed,
     Cancelled,
+    /// A status this version does not know (written by a newer producer during a rolling
+    /// upgrade): shown with a neutral badge, never finished, never accepted from a producer.
+    #[serde(other)]
+    Unknown,
 }
 
 impl Status {
+    /// The statuses a producer may send.
     pub const ALL: [Status; 5] = [
         Status::Queued,
         Status::Running,
@@ -30,6 +35,7 @@ impl Status {
             Status::Succeeded => "succeeded",
             Status::Failed => "failed",
             Status::Cancelled => "cancelled",
+            Status::Unknown => "unknown",
         }
     }
 

@@ -13,7 +13,7 @@ use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::id::ItemId;
 use crate::names::{UserId, Workspace};
-use crate::plan::{Listing, Planner, Reason};
+use crate::plan::{Budget, Listing, Planner, Reason};
 use crate::record::{owner_of, ItemRecord, ItemUpdate, NewItem};
 use crate::store::{keys, Key, KeyKind, ListOrder, Store, Version};
 use crate::verdict::{judge, Limits, Lookup, Verdict};
@@ -124,7 +124,8 @@ impl Index {
         for attempt in 0..CREATE_ATTEMPTS {
             let id = ItemId::new(now + attempt, key.clone())?;
             let record = ItemRecord::new(ws, &id, item, owner.clone())?;
-            let body = bytes::Bytes::from(serde_json::to_vec(&record).expect("a record serialises"));
+            let body =
+                bytes::Bytes::from(serde_json::to_vec(&record).expect("a record serialises"));
             match self
                 .store
                 .put(&keys::item(ws, &id), body, PutMode::Create)
@@ -132,7 +133,11 @@ impl Index {
             {
                 Ok(_) => {
                     self.store
-                        .put(&keys::marker(ws, &id), bytes::Bytes::new(), PutMode::Overwrite)
+                        .put(
+                            &keys::marker(ws, &id),
+                            bytes::Bytes::new(),
+                            PutMode::Overwrite,
+                        )
                         .await?;
                     self.wrote(ws);
                     return Ok(record);
@@ -164,7 +169,8 @@ impl Index {
         for _ in 0..UPDATE_ATTEMPTS {
             let (owner, version) = self.owned_record(ws, id, caller).await?;
             let record = ItemRecord::updated(ws, id, up, owner, self.clock.now_ms())?;
-            let body = bytes::Bytes::from(serde_json::to_vec(&record).expect("a record serialises"));
+            let body =
+                bytes::Bytes::from(serde_json::to_vec(&record).expect("a record serialises"));
             let expected = match &if_match {
                 Some(e_tag) => UpdateVersion {
                     e_tag: Some(e_tag.clone()),
@@ -262,11 +268,13 @@ impl Index {
         cap: Option<u32>,
     ) -> Result<Read> {
         let cap = cap.unwrap_or(self.default_cap).clamp(1, MAX_CAP) as usize;
-        let budget = 3 * cap;
+        let mut budget = Budget::new(cap);
         let now = self.clock.now_ms();
         let dismissed = self.dismissals(ws, viewer).await?;
 
-        let (plan, listing_cut) = self.plan_markers(ws, now, &dismissed, budget).await?;
+        let (plan, listing_cut) = self
+            .plan_markers(ws, now, &dismissed, budget.candidates())
+            .await?;
         // Markers to delete, by id: planned by name, then found dead by their records.
         let mut dead: Vec<(ItemId, Reason)> = plan.delete.clone();
         for name in &plan.unparsable {
@@ -276,16 +284,17 @@ impl Index {
         let mut cards: Vec<Card> = Vec::new();
         let mut partial = false;
         let mut resolved = 0;
-        for batch in plan.candidates.chunks(cap) {
-            if cards.len() >= cap || resolved >= budget {
-                break;
-            }
-            let batch = &batch[..batch.len().min(budget - resolved)];
-            resolved += batch.len();
+        // Newest first, N at a time, until N cards or the budget is spent.
+        while cards.len() < cap && budget.left() > 0 && resolved < plan.candidates.len() {
+            let n = cap.min(budget.left()).min(plan.candidates.len() - resolved);
+            let batch = &plan.candidates[resolved..resolved + n];
+            resolved += n;
             let lookups =
                 futures::future::join_all(batch.iter().map(|id| self.lookup(ws, id))).await;
             for (id, lookup) in batch.iter().zip(lookups) {
-                match judge(id, lookup, now, &self.limits) {
+                let verdict = judge(id, lookup, now, &self.limits);
+                budget.spend(matches!(verdict, Verdict::Unknown(_)));
+                match verdict {
                     Verdict::Live(card) => {
                         if filter == Filter::All || card.owner.sub == viewer.as_str() {
                             cards.push(*card);

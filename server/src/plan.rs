@@ -40,6 +40,54 @@ impl fmt::Display for Reason {
     }
 }
 
+/// What resolving one page may cost, in record reads: `3N` that end dead or pending, plus up
+/// to `5N` more for records that cannot be read or parsed, so that a run of unreadable records
+/// (a rolling upgrade, a store hiccup) cannot hide the live items behind them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    cap: usize,
+    spent: usize,
+    unknown: usize,
+}
+
+impl Budget {
+    pub const RESOLVES_PER_CARD: usize = 3;
+    pub const UNREADABLE_PER_CARD: usize = 5;
+
+    pub fn new(cap: usize) -> Self {
+        Budget {
+            cap,
+            spent: 0,
+            unknown: 0,
+        }
+    }
+
+    /// The most candidates a page can resolve: what a plan needs to hold.
+    pub fn candidates(&self) -> usize {
+        self.cap * (Self::RESOLVES_PER_CARD + Self::UNREADABLE_PER_CARD)
+    }
+
+    /// Reads left before the budget is spent.
+    pub fn left(&self) -> usize {
+        let main = (self.cap * Self::RESOLVES_PER_CARD).saturating_sub(self.spent);
+        let extra = (self.cap * Self::UNREADABLE_PER_CARD).saturating_sub(self.unknown);
+        if main == 0 {
+            0
+        } else {
+            main + extra
+        }
+    }
+
+    /// Count one read; `unreadable` ones come out of their own allowance while it lasts.
+    pub fn spend(&mut self, unreadable: bool) {
+        if unreadable && self.unknown < self.cap * Self::UNREADABLE_PER_CARD {
+            self.unknown += 1;
+        } else {
+            self.spent += 1;
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Plan {
     /// What to resolve, newest first, at most one per sub-key.
@@ -198,6 +246,30 @@ mod tests {
         ItemId::new(created_ms, SubKey::parse(key).unwrap())
             .unwrap()
             .to_string()
+    }
+
+    #[test]
+    fn unreadable_records_have_their_own_allowance() {
+        let mut b = Budget::new(2);
+        assert_eq!((b.candidates(), b.left()), (16, 16));
+        for _ in 0..10 {
+            b.spend(true);
+        }
+        assert_eq!(
+            b.left(),
+            6,
+            "the unreadable allowance is spent, the main budget is not"
+        );
+        b.spend(true);
+        assert_eq!(
+            b.left(),
+            5,
+            "past its allowance an unreadable record costs like any other"
+        );
+        for _ in 0..5 {
+            b.spend(false);
+        }
+        assert_eq!(b.left(), 0);
     }
 
     #[test]

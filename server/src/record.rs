@@ -113,6 +113,8 @@ pub enum BodyError {
     Url,
     #[error("progress must be a number from 0 to 1, or null")]
     Progress,
+    #[error("status must be one of queued, running, succeeded, failed, cancelled")]
+    Status,
     #[error("{0} is kept by the server and differs from the item's: send it as GET gave it, or leave it out")]
     ReadOnly(&'static str),
 }
@@ -143,6 +145,13 @@ pub fn check_url(url: Option<&str>) -> Result<Option<String>, BodyError> {
     ok.then(|| Some(u.to_string())).ok_or(BodyError::Url)
 }
 
+pub fn check_status(status: Status) -> Result<Status, BodyError> {
+    match status {
+        Status::Unknown => Err(BodyError::Status),
+        known => Ok(known),
+    }
+}
+
 pub fn check_progress(p: Option<f64>) -> Result<Option<f64>, BodyError> {
     match p {
         Some(v) if !(0.0..=1.0).contains(&v) || !v.is_finite() => Err(BodyError::Progress),
@@ -167,7 +176,7 @@ impl ItemRecord {
         owner: Owner,
     ) -> Result<Self, BodyError> {
         let now = ms_to_time(id.created_ms());
-        let status = item.status.unwrap_or(Status::Queued);
+        let status = check_status(item.status.unwrap_or(Status::Queued))?;
         Ok(ItemRecord {
             id: id.to_string(),
             ws: ws.to_string(),
@@ -200,7 +209,10 @@ impl ItemRecord {
         let kept: [(&'static str, bool); 5] = [
             ("id", up.id.as_ref().is_some_and(|v| *v != id_text)),
             ("ws", up.ws.as_ref().is_some_and(|v| v != ws.as_str())),
-            ("key", up.key.as_ref().is_some_and(|v| v != id.key().as_str())),
+            (
+                "key",
+                up.key.as_ref().is_some_and(|v| v != id.key().as_str()),
+            ),
             ("owner", up.owner.as_ref().is_some_and(|v| *v != owner)),
             ("created_at", up.created_at.is_some_and(|v| v != created_at)),
         ];
@@ -213,7 +225,7 @@ impl ItemRecord {
             key: id.key().to_string(),
             title: check_title(&up.title)?,
             url: check_url(up.url.as_deref())?,
-            status: up.status,
+            status: check_status(up.status)?,
             progress: check_progress(up.progress)?,
             owner,
             created_at,

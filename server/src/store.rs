@@ -203,11 +203,7 @@ impl Store {
     }
 
     /// After an ambiguous write: the object's version if it holds exactly `bytes`.
-    async fn read_back(
-        &self,
-        path: &Path,
-        bytes: &[u8],
-    ) -> object_store::Result<Option<Version>> {
+    async fn read_back(&self, path: &Path, bytes: &[u8]) -> object_store::Result<Option<Version>> {
         match self.inner.get(path).await {
             Ok(got) => {
                 let version = Version::of(&got);
@@ -235,10 +231,7 @@ impl Store {
     }
 
     /// Read a key with its version, or `None` if it does not exist.
-    pub async fn get(
-        &self,
-        path: &Path,
-    ) -> object_store::Result<Option<(bytes::Bytes, Version)>> {
+    pub async fn get(&self, path: &Path) -> object_store::Result<Option<(bytes::Bytes, Version)>> {
         match self.inner.get(path).await {
             Ok(got) => {
                 let version = Version::of(&got);
@@ -271,7 +264,8 @@ impl Store {
         // Registration is a create-only put: an S3 store told not to make conditional puts
         // would refuse every registration, so refuse to start instead.
         let no_conditional_put = options.iter().any(|(k, v)| {
-            k.eq_ignore_ascii_case("AWS_CONDITIONAL_PUT") && v.trim().eq_ignore_ascii_case("disabled")
+            k.eq_ignore_ascii_case("AWS_CONDITIONAL_PUT")
+                && v.trim().eq_ignore_ascii_case("disabled")
         });
         if parsed.scheme() == "s3" && no_conditional_put {
             return Err(StoreUrlError::NoCreateOnlyPut(url.into()));
@@ -429,14 +423,25 @@ mod tests {
             of("https://logs--usw2-az1--x-s3.s3express-usw2-az1.us-west-2.amazonaws.com/p"),
             ListOrder::Unsorted
         );
-        assert_eq!(of("https://bucket.s3.us-west-2.amazonaws.com/p"), ListOrder::Sorted);
-        assert_eq!(of("https://acct.blob.core.windows.net/c/p"), ListOrder::Sorted);
+        assert_eq!(
+            of("https://bucket.s3.us-west-2.amazonaws.com/p"),
+            ListOrder::Sorted
+        );
+        assert_eq!(
+            of("https://acct.blob.core.windows.net/c/p"),
+            ListOrder::Sorted
+        );
     }
 
     #[test]
     fn s3_without_conditional_puts_is_refused_at_start() {
-        let res = Store::open_with("s3://bucket/p", opts(&[("AWS_CONDITIONAL_PUT", "disabled")]));
+        let res = Store::open_with(
+            "s3://bucket/p",
+            opts(&[("AWS_CONDITIONAL_PUT", "disabled")]),
+        );
         assert!(matches!(res, Err(StoreUrlError::NoCreateOnlyPut(_))));
-        assert!(Store::open_with("s3://bucket/p", opts(&[("AWS_CONDITIONAL_PUT", "etag")])).is_ok());
+        assert!(
+            Store::open_with("s3://bucket/p", opts(&[("AWS_CONDITIONAL_PUT", "etag")])).is_ok()
+        );
     }
 }

@@ -239,7 +239,7 @@ async fn ordered_early_stop_and_list_time() {
         );
         if b.sorted {
             assert!(
-                listed <= 3 * 8 + 1,
+                listed <= pickup::plan::Budget::new(8).candidates() + 1,
                 "{}: listed {listed} of 1,500 markers",
                 b.name
             );
@@ -628,7 +628,10 @@ async fn janitor_sweeps_workspaces() {
         let gone = reg("gone", Status::Running).await;
         index.dismiss(&ws(), &alice(), &id_of(&gone)).await.unwrap();
         index.dismiss(&ws(), &alice(), &id_of(&live)).await.unwrap();
-        index.remove(&ws(), &id_of(&gone), &user("a")).await.unwrap();
+        index
+            .remove(&ws(), &id_of(&gone), &user("a"))
+            .await
+            .unwrap();
         clock.advance(25 * HOUR);
         let fresh = ItemId::new(clock.now_ms(), SubKey::parse("fresh").unwrap()).unwrap();
         store

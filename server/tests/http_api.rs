@@ -633,13 +633,21 @@ async fn only_the_owner_updates_or_removes_an_item() {
         .await
         .unwrap();
     assert_eq!(res.status(), StatusCode::FORBIDDEN);
-    let res = client().delete(&url).bearer_auth(&mallory).send().await.unwrap();
+    let res = client()
+        .delete(&url)
+        .bearer_auth(&mallory)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), StatusCode::FORBIDDEN);
     assert_eq!(s.files(), before, "a refused write writes nothing");
 
     // The owner cannot hand the item to someone else through the body either.
     let huge = "m".repeat(60_000);
-    for owner in [json!({"sub": "mallory", "name": "M"}), json!({"sub": huge, "name": "x"})] {
+    for owner in [
+        json!({"sub": "mallory", "name": "M"}),
+        json!({"sub": huge, "name": "x"}),
+    ] {
         let res = client()
             .put(&url)
             .bearer_auth(&alice)
@@ -683,9 +691,18 @@ async fn only_the_owner_updates_or_removes_an_item() {
         .send()
         .await
         .unwrap();
-    assert_eq!(res.status(), StatusCode::BAD_REQUEST, "a changed key is refused");
+    assert_eq!(
+        res.status(),
+        StatusCode::BAD_REQUEST,
+        "a changed key is refused"
+    );
 
-    let res = client().delete(&url).bearer_auth(&alice).send().await.unwrap();
+    let res = client()
+        .delete(&url)
+        .bearer_auth(&alice)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), StatusCode::NO_CONTENT);
     assert!(
         s.files().iter().all(|f| !f.to_string_lossy().contains(id)),
@@ -704,10 +721,17 @@ async fn only_real_ids_are_written() {
     let now_ms = now_secs() * 1000;
     let never = format!("{:013}_never", 9_999_999_999_999 - (now_ms - 5_000));
     let future = format!("{:013}_future", 9_999_999_999_999 - (now_ms + 3_600_000));
-    for (id, want) in [(&never, StatusCode::NOT_FOUND), (&future, StatusCode::BAD_REQUEST)] {
+    for (id, want) in [
+        (&never, StatusCode::NOT_FOUND),
+        (&future, StatusCode::BAD_REQUEST),
+    ] {
         let base = format!("/api/v1/workspaces/acme/items/{id}");
         let calls = [
-            (Method::PUT, base.clone(), Some(json!({"title": "t", "status": "running"}))),
+            (
+                Method::PUT,
+                base.clone(),
+                Some(json!({"title": "t", "status": "running"})),
+            ),
             (Method::DELETE, base.clone(), None),
             (Method::POST, format!("{base}/dismiss"), None),
         ];

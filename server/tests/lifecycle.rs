@@ -29,7 +29,10 @@ async fn all_keys(index: &pickup::index::Index) -> Vec<(String, ItemId)> {
     let mut out = Vec::new();
     for root in keys::ROOTS {
         let listed: Vec<object_store::ObjectMeta> = futures::TryStreamExt::try_collect(
-            index.store.inner.list(Some(&object_store::path::Path::from(root))),
+            index
+                .store
+                .inner
+                .list(Some(&object_store::path::Path::from(root))),
         )
         .await
         .unwrap();
@@ -130,7 +133,11 @@ async fn thirty_days_of_churn_stay_bounded_and_no_live_item_is_touched() {
                 keys.iter().map(|(p, _)| p.as_str()).collect();
             for id in live.values() {
                 for key in [keys::marker(&acme, id), keys::item(&acme, id)] {
-                    assert!(present.contains(key.as_ref()), "day {}: live {key} was deleted", (now - T0) / DAY);
+                    assert!(
+                        present.contains(key.as_ref()),
+                        "day {}: live {key} was deleted",
+                        (now - T0) / DAY
+                    );
                 }
             }
             // Nothing outlives its age by name: TTL plus grace, plus the time to the next sweep.
@@ -146,14 +153,20 @@ async fn thirty_days_of_churn_stay_bounded_and_no_live_item_is_touched() {
             // Orphan records go once past the grace period (plus skew), at the next sweep.
             for (path, id) in &keys {
                 if path.starts_with("items/beta/") {
-                    assert!(now - id.created_ms() <= SWEEP_EVERY + limits.grace_ms + limits.max_skew_ms, "{path} is an old orphan");
+                    assert!(
+                        now - id.created_ms() <= SWEEP_EVERY + limits.grace_ms + limits.max_skew_ms,
+                        "{path} is an old orphan"
+                    );
                 }
             }
             counts.push(keys.len());
         }
     }
     let (before, after) = faults.injected();
-    assert!(before > 100 && after > 100, "faults were injected: {before}, {after}");
+    assert!(
+        before > 100 && after > 100,
+        "faults were injected: {before}, {after}"
+    );
     assert_eq!(registered, 30 * 240);
     assert!(orphaned > 0);
     // Bounded by the TTL window: the count stops growing once the first week has passed.
