@@ -19,6 +19,8 @@ pub enum Error {
     InvalidBody(#[from] BodyError),
     #[error("{0}")]
     MalformedBody(String),
+    #[error(transparent)]
+    BadValidator(#[from] crate::store::BadValidator),
     #[error("{0}")]
     Unauthenticated(String),
     /// The same answer whether or not the workspace or item exists.
@@ -68,7 +70,9 @@ impl Error {
             | Error::InvalidId(_)
             | Error::MalformedPath(_)
             | Error::FutureId { .. } => ErrorCode::InvalidName,
-            Error::InvalidBody(_) | Error::MalformedBody(_) => ErrorCode::InvalidBody,
+            Error::InvalidBody(_) | Error::MalformedBody(_) | Error::BadValidator(_) => {
+                ErrorCode::InvalidBody
+            }
             Error::Unauthenticated(_) => ErrorCode::Unauthenticated,
             Error::Forbidden(_) | Error::NotOwner => ErrorCode::Forbidden,
             Error::NotFound => ErrorCode::NotFound,

@@ -153,8 +153,8 @@ impl Index {
     }
 
     /// Write the whole record the producer sends, after checking that the item exists (404)
-    /// and that the caller owns it (403). With `if_match` (an ETag the store gave for this
-    /// record) the write is the caller's compare-and-set (412 on a lost race; 501 on a store
+    /// and that the caller owns it (403). With `if_match` (a validator a GET or PUT of this
+    /// record handed out: [`Version::validator`]) the write is the caller's compare-and-set (412 on a lost race; 501 on a store
     /// that cannot). Without it, the write is still conditional on the version just read where
     /// the store can do that, so an update racing a removal never re-creates the record.
     pub async fn update(
@@ -172,14 +172,12 @@ impl Index {
             let body =
                 bytes::Bytes::from(serde_json::to_vec(&record).expect("a record serialises"));
             let expected = match &if_match {
-                Some(e_tag) => UpdateVersion {
-                    e_tag: Some(e_tag.clone()),
-                    version: None,
-                },
-                None => UpdateVersion {
-                    e_tag: version.e_tag,
-                    version: version.version,
-                },
+                Some(validator) => Version::from_validator(validator)?,
+                None => version,
+            };
+            let expected = UpdateVersion {
+                e_tag: expected.e_tag,
+                version: expected.version,
             };
             let written = match self
                 .store
@@ -196,7 +194,7 @@ impl Index {
                 other => other,
             }?;
             self.wrote(ws);
-            return Ok((record, written.e_tag));
+            return Ok((record, written.validator()));
         }
         Err(Error::PreconditionFailed)
     }
@@ -218,13 +216,13 @@ impl Index {
         Ok((owner, version))
     }
 
-    /// The record and its store version (ETag), for a later `If-Match`.
+    /// The record and its validator (the `ETag` to send back in `If-Match`).
     pub async fn get(&self, ws: &Workspace, id: &ItemId) -> Result<(ItemRecord, Option<String>)> {
         let Some((bytes, version)) = self.store.get(&keys::item(ws, id)).await? else {
             return Err(Error::NotFound);
         };
         let record = serde_json::from_slice(&bytes).map_err(|_| unreadable(id))?;
-        Ok((record, version.e_tag))
+        Ok((record, version.validator()))
     }
 
     /// Delete the marker first (the item leaves every reader's view), then the record. Only

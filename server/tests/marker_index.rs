@@ -13,6 +13,7 @@ use pickup::id::ItemId;
 use pickup::names::UserId;
 use pickup::plan::Reason;
 use pickup::store::{keys, Key};
+use std::sync::Arc;
 
 fn alice() -> UserId {
     UserId::parse("alice").unwrap()
@@ -822,4 +823,53 @@ async fn taken_ids_are_a_conflict_not_a_store_failure() {
         "{err:?}"
     );
     assert_eq!(err.code().http_status(), 409);
+}
+
+/// If-Match works where the store compares generations (GCS): the validator handed out as the
+/// ETag carries the version, and the update the store receives has it.
+#[tokio::test]
+async fn if_match_carries_the_version_a_generation_store_needs() {
+    use common::generations::Generations;
+    use pickup::record::ItemUpdate;
+    let clock = ManualClock::new(T0);
+    let gens = Arc::new(Generations::new(Arc::new(
+        object_store::memory::InMemory::new(),
+    )));
+    let index = common::index_on(gens.clone(), pickup::store::ListOrder::Sorted, &clock);
+    let r = index
+        .register(&ws(), &new_item("a", Status::Running), owner("a"))
+        .await
+        .unwrap();
+    let id = ItemId::parse(&r.id).unwrap();
+    let a = UserId::parse("a").unwrap();
+    let (_, validator) = index.get(&ws(), &id).await.unwrap();
+    let validator = validator.expect("a validator");
+    let up = ItemUpdate::new("t", Status::Succeeded);
+    let (_, next) = index
+        .update(&ws(), &id, &up, &a, Some(validator.clone()))
+        .await
+        .expect("a conditional update on a generation store");
+    let got = gens.updates.lock().unwrap().last().cloned().unwrap();
+    assert!(
+        got.version.is_some(),
+        "the store received the generation: {got:?}"
+    );
+    let stale = index.update(&ws(), &id, &up, &a, Some(validator)).await;
+    assert!(
+        matches!(stale, Err(pickup::error::Error::PreconditionFailed)),
+        "{stale:?}"
+    );
+    index
+        .update(&ws(), &id, &up, &a, next)
+        .await
+        .expect("the validator a PUT answered works for the next one");
+    // An unconditional update is conditional on the version just read, generation included.
+    index.update(&ws(), &id, &up, &a, None).await.unwrap();
+    let bad = index
+        .update(&ws(), &id, &up, &a, Some("caf\u{e9}".into()))
+        .await;
+    assert!(
+        matches!(bad, Err(pickup::error::Error::BadValidator(_))),
+        "{bad:?}"
+    );
 }

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod fault;
+pub mod generations;
 pub mod naive;
 pub mod server;
 
