@@ -83,7 +83,8 @@ impl<T: Clone + Send + Sync + 'static> Slots<T> {
 pub struct ReadCache {
     fresh_for: Duration,
     generations: AtomicU64,
-    /// `{ws}`: the parsed, sorted markers; `{ws}/dismissed/{user}`: a viewer's dismissals.
+    /// `{ws}`: the parsed, sorted markers (`{ws}/owners/{user}`: one owner's);
+    /// `{ws}/dismissed/{user}`: a viewer's dismissals.
     listings: Slots<Arc<Listing>>,
     names: Slots<Arc<HashSet<String>>>,
     /// `{ws}/{id}`: a record's bytes.
@@ -140,8 +141,9 @@ impl ReadCache {
 
     /// A write to `ws` through this server: its listing and records are stale now.
     pub fn invalidate(&self, ws: &str) {
-        self.listings.remove_where(|k| k == ws);
         let prefix = format!("{ws}/");
+        self.listings
+            .remove_where(|k| k == ws || k.starts_with(&prefix));
         self.names.remove_where(|k| k.starts_with(&prefix));
         self.records.remove_where(|k| k.starts_with(&prefix));
     }

@@ -189,6 +189,10 @@ async fn prune(p: PruneArgs) -> anyhow::Result<()> {
         for (key, reason) in &sweep.deletes {
             println!("  {verb} {key}: {reason}");
         }
+        if sweep.backfilled > 0 {
+            let verb = if p.dry_run { "would write" } else { "wrote" };
+            println!("  {verb} {} missing owner markers", sweep.backfilled);
+        }
         total += counts.values().sum::<usize>();
         if sweep.failed > 0 {
             println!("  {} deletes failed; run again later", sweep.failed);
@@ -201,11 +205,16 @@ async fn prune(p: PruneArgs) -> anyhow::Result<()> {
 /// `3 markers, 3 records, 0 dismissals`.
 fn per_kind(counts: &std::collections::BTreeMap<crate::store::KeyKind, usize>) -> String {
     use crate::store::KeyKind;
-    [KeyKind::Marker, KeyKind::Record, KeyKind::Dismissal]
-        .iter()
-        .map(|k| format!("{} {}", counts.get(k).copied().unwrap_or(0), k.plural()))
-        .collect::<Vec<_>>()
-        .join(", ")
+    [
+        KeyKind::Marker,
+        KeyKind::Record,
+        KeyKind::Dismissal,
+        KeyKind::OwnerMarker,
+    ]
+    .iter()
+    .map(|k| format!("{} {}", counts.get(k).copied().unwrap_or(0), k.plural()))
+    .collect::<Vec<_>>()
+    .join(", ")
 }
 
 async fn serve(args: ServeArgs, demo: bool) -> anyhow::Result<()> {

@@ -132,13 +132,14 @@ impl Index {
                 .await
             {
                 Ok(_) => {
-                    self.store
-                        .put(
-                            &keys::marker(ws, &id),
-                            bytes::Bytes::new(),
-                            PutMode::Overwrite,
-                        )
-                        .await?;
+                    // The owner's marker before the workspace's: once an item is listed, it
+                    // is listed among its owner's too. The record is there before both.
+                    let owner = UserId::parse(&record.owner.sub)?;
+                    for marker in [keys::owner_marker(ws, &owner, &id), keys::marker(ws, &id)] {
+                        self.store
+                            .put(&marker, bytes::Bytes::new(), PutMode::Overwrite)
+                            .await?;
+                    }
                     self.wrote(ws);
                     return Ok(record);
                 }
@@ -230,6 +231,9 @@ impl Index {
     pub async fn remove(&self, ws: &Workspace, id: &ItemId, caller: &UserId) -> Result<()> {
         self.owned_record(ws, id, caller).await?;
         self.store.delete(&keys::marker(ws, id)).await?;
+        self.store
+            .delete(&keys::owner_marker(ws, caller, id))
+            .await?;
         self.store.delete(&keys::item(ws, id)).await?;
         self.wrote(ws);
         Ok(())
@@ -270,8 +274,14 @@ impl Index {
         let now = self.clock.now_ms();
         let dismissed = self.dismissals(ws, viewer).await?;
 
+        // "Mine" lists the viewer's own markers: its cost does not depend on how busy the
+        // workspace is.
+        let source = match filter {
+            Filter::All => Markers::All(ws.clone()),
+            Filter::Mine => Markers::Of(ws.clone(), viewer.clone()),
+        };
         let (plan, listing_cut) = self
-            .plan_markers(ws, now, &dismissed, budget.candidates())
+            .plan_markers(&source, now, &dismissed, budget.candidates())
             .await?;
         // Markers to delete, by id: planned by name, then found dead by their records.
         let mut dead: Vec<(ItemId, Reason)> = plan.delete.clone();
@@ -313,6 +323,12 @@ impl Index {
             let dismissal = dismissed
                 .contains(&id.to_string())
                 .then(|| Key::Dismissal(ws.clone(), viewer.clone(), id.clone()));
+            if filter == Filter::Mine {
+                // The viewer owns it: its owner marker goes first (otherwise the janitor
+                // finds it orphaned).
+                let mine = Key::OwnerMarker(ws.clone(), viewer.clone(), id.clone());
+                prune.deletes.push((mine, reason.clone()));
+            }
             prune.deletes.push((Key::Marker(ws.clone(), id), reason));
             if let Some(dismissal) = dismissal {
                 prune.deletes.push((dismissal, Reason::OrphanDismissal));
@@ -334,7 +350,7 @@ impl Index {
     /// plan holds `budget` candidates (the second value says it stopped early).
     async fn plan_markers(
         &self,
-        ws: &Workspace,
+        source: &Markers,
         now: u64,
         dismissed: &HashSet<String>,
         budget: usize,
@@ -342,7 +358,7 @@ impl Index {
         let ttl = self.limits.ttl_ms;
         if self.store.order == ListOrder::Sorted {
             let mut planner = Planner::new(now, ttl, dismissed, budget);
-            let mut listing = self.store.inner.list(Some(&keys::markers(ws)));
+            let mut listing = self.store.inner.list(Some(&source.prefix()));
             while let Some(meta) = listing.next().await {
                 if planner.is_full() {
                     // Full, and the listing goes on: there may be more.
@@ -355,7 +371,7 @@ impl Index {
                 if !planner.push(name) {
                     // Not in order after all: list everything again and plan from it sorted.
                     tracing::warn!(store = %self.store.url, "listing was not in key order; sorting it");
-                    let all = self.marker_listing(ws).await?;
+                    let all = self.marker_listing(source).await?;
                     return Ok((all.plan(now, ttl, dismissed, usize::MAX).0, false));
                 }
             }
@@ -363,21 +379,21 @@ impl Index {
         } else {
             // The whole listing (the file system has no order); planning stops at the budget,
             // so what lies beyond is left to the janitor.
-            let listing = self.marker_listing(ws).await?;
+            let listing = self.marker_listing(source).await?;
             Ok(listing.plan(now, ttl, dismissed, budget))
         }
     }
 
-    /// Every marker of `ws`, parsed and sorted (through the read cache when there is one).
-    async fn marker_listing(&self, ws: &Workspace) -> Result<Arc<Listing>> {
-        let (this, prefix) = (self.clone(), keys::markers(ws));
+    /// Every marker of a source, parsed and sorted (through the read cache when there is one).
+    async fn marker_listing(&self, source: &Markers) -> Result<Arc<Listing>> {
+        let (this, prefix) = (self.clone(), source.prefix());
         let list = move || async move {
             let names: Vec<String> = this.names_under(&prefix).await?.into_iter().collect();
             Ok(Arc::new(Listing::from_names(&names)))
         };
         match &self.cache {
             Some(cache) => cache
-                .listing(ws.as_str(), || {
+                .listing(&source.cache_key(), || {
                     list()
                         .map(|r: Result<_>| r.map_err(|e| e.to_string()))
                         .boxed()
@@ -481,6 +497,29 @@ fn cached_error(message: String) -> Error {
         store: "pickup",
         source: message.into(),
     })
+}
+
+/// Which markers a read lists: the workspace's, or one owner's in it.
+enum Markers {
+    All(Workspace),
+    Of(Workspace, UserId),
+}
+
+impl Markers {
+    fn prefix(&self) -> Path {
+        match self {
+            Markers::All(ws) => keys::markers(ws),
+            Markers::Of(ws, user) => keys::owner_markers(ws, user),
+        }
+    }
+
+    /// `{ws}` or `{ws}/owners/{user}`: the read cache drops every key of `{ws}` on a write.
+    fn cache_key(&self) -> String {
+        match self {
+            Markers::All(ws) => ws.to_string(),
+            Markers::Of(ws, user) => format!("{ws}/owners/{user}"),
+        }
+    }
 }
 
 /// A record that exists but is not one (or not one this version can read).

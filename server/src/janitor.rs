@@ -7,7 +7,12 @@
 //!   the grace period (each takes its record with it, marker first: [`Index::apply`]);
 //! - records whose marker is gone (an orphan: a registration whose marker put failed, a removal
 //!   cut short), once older than the grace period plus the clock skew;
-//! - dismissals whose marker is gone or going, once older than the grace period.
+//! - dismissals whose marker is gone or going, once older than the grace period;
+//! - owner markers (`owners/{ws}/{user}/{id}`, what "Mine" lists) whose marker is going, or
+//!   gone and older than the grace period plus the clock skew.
+//!
+//! It also writes the owner marker of a live item that lacks one (items registered before
+//! owner markers existed), so "Mine" finds every item within one sweep of an upgrade.
 //!
 //! Never deleted: a key whose name does not parse (logged), and any key of a live, pending or
 //! unreadable item.
@@ -37,6 +42,8 @@ pub struct Sweep {
     pub deleted: BTreeMap<KeyKind, usize>,
     pub failed: usize,
     pub unknown: usize,
+    /// Owner markers written for live items that lacked one.
+    pub backfilled: usize,
 }
 
 impl Sweep {
@@ -80,6 +87,16 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
             Some((user, id))
         })
         .collect();
+    let owned: Vec<(UserId, ItemId)> = list(index, &keys::all_owner_markers(ws))
+        .await?
+        .iter()
+        .filter_map(|p| {
+            let mut parts = p.parts().skip(2);
+            let user = UserId::parse(parts.next()?.as_ref()).ok()?;
+            let id = ItemId::parse(parts.next()?.as_ref()).ok()?;
+            Some((user, id))
+        })
+        .collect();
     let records: Vec<ItemId> = list(index, &keys::items(ws))
         .await?
         .iter()
@@ -97,6 +114,7 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
             (KeyKind::Marker, names.len()),
             (KeyKind::Record, records.len()),
             (KeyKind::Dismissal, dismissals.len()),
+            (KeyKind::OwnerMarker, owned.len()),
         ]),
         ..Default::default()
     };
@@ -117,6 +135,7 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
         .collect()
         .await;
     let mut alive: HashSet<ItemId> = HashSet::new();
+    let mut owners: Vec<(UserId, ItemId)> = Vec::new();
     for (id, verdict) in verdicts {
         match verdict {
             Verdict::Dead(reason) => sweep.deletes.push((Key::Marker(ws.clone(), id), reason)),
@@ -124,7 +143,13 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
                 sweep.unknown += 1;
                 alive.insert(id);
             }
-            Verdict::Live(_) | Verdict::Pending => {
+            Verdict::Live(card) => {
+                if let Ok(owner) = UserId::parse(&card.owner.sub) {
+                    owners.push((owner, id.clone()));
+                }
+                alive.insert(id);
+            }
+            Verdict::Pending => {
                 alive.insert(id);
             }
         }
@@ -139,6 +164,26 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
                 .push((Key::Record(ws.clone(), id), Reason::OrphanRecord));
         }
     }
+    let has_owner_marker: HashSet<&(UserId, ItemId)> = owned.iter().collect();
+    let missing: Vec<Key> = owners
+        .into_iter()
+        .filter(|pair| !has_owner_marker.contains(pair))
+        .map(|(user, id)| Key::OwnerMarker(ws.clone(), user, id))
+        .collect();
+    // An owner marker goes with its marker, or once its marker has been gone long enough.
+    let doomed: HashSet<ItemId> = sweep
+        .deletes
+        .iter()
+        .filter(|(k, _)| matches!(k, Key::Marker(..)))
+        .map(|(k, _)| k.id().clone())
+        .collect();
+    for (user, id) in owned {
+        let gone = !marked.contains(&id) && age(&id) > limits.grace_ms + limits.max_skew_ms;
+        if doomed.contains(&id) || gone {
+            let key = Key::OwnerMarker(ws.clone(), user, id);
+            sweep.deletes.push((key, Reason::OrphanOwnerMarker));
+        }
+    }
     for (user, id) in dismissals {
         if !alive.contains(&id) && age(&id) > limits.grace_ms {
             let key = Key::Dismissal(ws.clone(), user, id);
@@ -146,7 +191,21 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
         }
     }
     sweep.deletes.sort_by_key(|(key, _)| key.path());
+    sweep.backfilled = missing.len();
     if !dry_run {
+        for key in &missing {
+            if let Err(e) = index
+                .store
+                .put(
+                    &key.path(),
+                    bytes::Bytes::new(),
+                    object_store::PutMode::Overwrite,
+                )
+                .await
+            {
+                tracing::warn!(%key, error = %e, "could not write a missing owner marker; the next sweep will");
+            }
+        }
         let report = index
             .apply(&Prune {
                 deletes: sweep.deletes.clone(),

@@ -25,6 +25,8 @@ pub enum Reason {
     OrphanDismissal,
     /// A record whose marker is gone, older than the grace period plus the clock skew.
     OrphanRecord,
+    /// An owner marker whose marker is going, or gone past the grace period plus the skew.
+    OrphanOwnerMarker,
 }
 
 impl fmt::Display for Reason {
@@ -36,6 +38,7 @@ impl fmt::Display for Reason {
             Reason::NoRecord => f.write_str("no record, and older than the grace period"),
             Reason::OrphanDismissal => f.write_str("dismissal of a marker that no longer exists"),
             Reason::OrphanRecord => f.write_str("record whose marker no longer exists"),
+            Reason::OrphanOwnerMarker => f.write_str("owner marker of an item that is gone"),
         }
     }
 }

@@ -365,6 +365,8 @@ pub enum Key {
     Record(Workspace, ItemId),
     /// `dismissed/{ws}/{user}/{id}`: this viewer dismissed the item.
     Dismissal(Workspace, UserId, ItemId),
+    /// `owners/{ws}/{user}/{id}`: the item is listed among its owner's (the "Mine" filter).
+    OwnerMarker(Workspace, UserId, ItemId),
 }
 
 impl Key {
@@ -373,18 +375,25 @@ impl Key {
             Key::Marker(ws, id) => keys::marker(ws, id),
             Key::Record(ws, id) => keys::item(ws, id),
             Key::Dismissal(ws, user, id) => keys::dismissal(ws, user, id),
+            Key::OwnerMarker(ws, user, id) => keys::owner_marker(ws, user, id),
         }
     }
 
     pub fn ws(&self) -> &Workspace {
         match self {
-            Key::Marker(ws, _) | Key::Record(ws, _) | Key::Dismissal(ws, _, _) => ws,
+            Key::Marker(ws, _)
+            | Key::Record(ws, _)
+            | Key::Dismissal(ws, _, _)
+            | Key::OwnerMarker(ws, _, _) => ws,
         }
     }
 
     pub fn id(&self) -> &ItemId {
         match self {
-            Key::Marker(_, id) | Key::Record(_, id) | Key::Dismissal(_, _, id) => id,
+            Key::Marker(_, id)
+            | Key::Record(_, id)
+            | Key::Dismissal(_, _, id)
+            | Key::OwnerMarker(_, _, id) => id,
         }
     }
 
@@ -394,6 +403,7 @@ impl Key {
             Key::Marker(..) => KeyKind::Marker,
             Key::Record(..) => KeyKind::Record,
             Key::Dismissal(..) => KeyKind::Dismissal,
+            Key::OwnerMarker(..) => KeyKind::OwnerMarker,
         }
     }
 }
@@ -409,6 +419,7 @@ pub enum KeyKind {
     Marker,
     Record,
     Dismissal,
+    OwnerMarker,
 }
 
 impl KeyKind {
@@ -417,6 +428,7 @@ impl KeyKind {
             KeyKind::Marker => "markers",
             KeyKind::Record => "records",
             KeyKind::Dismissal => "dismissals",
+            KeyKind::OwnerMarker => "owner markers",
         }
     }
 }
@@ -449,8 +461,17 @@ pub mod keys {
     pub fn items(ws: &Workspace) -> Path {
         Path::from(format!("items/{ws}"))
     }
-    /// The three top-level prefixes under which a workspace can have keys.
-    pub const ROOTS: [&str; 3] = ["markers", "items", "dismissed"];
+    pub fn owner_markers(ws: &Workspace, user: &UserId) -> Path {
+        Path::from(format!("owners/{ws}/{user}"))
+    }
+    pub fn owner_marker(ws: &Workspace, user: &UserId, id: &ItemId) -> Path {
+        Path::from(format!("owners/{ws}/{user}/{id}"))
+    }
+    pub fn all_owner_markers(ws: &Workspace) -> Path {
+        Path::from(format!("owners/{ws}"))
+    }
+    /// The top-level prefixes under which a workspace can have keys.
+    pub const ROOTS: [&str; 4] = ["markers", "items", "dismissed", "owners"];
 }
 
 #[cfg(test)]

@@ -51,13 +51,13 @@ async fn prune_dry_run_on_the_demo_store_says_what_and_why_and_deletes_nothing()
     assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains("deleted 1 markers, 1 records, 0 dismissals"),
+        stdout.contains("deleted 1 markers, 1 records, 0 dismissals, 1 owner markers"),
         "counts per kind: {stdout}"
     );
     assert_eq!(
         file_count(dir.path()),
-        before - 2,
-        "the real run deletes the superseded marker and its record"
+        before - 3,
+        "the real run deletes the superseded marker, its record and its owner marker"
     );
 }
 

@@ -132,7 +132,8 @@ async fn thirty_days_of_churn_stay_bounded_and_no_live_item_is_touched() {
             let present: std::collections::HashSet<&str> =
                 keys.iter().map(|(p, _)| p.as_str()).collect();
             for id in live.values() {
-                for key in [keys::marker(&acme, id), keys::item(&acme, id)] {
+                let mine = keys::owner_marker(&acme, &user("prod"), id);
+                for key in [keys::marker(&acme, id), keys::item(&acme, id), mine] {
                     assert!(
                         present.contains(key.as_ref()),
                         "day {}: live {key} was deleted",

@@ -873,3 +873,85 @@ async fn if_match_carries_the_version_a_generation_store_needs() {
         "{bad:?}"
     );
 }
+
+/// "Mine" in a busy workspace: one item of yours behind 200 newer items of others is found,
+/// and the read lists and resolves a number of keys that does not grow with the workspace.
+#[tokio::test]
+async fn mine_finds_your_items_in_a_busy_workspace_at_a_bounded_cost() {
+    let clock = ManualClock::new(T0);
+    let (index, faults) = memory_index(&clock);
+    let mine = register_at(&index, &keys_named("mine", 1), Status::Running, T0 - 10_000).await;
+    for i in 0..200 {
+        index
+            .register(
+                &ws(),
+                &new_item(&format!("theirs{i}"), Status::Running),
+                owner("bob"),
+            )
+            .await
+            .unwrap();
+        clock.advance(1);
+    }
+    faults.forget_calls();
+    let listed_before = faults.listed.load(std::sync::atomic::Ordering::SeqCst);
+    let page = index
+        .recent(&ws(), &UserId::parse("a").unwrap(), Filter::Mine, Some(8))
+        .await
+        .unwrap()
+        .page;
+    let got: Vec<String> = page.cards.iter().map(|c| c.id.clone()).collect();
+    assert_eq!(got, mine, "your item, behind 200 newer of others");
+    assert!(!page.more);
+    let listed = faults.listed.load(std::sync::atomic::Ordering::SeqCst) - listed_before;
+    let reads = faults.calls_of(Op::Get).len();
+    assert!(
+        listed <= 2 && reads <= 1,
+        "listed {listed} keys, read {reads} records"
+    );
+}
+
+/// Items registered before owner markers existed: the janitor writes the missing owner marker,
+/// so "Mine" finds them; and an owner marker goes with its item.
+#[tokio::test]
+async fn the_janitor_backfills_and_removes_owner_markers() {
+    let clock = ManualClock::new(T0);
+    let (index, _) = memory_index(&clock);
+    let a = UserId::parse("a").unwrap();
+    let r = index
+        .register(&ws(), &new_item("old", Status::Running), owner("a"))
+        .await
+        .unwrap();
+    let id = ItemId::parse(&r.id).unwrap();
+    index
+        .store
+        .inner
+        .delete(&keys::owner_marker(&ws(), &a, &id))
+        .await
+        .unwrap();
+    let mine = |index: pickup::index::Index| {
+        let a = a.clone();
+        async move {
+            index
+                .recent(&ws(), &a, Filter::Mine, None)
+                .await
+                .unwrap()
+                .page
+                .cards
+                .len()
+        }
+    };
+    assert_eq!(mine(index.clone()).await, 0, "no owner marker yet");
+    let sweep = pickup::janitor::sweep(&index, &ws(), false).await.unwrap();
+    assert_eq!(sweep.backfilled, 1);
+    assert_eq!(mine(index.clone()).await, 1, "found after one sweep");
+    // Finished long ago: the sweep deletes marker, record and owner marker.
+    common::finish(&index, &r.id, Status::Succeeded).await;
+    clock.advance(25 * HOUR);
+    pickup::janitor::sweep(&index, &ws(), false).await.unwrap();
+    let left = index
+        .names_under(&keys::all_owner_markers(&ws()))
+        .await
+        .unwrap();
+    assert!(left.is_empty(), "{left:?}");
+    assert!(markers(&index).await.is_empty());
+}
