@@ -247,7 +247,12 @@ async fn cpu_breakdown(
         judge_us.push(t.elapsed().as_secs_f64() * 1e6 / batch as f64);
         let t = Instant::now();
         for _ in 0..batch {
-            let mut planner = pickup::plan::Planner::new(now, limits.ttl_ms, &none, 3 * CAP);
+            let ages = pickup::plan::Ages {
+                now_ms: now,
+                ttl_ms: limits.ttl_ms,
+                max_skew_ms: limits.max_skew_ms,
+            };
+            let mut planner = pickup::plan::Planner::new(ages, &none, 3 * CAP);
             for n in &names {
                 let _ = planner.push(n);
             }

@@ -13,10 +13,10 @@ use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::id::ItemId;
 use crate::names::{UserId, Workspace};
-use crate::plan::{Budget, Listing, Planner, Reason};
+use crate::plan::{Ages, Budget, Listing, Planner, Reason};
 use crate::record::{owner_of, ItemRecord, ItemUpdate, NewItem};
 use crate::store::{keys, Key, KeyKind, ListOrder, Store, Version};
-use crate::verdict::{judge, Limits, Lookup, Verdict};
+use crate::verdict::{judge, settle, Limits, Lookup, Verdict};
 use app::model::{Card, Filter, Owner, RecentPage, MAX_CAP};
 use futures::{FutureExt, StreamExt, TryStreamExt};
 use object_store::path::Path;
@@ -292,31 +292,49 @@ impl Index {
         let mut cards: Vec<Card> = Vec::new();
         let mut partial = false;
         let mut resolved = 0;
-        // Newest first, N at a time, until N cards or the budget is spent.
+        let rivals = plan.rivals_by_key();
+        // Newest first, N keys at a time (each with its rivals), until N cards or the budget
+        // is spent.
         while cards.len() < cap && budget.left() > 0 && resolved < plan.candidates.len() {
             let n = cap.min(budget.left()).min(plan.candidates.len() - resolved);
             let batch = &plan.candidates[resolved..resolved + n];
             resolved += n;
+            let groups: Vec<Vec<&ItemId>> = batch
+                .iter()
+                .map(|id| {
+                    let more = rivals.get(id.key()).into_iter().flatten().copied();
+                    std::iter::once(id).chain(more).collect()
+                })
+                .collect();
             let lookups =
-                futures::future::join_all(batch.iter().map(|id| self.lookup(ws, id))).await;
-            for (id, lookup) in batch.iter().zip(lookups) {
-                let verdict = judge(id, lookup, now, &self.limits);
-                budget.spend(matches!(verdict, Verdict::Unknown(_)));
-                match verdict {
-                    Verdict::Live(card) => {
-                        if filter == Filter::All || card.owner.sub == viewer.as_str() {
-                            cards.push(*card);
-                        }
-                    }
-                    Verdict::Pending => {}
-                    Verdict::Dead(reason) => dead.push((id.clone(), reason)),
-                    Verdict::Unknown(why) => {
-                        tracing::warn!(ws = %ws, id = %id, why, "could not resolve an item; keeping its marker");
-                        partial = true;
+                futures::future::join_all(groups.iter().flatten().map(|id| self.lookup(ws, id)))
+                    .await;
+            let mut lookups = lookups.into_iter();
+            for group in groups {
+                let runs: Vec<(ItemId, Verdict)> = group
+                    .into_iter()
+                    .zip(lookups.by_ref())
+                    .map(|(id, lookup)| {
+                        let verdict = judge(id, lookup, now, &self.limits);
+                        budget.spend(matches!(verdict, Verdict::Unknown(_)));
+                        (id.clone(), verdict)
+                    })
+                    .collect();
+                let settled = settle(runs);
+                dead.extend(settled.dead);
+                for (id, why) in settled.unknown {
+                    tracing::warn!(ws = %ws, id = %id, why, "could not resolve an item; keeping its marker");
+                    partial = true;
+                }
+                if let Some((_, card)) = settled.shown {
+                    if filter == Filter::All || card.owner.sub == viewer.as_str() {
+                        cards.push(card);
                     }
                 }
             }
         }
+        // A rival shown in place of its key's newest id may sort after the next key's card.
+        cards.sort_by(|a, b| a.id.cmp(&b.id));
         let mut prune = Prune::default();
         for (id, reason) in dead {
             // A viewer's dismissal of an item that is going away goes with it, after it.
@@ -355,9 +373,13 @@ impl Index {
         dismissed: &HashSet<String>,
         budget: usize,
     ) -> Result<(crate::plan::Plan, bool)> {
-        let ttl = self.limits.ttl_ms;
+        let ages = Ages {
+            now_ms: now,
+            ttl_ms: self.limits.ttl_ms,
+            max_skew_ms: self.limits.max_skew_ms,
+        };
         if self.store.order == ListOrder::Sorted {
-            let mut planner = Planner::new(now, ttl, dismissed, budget);
+            let mut planner = Planner::new(ages, dismissed, budget);
             let mut listing = self.store.inner.list(Some(&source.prefix()));
             while let Some(meta) = listing.next().await {
                 if planner.is_full() {
@@ -372,7 +394,7 @@ impl Index {
                     // Not in order after all: list everything again and plan from it sorted.
                     tracing::warn!(store = %self.store.url, "listing was not in key order; sorting it");
                     let all = self.marker_listing(source).await?;
-                    return Ok((all.plan(now, ttl, dismissed, usize::MAX).0, false));
+                    return Ok((all.plan(ages, dismissed, usize::MAX).0, false));
                 }
             }
             Ok((planner.finish(), false))
@@ -380,7 +402,7 @@ impl Index {
             // The whole listing (the file system has no order); planning stops at the budget,
             // so what lies beyond is left to the janitor.
             let listing = self.marker_listing(source).await?;
-            Ok(listing.plan(now, ttl, dismissed, budget))
+            Ok(listing.plan(ages, dismissed, budget))
         }
     }
 

@@ -21,12 +21,12 @@ use crate::error::Result;
 use crate::id::ItemId;
 use crate::index::{Index, Prune};
 use crate::names::{UserId, Workspace};
-use crate::plan::{plan, Reason};
+use crate::plan::{plan, Ages, Reason};
 use crate::store::{keys, Key, KeyKind};
-use crate::verdict::{judge, Verdict};
+use crate::verdict::{judge, settle, Verdict};
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// How many records a sweep reads at once.
 const SWEEP_CONCURRENCY: usize = 16;
@@ -107,7 +107,12 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
         .await?
         .into_iter()
         .collect();
-    let p = plan(&names, now, limits.ttl_ms, &HashSet::new());
+    let ages = Ages {
+        now_ms: now,
+        ttl_ms: limits.ttl_ms,
+        max_skew_ms: limits.max_skew_ms,
+    };
+    let p = plan(&names, ages, &HashSet::new());
     let mut sweep = Sweep {
         ws: ws.to_string(),
         listed: BTreeMap::from([
@@ -122,36 +127,41 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
         tracing::warn!(%ws, name, "a marker whose name is not an id: kept");
     }
     let marked: HashSet<ItemId> = names.iter().filter_map(|n| ItemId::parse(n).ok()).collect();
-    for (id, reason) in p.delete {
+    for (id, reason) in p.delete.clone() {
         sweep.deletes.push((Key::Marker(ws.clone(), id), reason));
     }
-    let verdicts: Vec<(ItemId, Verdict)> = futures::stream::iter(p.candidates)
+    // Every candidate and rival judged, then each key's runs settled together.
+    let to_judge: Vec<ItemId> = p.candidates.iter().chain(&p.rivals).cloned().collect();
+    let verdicts: HashMap<ItemId, Verdict> = futures::stream::iter(to_judge)
         .map(|id| async move {
             let lookup = index.lookup(ws, &id).await;
-            let v = judge(&id, lookup, now, limits);
-            (id, v)
+            let verdict = judge(&id, lookup, now, limits);
+            (id, verdict)
         })
         .buffer_unordered(SWEEP_CONCURRENCY)
         .collect()
         .await;
-    let mut alive: HashSet<ItemId> = HashSet::new();
+    let mut verdicts = verdicts;
+    let rivals = p.rivals_by_key();
+    let mut alive: HashSet<ItemId> = verdicts.keys().cloned().collect();
     let mut owners: Vec<(UserId, ItemId)> = Vec::new();
-    for (id, verdict) in verdicts {
-        match verdict {
-            Verdict::Dead(reason) => sweep.deletes.push((Key::Marker(ws.clone(), id), reason)),
-            Verdict::Unknown(_) => {
-                sweep.unknown += 1;
-                alive.insert(id);
-            }
-            Verdict::Live(card) => {
+    for id in &p.candidates {
+        let runs: Vec<(ItemId, Verdict)> = std::iter::once(id)
+            .chain(rivals.get(id.key()).into_iter().flatten().copied())
+            .filter_map(|id| Some((id.clone(), verdicts.remove(id)?)))
+            .collect();
+        for (run, verdict) in &runs {
+            if let Verdict::Live(card) = verdict {
                 if let Ok(owner) = UserId::parse(&card.owner.sub) {
-                    owners.push((owner, id.clone()));
+                    owners.push((owner, run.clone()));
                 }
-                alive.insert(id);
             }
-            Verdict::Pending => {
-                alive.insert(id);
-            }
+        }
+        let settled = settle(runs);
+        sweep.unknown += settled.unknown.len();
+        for (id, reason) in settled.dead {
+            alive.remove(&id);
+            sweep.deletes.push((Key::Marker(ws.clone(), id), reason));
         }
     }
     let age = |id: &ItemId| now.saturating_sub(id.created_ms());

@@ -7,6 +7,7 @@
 //! (the local file system) is listed whole, sorted, and fed all at once ([`plan`]).
 
 use crate::id::ItemId;
+use crate::names::SubKey;
 use std::collections::HashSet;
 use std::fmt;
 
@@ -91,10 +92,26 @@ impl Budget {
     }
 }
 
+/// What the planner knows of time: now, the TTL, and how far servers' clocks may disagree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ages {
+    pub now_ms: u64,
+    pub ttl_ms: u64,
+    pub max_skew_ms: u64,
+}
+
+/// At most this many older runs of a key within the clock skew of its newest are resolved
+/// beside it; more are kept (never deleted) for the janitor.
+pub const RIVALS_PER_KEY: usize = 4;
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Plan {
-    /// What to resolve, newest first, at most one per sub-key.
+    /// What to resolve, newest first, at most one per sub-key (its newest run).
     pub candidates: Vec<ItemId>,
+    /// Older runs of a candidate's key made within the clock skew of it: ids carry their
+    /// server's clock, so any of them may really be the newest. They are resolved with the
+    /// candidate, and the live one is shown. Newest first, at most [`RIVALS_PER_KEY`] a key.
+    pub rivals: Vec<ItemId>,
     /// Markers to delete without resolving them.
     pub delete: Vec<(ItemId, Reason)>,
     /// Names that are not ids: skipped and logged, never deleted.
@@ -103,22 +120,32 @@ pub struct Plan {
     pub dismissed: Vec<ItemId>,
 }
 
+impl Plan {
+    /// The rivals of each candidate's key, newest first.
+    pub fn rivals_by_key(&self) -> std::collections::HashMap<&SubKey, Vec<&ItemId>> {
+        let mut out: std::collections::HashMap<&SubKey, Vec<&ItemId>> = Default::default();
+        for id in &self.rivals {
+            out.entry(id.key()).or_default().push(id);
+        }
+        out
+    }
+}
+
 pub struct Planner<'a> {
-    now_ms: u64,
-    ttl_ms: u64,
+    ages: Ages,
     dismissed: &'a HashSet<String>,
     want: usize,
-    newest_of_key: std::collections::HashMap<String, String>,
+    /// The newest run of each key seen so far, and how many rivals it has.
+    newest_of_key: std::collections::HashMap<String, (ItemId, usize)>,
     last: Option<ItemId>,
     plan: Plan,
 }
 
 impl<'a> Planner<'a> {
     /// `want`: how many candidates make the plan full (the resolve budget).
-    pub fn new(now_ms: u64, ttl_ms: u64, dismissed: &'a HashSet<String>, want: usize) -> Self {
+    pub fn new(ages: Ages, dismissed: &'a HashSet<String>, want: usize) -> Self {
         Planner {
-            now_ms,
-            ttl_ms,
+            ages,
             dismissed,
             want,
             newest_of_key: Default::default(),
@@ -149,16 +176,26 @@ impl<'a> Planner<'a> {
             _ => {}
         }
         self.last = Some(id.clone());
-        // The newest run of a key is seen first; every later one is superseded by it.
-        if let Some(newer) = self.newest_of_key.get(id.key().as_str()) {
-            let reason = Reason::Superseded(newer.clone());
-            self.plan.delete.push((id.clone(), reason));
+        let text = id.to_string();
+        let expired = self.ages.now_ms.saturating_sub(id.created_ms()) > self.ages.ttl_ms;
+        let dismissed = !expired && self.dismissed.contains(&text);
+        // The newest run of a key is seen first. A later one made more than the clock skew
+        // before it is superseded; one within the skew may be the real newest: a rival.
+        if let Some((newest, rivals)) = self.newest_of_key.get_mut(id.key().as_str()) {
+            let behind = newest.created_ms() - id.created_ms();
+            if behind > self.ages.max_skew_ms {
+                let reason = Reason::Superseded(newest.to_string());
+                self.plan.delete.push((id.clone(), reason));
+            } else if expired {
+                self.plan.delete.push((id.clone(), Reason::Expired));
+            } else if !dismissed && *rivals < RIVALS_PER_KEY {
+                *rivals += 1;
+                self.plan.rivals.push(id.clone());
+            }
             return true;
         }
-        let text = id.to_string();
-        let expired = self.now_ms.saturating_sub(id.created_ms()) > self.ttl_ms;
-        let dismissed = !expired && self.dismissed.contains(&text);
-        self.newest_of_key.insert(id.key().to_string(), text);
+        self.newest_of_key
+            .insert(id.key().to_string(), (id.clone(), 0));
         if expired {
             self.plan.delete.push((id.clone(), Reason::Expired));
         } else if dismissed {
@@ -202,14 +239,8 @@ impl Listing {
 
     /// Plan until `want` candidates are found (`usize::MAX`: everything). The second value
     /// says whether it stopped before the end: what lies beyond is left for the janitor.
-    pub fn plan(
-        &self,
-        now_ms: u64,
-        ttl_ms: u64,
-        dismissed: &HashSet<String>,
-        want: usize,
-    ) -> (Plan, bool) {
-        let mut planner = Planner::new(now_ms, ttl_ms, dismissed, want);
+    pub fn plan(&self, ages: Ages, dismissed: &HashSet<String>, want: usize) -> (Plan, bool) {
+        let mut planner = Planner::new(ages, dismissed, want);
         planner.plan.unparsable = self.unparsable.clone();
         for (i, id) in self.ids.iter().enumerate() {
             if planner.is_full() {
@@ -223,14 +254,9 @@ impl Listing {
 }
 
 /// Plan from a complete listing in any order.
-pub fn plan<S: AsRef<str>>(
-    names: &[S],
-    now_ms: u64,
-    ttl_ms: u64,
-    dismissed: &HashSet<String>,
-) -> Plan {
+pub fn plan<S: AsRef<str>>(names: &[S], ages: Ages, dismissed: &HashSet<String>) -> Plan {
     Listing::from_names(names)
-        .plan(now_ms, ttl_ms, dismissed, usize::MAX)
+        .plan(ages, dismissed, usize::MAX)
         .0
 }
 
@@ -244,11 +270,43 @@ mod tests {
 
     const NOW: u64 = 1_800_000_000_000;
     const TTL: u64 = 7 * 24 * 3_600_000;
+    /// No clock skew: every older run of a key is superseded.
+    const AGES: Ages = Ages {
+        now_ms: NOW,
+        ttl_ms: TTL,
+        max_skew_ms: 0,
+    };
 
     fn id(created_ms: u64, key: &str) -> String {
         ItemId::new(created_ms, SubKey::parse(key).unwrap())
             .unwrap()
             .to_string()
+    }
+
+    #[test]
+    fn runs_within_the_clock_skew_are_rivals_not_superseded() {
+        let ages = Ages {
+            max_skew_ms: 2_000,
+            ..AGES
+        };
+        // The newest by id was made on a clock up to 2 s fast: the run 1 s "older" may be the
+        // real newest. One 3 s older is superseded.
+        let names = [id(NOW, "k"), id(NOW - 1_000, "k"), id(NOW - 3_000, "k")];
+        let p = plan(&names, ages, &HashSet::new());
+        let text = |v: &[ItemId]| v.iter().map(|i| i.to_string()).collect::<Vec<_>>();
+        assert_eq!(text(&p.candidates), vec![id(NOW, "k")]);
+        assert_eq!(text(&p.rivals), vec![id(NOW - 1_000, "k")]);
+        assert_eq!(
+            p.delete,
+            vec![(
+                ItemId::parse(&id(NOW - 3_000, "k")).unwrap(),
+                Reason::Superseded(id(NOW, "k"))
+            )]
+        );
+        // At most RIVALS_PER_KEY rivals; the rest are kept, neither resolved nor deleted.
+        let many: Vec<String> = (0..10).map(|i| id(NOW - i, "k")).collect();
+        let p = plan(&many, ages, &HashSet::new());
+        assert_eq!((p.rivals.len(), p.delete.len()), (RIVALS_PER_KEY, 0));
     }
 
     #[test]
@@ -283,7 +341,7 @@ mod tests {
             id(NOW - 7, "b"),
             "junk".to_string(),
         ];
-        let p = plan(&names, NOW, TTL, &HashSet::new());
+        let p = plan(&names, AGES, &HashSet::new());
         let shown: Vec<String> = p.candidates.iter().map(|i| i.to_string()).collect();
         assert_eq!(shown, vec![id(NOW - 5, "a"), id(NOW - 7, "b")]);
         assert_eq!(
@@ -303,7 +361,7 @@ mod tests {
             id(NOW - TTL - 2, "a"),
             id(NOW - TTL, "b"),
         ];
-        let p = plan(&names, NOW, TTL, &HashSet::new());
+        let p = plan(&names, AGES, &HashSet::new());
         assert_eq!(p.candidates.len(), 1, "exactly TTL old is still shown");
         assert_eq!(p.delete[0].1, Reason::Expired);
         assert!(matches!(p.delete[1].1, Reason::Superseded(_)));
@@ -314,7 +372,7 @@ mod tests {
         let newest = id(NOW - 1, "a");
         let names = [newest.clone(), id(NOW - 2, "a")];
         let dismissed = HashSet::from([newest.clone()]);
-        let p = plan(&names, NOW, TTL, &dismissed);
+        let p = plan(&names, AGES, &dismissed);
         assert!(p.candidates.is_empty());
         assert_eq!(p.dismissed[0].to_string(), newest);
         assert_eq!(p.delete.len(), 1);
@@ -323,7 +381,7 @@ mod tests {
     #[test]
     fn out_of_order_input_is_reported() {
         let dismissed = HashSet::new();
-        let mut planner = Planner::new(NOW, TTL, &dismissed, 10);
+        let mut planner = Planner::new(AGES, &dismissed, 10);
         assert!(planner.push(&id(NOW - 1, "a")));
         assert!(!planner.push(&id(NOW, "b")));
     }
@@ -331,7 +389,7 @@ mod tests {
     #[test]
     fn is_full_at_want_candidates() {
         let dismissed = HashSet::new();
-        let mut planner = Planner::new(NOW, TTL, &dismissed, 2);
+        let mut planner = Planner::new(AGES, &dismissed, 2);
         assert!(planner.push(&id(NOW - 1, "a")));
         assert!(!planner.is_full());
         assert!(planner.push(&id(NOW - 2, "a")));
@@ -354,7 +412,7 @@ mod tests {
             let ids: HashSet<String> = names.iter().cloned().collect();
             let dismissed: HashSet<String> = ids.iter().enumerate()
                 .filter(|(i, _)| dismiss_mask >> (i % 64) & 1 == 1).map(|(_, s)| s.clone()).collect();
-            let p = plan(&names, NOW, TTL, &dismissed);
+            let p = plan(&names, AGES, &dismissed);
 
             let mut newest: HashMap<String, ItemId> = HashMap::new();
             for n in &ids {
@@ -385,8 +443,8 @@ mod tests {
             names.sort();
             names.dedup();
             let none = HashSet::new();
-            let full = plan(&names, NOW, TTL, &none);
-            let mut planner = Planner::new(NOW, TTL, &none, want);
+            let full = plan(&names, AGES, &none);
+            let mut planner = Planner::new(AGES, &none, want);
             for n in &names {
                 prop_assert!(planner.push(n));
                 if planner.is_full() { break; }

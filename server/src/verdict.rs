@@ -92,6 +92,46 @@ pub fn judge(id: &ItemId, lookup: Lookup, now_ms: u64, limits: &Limits) -> Verdi
     Verdict::Live(Box::new(record.to_card(stalled)))
 }
 
+/// One key's runs (its newest and its rivals within the clock skew), each judged: which one is
+/// shown, which markers are dead, which could not be read.
+#[derive(Debug, Default, PartialEq)]
+pub struct Settled {
+    pub shown: Option<(ItemId, Card)>,
+    pub dead: Vec<(ItemId, Reason)>,
+    pub unknown: Vec<(ItemId, String)>,
+}
+
+/// Ids carry their server's clock, so among runs made within the skew the newest id is not
+/// always the newest run. Shown: the live run still in flight (queued, running, stalled), else
+/// the live run with the newest id. A live run that is not shown is deleted as superseded only
+/// if its own record is finished; one still in flight is kept.
+pub fn settle(runs: Vec<(ItemId, Verdict)>) -> Settled {
+    let shown_id = runs
+        .iter()
+        .filter_map(|(id, v)| match v {
+            Verdict::Live(card) => Some((card.status.is_finished(), id)),
+            _ => None,
+        })
+        .min()
+        .map(|(_, id)| id.clone());
+    let mut settled = Settled::default();
+    for (id, verdict) in runs {
+        match verdict {
+            Verdict::Live(card) if Some(&id) == shown_id.as_ref() => {
+                settled.shown = Some((id, *card))
+            }
+            Verdict::Live(card) if card.status.is_finished() => {
+                let newer = shown_id.as_ref().map(ItemId::to_string).unwrap_or_default();
+                settled.dead.push((id, Reason::Superseded(newer)));
+            }
+            Verdict::Live(_) | Verdict::Pending => {}
+            Verdict::Dead(reason) => settled.dead.push((id, reason)),
+            Verdict::Unknown(why) => settled.unknown.push((id, why)),
+        }
+    }
+    settled
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,6 +154,44 @@ mod tests {
         let r = ItemRecord::updated(&Workspace::parse("w").unwrap(), id, &up, owner, updated_ms)
             .unwrap();
         serde_json::to_vec(&r).unwrap()
+    }
+
+    fn live(id: &ItemId, status: Status) -> Verdict {
+        judge(
+            id,
+            Lookup::Found(record(id, status, NOW).into()),
+            NOW,
+            &Limits::default(),
+        )
+    }
+
+    #[test]
+    fn among_runs_within_the_skew_the_one_in_flight_is_shown() {
+        // The cancelled run's server was 2 s fast: its id looks newest, the running re-run
+        // made on another server a second later (real time) looks older.
+        let (fast, real) = (id(NOW + 2_000), id(NOW + 1_000));
+        let s = settle(vec![
+            (fast.clone(), live(&fast, Status::Cancelled)),
+            (real.clone(), live(&real, Status::Running)),
+        ]);
+        assert_eq!(s.shown.map(|(id, _)| id), Some(real.clone()));
+        assert_eq!(s.dead, vec![(fast, Reason::Superseded(real.to_string()))]);
+        // Both in flight: the newest id is shown, the other kept (never deleted).
+        let (a, b) = (id(NOW + 2_000), id(NOW + 1_000));
+        let s = settle(vec![
+            (a.clone(), live(&a, Status::Running)),
+            (b.clone(), live(&b, Status::Queued)),
+        ]);
+        assert_eq!(s.shown.map(|(id, _)| id), Some(a));
+        assert!(s.dead.is_empty());
+        // A dead newest run does not hide a live rival; an unreadable one is reported.
+        let s = settle(vec![
+            (id(NOW + 3_000), Verdict::Dead(Reason::NoRecord)),
+            (id(NOW + 2_000), Verdict::Unknown("io".into())),
+            (b.clone(), live(&b, Status::Succeeded)),
+        ]);
+        assert_eq!(s.shown.map(|(id, _)| id), Some(b));
+        assert_eq!((s.dead.len(), s.unknown.len()), (1, 1));
     }
 
     #[test]

@@ -147,13 +147,10 @@ async fn register_and_list() {
         let want: Vec<String> = ids.iter().filter(|i| **i != older).cloned().collect();
         assert_eq!(shown, want, "{}: newest first, one per key", b.name);
         assert!(!read.page.more && !read.page.partial);
-        assert_eq!(
-            paths(&read.prune.deletes),
-            vec![(
-                keys::marker(&ws(), &id_of(&older)),
-                Reason::Superseded(newer)
-            )]
-        );
+        // Two runs of one key in flight within the clock skew: the newest id is shown, and
+        // neither is deleted (either may really be the newest).
+        assert!(read.prune.deletes.is_empty(), "{}", b.name);
+        let _ = newer;
         let mine = index
             .recent(&ws(), &UserId::parse("a").unwrap(), Filter::Mine, Some(50))
             .await
@@ -314,7 +311,7 @@ async fn dedupe_older_runs() {
             .register(&ws(), &new_item("k", Status::Running), owner("a"))
             .await
             .unwrap();
-        clock.advance(1_000);
+        clock.advance(3 * 60_000); // more than the clock skew apart
         let second = index
             .register(&ws(), &new_item("k", Status::Running), owner("a"))
             .await
@@ -533,7 +530,7 @@ async fn dismissals_are_per_viewer() {
         assert_eq!(page("bob").await.page.cards.len(), 2, "{}", b.name);
 
         // A newer run of k: alice's read deletes the old marker and her dismissal of it.
-        clock.advance(1_000);
+        clock.advance(3 * 60_000); // more than the clock skew apart
         let k2 = index
             .register(&ws(), &new_item("k", Status::Running), owner("a"))
             .await
@@ -615,7 +612,7 @@ async fn janitor_sweeps_workspaces() {
         let old = reg("old", Status::Running).await;
         clock.advance(8 * DAY);
         let dup1 = reg("dup", Status::Running).await;
-        clock.advance(1_000);
+        clock.advance(3 * 60_000); // more than the clock skew apart
         let dup2 = reg("dup", Status::Running).await;
         let failed = reg("failed", Status::Failed).await;
         let ghost = ItemId::new(clock.now_ms(), SubKey::parse("ghost").unwrap()).unwrap();

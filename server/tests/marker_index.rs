@@ -315,7 +315,7 @@ async fn older_runs_of_a_key_are_superseded() {
         .register(&ws(), &new_item("k", Status::Running), owner("a"))
         .await
         .unwrap();
-    clock.advance(1_000);
+    clock.advance(3 * 60_000); // more than the clock skew apart
     let second = index
         .register(&ws(), &new_item("k", Status::Running), owner("a"))
         .await
@@ -488,8 +488,8 @@ mod properties {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
         /// 7. Through the whole read path: the page is exactly the N newest live items, one per
-        /// sub-key (the newest run of its key), newest first, and no marker that was shown is
-        /// planned for deletion. (Six keys and a cap of at least 2 keep every candidate inside
+        /// sub-key (of the runs within the clock skew of its newest, the one in flight), newest
+        /// first, and no marker that was shown is planned for deletion. (Six keys and a cap of at least 2 keep every candidate inside
         /// the resolve budget, so the expected page is exact.)
         #[test]
         fn read_path_caps_orders_and_dedupes(items in prop::collection::vec((0u8..6, 0u64..(9 * 24), any::<u8>()), 0..40), cap in 2u32..10) {
@@ -501,8 +501,8 @@ mod properties {
                 let mut sorted = items.clone();
                 sorted.sort_by_key(|(_, age, _)| std::cmp::Reverse(*age));
                 let start = T0;
-                // The newest run of each key: (id, created, status).
-                let mut newest: HashMap<String, (String, u64, Status)> = HashMap::new();
+                // Every run of each key: (id, created, status).
+                let mut runs: HashMap<String, Vec<(String, u64, Status)>> = HashMap::new();
                 let mut offset = 0;
                 for (k, age_h, st) in &sorted {
                     let key = format!("k{k}");
@@ -511,20 +511,29 @@ mod properties {
                     offset += 1;
                     let at = common::index_on(index.store.inner.clone(), pickup::store::ListOrder::Sorted, &c);
                     let r = at.register(&ws(), &new_item(&key, status(*st)), owner("a")).await.unwrap();
-                    newest.insert(key, (r.id, created, status(*st)));
+                    runs.entry(key).or_default().push((r.id, created, status(*st)));
                 }
                 clock.advance(offset + 1);
                 let now = T0 + offset + 1;
                 let limits = index.limits;
-                // The model: a key's newest run is shown unless it is dead (older than the TTL,
-                // or finished longer ago than keep-finished); older runs never are.
-                let mut want: Vec<String> = newest
-                    .values()
-                    .filter(|(_, created, st)| {
-                        let age = now - created;
-                        age <= limits.ttl_ms && !(st.is_finished() && age > limits.keep_finished_ms)
+                let is_live = |created: u64, st: Status| {
+                    let age = now - created;
+                    age <= limits.ttl_ms && !(st.is_finished() && age > limits.keep_finished_ms)
+                };
+                // The model: of a key's runs within the clock skew of its newest (at most
+                // 1 + RIVALS_PER_KEY), the live one in flight is shown, else the newest live one.
+                let mut want: Vec<String> = runs
+                    .values_mut()
+                    .filter_map(|runs| {
+                        runs.sort_by_key(|(_, created, _)| std::cmp::Reverse(*created));
+                        let newest = runs[0].1;
+                        runs.iter()
+                            .take(1 + pickup::plan::RIVALS_PER_KEY)
+                            .filter(|(_, c, _)| newest - c <= limits.max_skew_ms)
+                            .filter(|(_, c, st)| is_live(*c, *st))
+                            .min_by_key(|(id, _, st)| (st.is_finished(), id.clone()))
+                            .map(|(id, _, _)| id.clone())
                     })
-                    .map(|(id, _, _)| id.clone())
                     .collect();
                 want.sort();
                 want.truncate(cap as usize);
@@ -954,4 +963,78 @@ async fn the_janitor_backfills_and_removes_owner_markers() {
         .unwrap();
     assert!(left.is_empty(), "{left:?}");
     assert!(markers(&index).await.is_empty());
+}
+
+/// Clock skew between servers: server A runs 2 s fast. A run of key K made on A and cancelled,
+/// then a re-run of K made on B a second later (real time): the re-run is live and shown, the
+/// cancelled run goes, and nothing live is deleted as superseded.
+#[tokio::test]
+async fn a_fast_clock_does_not_hide_or_delete_a_live_re_run() {
+    let real = ManualClock::new(T0);
+    let (reader, _) = memory_index(&real);
+    let store = reader.store.inner.clone();
+    let fast = ManualClock::new(T0 + 2_000);
+    let a = common::index_on(store.clone(), pickup::store::ListOrder::Sorted, &fast);
+    let b = common::index_on(store.clone(), pickup::store::ListOrder::Sorted, &real);
+    let first = a
+        .register(&ws(), &new_item("k", Status::Running), owner("a"))
+        .await
+        .unwrap();
+    common::finish(&a, &first.id, Status::Cancelled).await;
+    real.advance(1_000);
+    fast.advance(1_000);
+    let rerun = b
+        .register(&ws(), &new_item("k", Status::Running), owner("a"))
+        .await
+        .unwrap();
+    assert!(first.id < rerun.id, "the cancelled run's id looks newer");
+    for filter in [Filter::All, Filter::Mine] {
+        let read = reader
+            .recent(&ws(), &UserId::parse("a").unwrap(), filter, None)
+            .await
+            .unwrap();
+        let shown: Vec<&str> = read.page.cards.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(
+            shown,
+            vec![rerun.id.as_str()],
+            "{filter:?}: the live re-run is shown"
+        );
+        assert!(
+            read.prune
+                .deletes
+                .iter()
+                .all(|(k, _)| k.id().to_string() != rerun.id),
+            "{filter:?}: the live re-run is not deleted"
+        );
+        assert!(read
+            .prune
+            .deletes
+            .iter()
+            .any(|(k, r)| k.id().to_string() == first.id
+                && *r == Reason::Superseded(rerun.id.clone())));
+    }
+    // The janitor agrees.
+    let sweep = pickup::janitor::sweep(&reader, &ws(), true).await.unwrap();
+    assert!(sweep
+        .deletes
+        .iter()
+        .all(|(k, _)| k.id().to_string() != rerun.id));
+    // More than the skew apart, the older run is superseded by name, whatever its status.
+    real.advance(3 * 60_000);
+    let third = b
+        .register(&ws(), &new_item("k", Status::Running), owner("a"))
+        .await
+        .unwrap();
+    let read = reader
+        .recent(&ws(), &alice(), Filter::All, None)
+        .await
+        .unwrap();
+    assert_eq!(read.page.cards[0].id, third.id);
+    assert!(
+        read.prune
+            .deletes
+            .iter()
+            .any(|(k, r)| k.id().to_string() == rerun.id
+                && *r == Reason::Superseded(third.id.clone()))
+    );
 }
