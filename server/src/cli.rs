@@ -126,7 +126,7 @@ impl StoreArgs {
             stale_after_ms: self.stale_after.as_millis() as u64,
             max_skew_ms: self.max_skew.as_millis() as u64,
         };
-        Ok(Index::new(store, limits, self.cap, Arc::new(SystemClock)))
+        Ok(Index::new(store, limits, self.cap, Arc::new(SystemClock)).with_clock_check())
     }
 }
 
@@ -196,6 +196,12 @@ async fn prune(p: PruneArgs) -> anyhow::Result<()> {
         total += counts.values().sum::<usize>();
         if sweep.failed > 0 {
             println!("  {} deletes failed; run again later", sweep.failed);
+        }
+        if sweep.held > 0 {
+            println!(
+                "  {} deletes by age held: this machine's clock disagrees with the store's by more than PICKUP_MAX_SKEW",
+                sweep.held
+            );
         }
     }
     println!("{verb} {total} keys");

@@ -39,6 +39,18 @@ pub struct Index {
     pub clock: Arc<dyn Clock>,
     /// Shared by concurrent reads (`serve` turns it on; tests and the janitor read directly).
     pub cache: Option<Arc<ReadCache>>,
+    /// Checks this server's clock against the store's before deleting anything by age
+    /// (`serve` and `prune` turn it on; tests with manual clocks leave it off).
+    pub clock_check: Option<Arc<ClockCheck>>,
+}
+
+/// How often [`ClockCheck`] asks the store for its time.
+const CLOCK_CHECK_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The last comparison of this server's clock with the store's, reused for a minute.
+#[derive(Default)]
+pub struct ClockCheck {
+    last: std::sync::Mutex<Option<(std::time::Instant, bool)>>,
 }
 
 /// Keys a read or a sweep found dead, to delete after the answer is sent. Deleting a
@@ -54,6 +66,8 @@ pub struct Prune {
 pub struct PruneReport {
     pub deleted: BTreeMap<KeyKind, usize>,
     pub failed: usize,
+    /// Deletes by age not made because this server's clock disagrees with the store's.
+    pub held: usize,
 }
 
 impl PruneReport {
@@ -77,7 +91,50 @@ impl Index {
             default_cap,
             clock,
             cache: None,
+            clock_check: None,
         }
+    }
+
+    /// Check this server's clock against the store's before any delete by age.
+    pub fn with_clock_check(mut self) -> Self {
+        self.clock_check = Some(Arc::default());
+        self
+    }
+
+    /// Whether this server's clock may be trusted to judge ages: it agrees with the store's
+    /// clock within the allowed skew. A failed check is a "no": nothing is deleted by age on
+    /// the strength of an error.
+    pub async fn ages_trusted(&self) -> bool {
+        let Some(check) = &self.clock_check else {
+            return true;
+        };
+        if let Some((at, ok)) = *check.last.lock().expect("clock check lock") {
+            if at.elapsed() < CLOCK_CHECK_EVERY {
+                return ok;
+            }
+        }
+        let before = self.clock.now_ms();
+        let store = self.store.now_ms().await;
+        let mine = before + self.clock.now_ms().saturating_sub(before) / 2;
+        let ok = match store {
+            Ok(theirs) if theirs.abs_diff(mine) <= self.limits.max_skew_ms => true,
+            Ok(theirs) => {
+                tracing::error!(
+                    store = %self.store.url,
+                    this_server_ms = mine,
+                    store_ms = theirs,
+                    max_skew_ms = self.limits.max_skew_ms,
+                    "THIS SERVER'S CLOCK DISAGREES WITH THE STORE'S by more than PICKUP_MAX_SKEW: nothing is deleted by age until it is fixed"
+                );
+                false
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read the store's clock; nothing is deleted by age for now");
+                false
+            }
+        };
+        *check.last.lock().expect("clock check lock") = Some((std::time::Instant::now(), ok));
+        ok
     }
 
     /// Share listings and record reads between requests for up to `fresh_for`.
@@ -480,10 +537,19 @@ impl Index {
     /// Step 8: delete what a read or a sweep found dead, one key at a time; a marker's record
     /// goes right after the marker. A failure is logged and happens again on a later read or
     /// sweep; a key someone else already deleted is fine.
+    ///
+    /// Deletes decided by age wait while this server's clock disagrees with the store's
+    /// ([`Index::ages_trusted`]); they are counted in [`PruneReport::held`].
     pub async fn apply(&self, prune: &Prune) -> PruneReport {
         let mut report = PruneReport::default();
         let mut touched: Vec<&Workspace> = Vec::new();
+        let by_age = prune.deletes.iter().any(|(_, r)| r.is_by_age());
+        let ages_trusted = !by_age || self.ages_trusted().await;
         for (key, reason) in &prune.deletes {
+            if reason.is_by_age() && !ages_trusted {
+                report.held += 1;
+                continue;
+            }
             let mut doomed = vec![key.clone()];
             if let Key::Marker(ws, id) = key {
                 doomed.push(Key::Record(ws.clone(), id.clone()));

@@ -41,6 +41,8 @@ pub struct Sweep {
     /// What was deleted, per kind (empty in a dry run).
     pub deleted: BTreeMap<KeyKind, usize>,
     pub failed: usize,
+    /// Deletes by age held back: this server's clock disagrees with the store's.
+    pub held: usize,
     pub unknown: usize,
     /// Owner markers written for live items that lacked one.
     pub backfilled: usize,
@@ -223,6 +225,7 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
             .await;
         sweep.deleted = report.deleted;
         sweep.failed = report.failed;
+        sweep.held = report.held;
     }
     Ok(sweep)
 }

@@ -30,6 +30,14 @@ pub enum Reason {
     OrphanOwnerMarker,
 }
 
+impl Reason {
+    /// Decided by comparing a time with this server's clock: not to be acted on when that
+    /// clock disagrees with the store's (a fast clock would otherwise delete live items).
+    pub fn is_by_age(&self) -> bool {
+        !matches!(self, Reason::Superseded(_))
+    }
+}
+
 impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

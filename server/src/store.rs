@@ -142,6 +142,18 @@ impl Version {
 #[error("If-Match must be the ETag a GET or PUT of this item answered, as it was given")]
 pub struct BadValidator;
 
+/// A name no other server's probe has: this process's id and a counter.
+fn probe_name() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let host = std::process::id();
+    format!(
+        "{host}-{}-{}",
+        N.fetch_add(1, Ordering::Relaxed),
+        chrono::Utc::now().timestamp_nanos_opt().unwrap_or(0)
+    )
+}
+
 /// A fault worth trying again: the store or the way to it failed, not the request. Errors with
 /// a meaning (not found, exists, precondition, not implemented, denied) are answers, not faults.
 pub fn is_transient(e: &object_store::Error) -> bool {
@@ -288,6 +300,17 @@ impl Store {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// The store's own clock, in ms since the epoch: an empty probe is written, its
+    /// last-modified time read back, and the probe deleted. Every server sees the same clock
+    /// here, whatever its own says.
+    pub async fn now_ms(&self) -> object_store::Result<u64> {
+        let probe = Path::from(format!("clock/{}", probe_name()));
+        self.inner.put(&probe, PutPayload::new()).await?;
+        let head = self.inner.head(&probe).await;
+        self.delete(&probe).await?;
+        Ok(head?.last_modified.timestamp_millis().max(0) as u64)
     }
 
     /// Read a key with its version, or `None` if it does not exist.

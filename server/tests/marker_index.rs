@@ -1038,3 +1038,57 @@ async fn a_fast_clock_does_not_hide_or_delete_a_live_re_run() {
                 && *r == Reason::Superseded(third.id.clone()))
     );
 }
+
+/// A reader whose clock runs a day fast deletes nothing by age: its clock disagrees with the
+/// store's (the store's own time, read from an object's last-modified) by more than the skew.
+/// The same reader with a true clock deletes what is really expired.
+#[tokio::test]
+async fn a_fast_reader_clock_deletes_nothing_by_age() {
+    use pickup::clock::{Clock, SystemClock};
+    let now = SystemClock.now_ms();
+    let old = ManualClock::new(now - 8 * 24 * HOUR);
+    let (index, _) = memory_index(&old);
+    let gone = index
+        .register(&ws(), &new_item("old", Status::Running), owner("a"))
+        .await
+        .unwrap();
+    let reader = |clock: &ManualClock| {
+        common::index_on(
+            index.store.inner.clone(),
+            pickup::store::ListOrder::Sorted,
+            clock,
+        )
+        .with_clock_check()
+    };
+    // A day fast: the week-old item looks 9 days old, and so would every item a day younger.
+    let fast = reader(&ManualClock::new(now + 24 * HOUR));
+    let read = fast
+        .recent(&ws(), &alice(), Filter::All, None)
+        .await
+        .unwrap();
+    assert_eq!(read.prune.deletes.len(), 1, "planned as expired by name");
+    let report = fast.apply(&read.prune).await;
+    assert_eq!((report.total(), report.held), (0, 1), "held, not deleted");
+    let sweep = pickup::janitor::sweep(&fast, &ws(), false).await.unwrap();
+    assert_eq!(
+        (sweep.deleted.values().sum::<usize>(), sweep.held),
+        (0, 2),
+        "the marker and its owner marker held"
+    );
+    assert_eq!(markers(&index).await, vec![gone.id.clone()]);
+    // The same reader with the store's time deletes it.
+    let true_clock = reader(&ManualClock::new(now));
+    let read = true_clock
+        .recent(&ws(), &alice(), Filter::All, None)
+        .await
+        .unwrap();
+    let report = true_clock.apply(&read.prune).await;
+    assert_eq!(
+        (
+            report.held,
+            report.deleted.get(&pickup::store::KeyKind::Marker)
+        ),
+        (0, Some(&1))
+    );
+    assert!(markers(&index).await.is_empty());
+}
