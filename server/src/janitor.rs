@@ -53,11 +53,14 @@ impl Sweep {
         self.listed.get(&KeyKind::Marker).copied().unwrap_or(0)
     }
 
-    /// Planned deletes per kind (a marker's record not counted: it is known only once deleted).
+    /// Planned deletes per kind; a marker's record goes with it, so it counts too.
     pub fn planned(&self) -> BTreeMap<KeyKind, usize> {
         let mut out = BTreeMap::new();
         for (key, _) in &self.deletes {
             *out.entry(key.kind()).or_default() += 1;
+            if key.kind() == KeyKind::Marker {
+                *out.entry(KeyKind::Record).or_default() += 1;
+            }
         }
         out
     }
