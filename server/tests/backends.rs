@@ -447,9 +447,24 @@ async fn dead_items_and_unreadable_records() {
             ),
             "a dead item's record goes with its marker"
         );
-        // The janitor agrees: the garbled one is unknown and kept.
+        // The janitor agrees: the garbled one is unknown and kept. It deletes only the owner
+        // markers of the two items the read deleted (a read of everyone's items does not
+        // know their owners).
         let sweep = pickup::janitor::sweep(&index, &ws(), false).await.unwrap();
-        assert_eq!((sweep.unknown, sweep.deletes.len()), (1, 0), "{}", b.name);
+        let a = UserId::parse("a").unwrap();
+        let mut want = vec![
+            (
+                keys::owner_marker(&ws(), &a, &id_of(&failed.id)),
+                Reason::OrphanOwnerMarker,
+            ),
+            (
+                keys::owner_marker(&ws(), &a, &id_of(&finished.id)),
+                Reason::OrphanOwnerMarker,
+            ),
+        ];
+        want.sort_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
+        assert_eq!(sweep.unknown, 1, "{}", b.name);
+        assert_eq!(paths(&sweep.deletes), want, "{}", b.name);
         done("dead_items_and_unreadable_records", &b, started);
     }
 }
@@ -570,12 +585,24 @@ async fn dismissals_are_per_viewer() {
         );
         index.apply(&read.prune).await;
         let sweep = pickup::janitor::sweep(&index, &ws(), false).await.unwrap();
+        // Its owner marker and that of k's older run go too: the reads did not know owners.
+        let owner_a = UserId::parse("a").unwrap();
         assert_eq!(
             paths(&sweep.deletes),
-            vec![(
-                keys::dismissal(&ws(), &alice(), &a_id),
-                Reason::OrphanDismissal
-            )],
+            vec![
+                (
+                    keys::dismissal(&ws(), &alice(), &a_id),
+                    Reason::OrphanDismissal
+                ),
+                (
+                    keys::owner_marker(&ws(), &owner_a, &a_id),
+                    Reason::OrphanOwnerMarker
+                ),
+                (
+                    keys::owner_marker(&ws(), &owner_a, &k1_id),
+                    Reason::OrphanOwnerMarker
+                ),
+            ],
             "{}",
             b.name
         );
@@ -672,6 +699,11 @@ async fn janitor_sweeps_workspaces() {
                 Reason::OrphanDismissal,
             ),
         ];
+        // The dead items' owner markers go with their markers (the ghost never had one).
+        for id in [&old, &dup1, &failed] {
+            let key = keys::owner_marker(&ws(), &user("a"), &id_of(id));
+            want.push((key, Reason::OrphanOwnerMarker));
+        }
         want.sort_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
         let before = markers(&index).await;
         let dry = pickup::janitor::sweep(&index, &ws(), true).await.unwrap();

@@ -5,7 +5,9 @@
 //! - 16 producers alternate between the two servers over HTTP: 2,000 registrations in workspace
 //!   `scale` (one in five is then PUT to `failed` on the other server, and with
 //!   `PICKUP_KEEP_FINISHED=1s` is dead a second later; one in ten is a re-run of the previous
-//!   key, which supersedes it), plus 80 in a small workspace `scale-small`;
+//!   key, made within the clock skew of it: both in flight, the re-run is shown and the earlier
+//!   run kept, since either may really be the newest), plus 80 in a small workspace
+//!   `scale-small`;
 //! - readers call `GET /recent` on both servers throughout, and every read prunes what it found
 //!   dead; both servers run their janitor every few seconds, and `pickup prune --ws …` runs in
 //!   a loop beside them;
@@ -244,6 +246,8 @@ struct Ledger {
     doomed: HashSet<String>,
     /// Ids that stay live to the end, confirmed registered (the watcher checks these).
     keepers: Vec<(String, String)>,
+    /// Earlier runs of a re-run key, still in flight: kept, never shown.
+    rivals: HashSet<String>,
 }
 
 async fn listing(index: &Index, ws: &str) -> BTreeSet<String> {
@@ -397,8 +401,10 @@ async fn scale_out(backend: &str) {
                         if doomed {
                             l.doomed.insert(id.clone());
                         } else if i % 10 != 4 || i + 1 == PER_PRODUCER {
-                            // (an item at i % 10 == 4 is superseded by the re-run after it)
                             l.keepers.push((WS.into(), id.clone()));
+                        } else {
+                            // Re-run right after, within the clock skew: kept, not shown.
+                            l.rivals.insert(id.clone());
                         }
                     }
                     // The small workspace: 3 live and 2 doomed items per producer.
@@ -452,10 +458,12 @@ async fn scale_out(backend: &str) {
             .collect()
     };
     let (live, live_small) = (live_of(WS), live_of(WS_SMALL));
+    // What the store must list at the end: the live items and the rivals kept beside them.
+    let kept: BTreeSet<String> = live.iter().chain(&ledger.rivals).cloned().collect();
     let dead: BTreeSet<String> = ledger
         .all
         .iter()
-        .filter(|(ws, _, id)| ws == WS && !live.contains(id))
+        .filter(|(ws, _, id)| ws == WS && !kept.contains(id))
         .map(|(_, _, id)| id.clone())
         .collect();
     let registered_big = ledger.all.iter().filter(|(ws, _, _)| ws == WS).count();
@@ -481,9 +489,9 @@ async fn scale_out(backend: &str) {
 
     let final_big = listing(&own, WS).await;
     let final_small = listing(&own, WS_SMALL).await;
-    let lost: Vec<_> = live.difference(&final_big).collect();
+    let lost: Vec<_> = kept.difference(&final_big).collect();
     let lost_small: Vec<_> = live_small.difference(&final_small).collect();
-    let left_dead: Vec<_> = final_big.difference(&live).collect();
+    let left_dead: Vec<_> = final_big.difference(&kept).collect();
     let left_dead_small: Vec<_> = final_small.difference(&live_small).collect();
 
     let mut pages = Vec::new();
@@ -495,14 +503,14 @@ async fn scale_out(backend: &str) {
     }
 
     println!(
-        "{test}: {} registrations over HTTP ({} in {WS}, {} in {WS_SMALL}) by {PRODUCERS} producers alternating between 2 servers in {:.1} s ({:.0}/s); {} failed (dead after 1 s), {} superseded re-runs; {} reads (server a {}, server b {}); pickup prune ran {prune_runs}×2 and deleted {prune_deleted} keys, beside both servers' janitors and every read's pruning; {pruned_during_burst} of {} dead markers in {WS} already pruned when the burst ended; watcher listed the store {watch_rounds} times and found {} live markers missing; readers, pruner and watcher stopped {:.1} s after the burst; the last `pickup prune` of both workspaces took {:.1} s; at the end: {} live in {WS} and {} in {WS_SMALL}, {} lost, {} dead left",
+        "{test}: {} registrations over HTTP ({} in {WS}, {} in {WS_SMALL}) by {PRODUCERS} producers alternating between 2 servers in {:.1} s ({:.0}/s); {} failed (dead after 1 s), {} re-runs in flight beside a newer run (kept, not shown); {} reads (server a {}, server b {}); pickup prune ran {prune_runs}×2 and deleted {prune_deleted} keys, beside both servers' janitors and every read's pruning; {pruned_during_burst} of {} dead markers in {WS} already pruned when the burst ended; watcher listed the store {watch_rounds} times and found {} live markers missing; readers, pruner and watcher stopped {:.1} s after the burst; the last `pickup prune` of both workspaces took {:.1} s; at the end: {} live in {WS} and {} in {WS_SMALL}, {} lost, {} dead left",
         ledger.all.len(),
         registered_big,
         ledger.all.len() - registered_big,
         burst.as_secs_f64(),
         ledger.all.len() as f64 / burst.as_secs_f64(),
         ledger.doomed.len(),
-        ledger.all.len() - ledger.doomed.len() - live.len() - live_small.len(),
+        ledger.rivals.len(),
         reads[0].load(Ordering::SeqCst) + reads[1].load(Ordering::SeqCst),
         reads[0].load(Ordering::SeqCst),
         reads[1].load(Ordering::SeqCst),
