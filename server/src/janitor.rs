@@ -77,6 +77,14 @@ async fn list(index: &Index, prefix: &Path) -> Result<Vec<Path>> {
         .await?)
 }
 
+/// `{root}/{ws}/{user}/{id}` (a dismissal, an owner marker): the user and the id, if both parse.
+fn user_and_id(path: &Path) -> Option<(UserId, ItemId)> {
+    let mut parts = path.parts().skip(2);
+    let user = UserId::parse(parts.next()?.as_ref()).ok()?;
+    let id = ItemId::parse(parts.next()?.as_ref()).ok()?;
+    Some((user, id))
+}
+
 pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep> {
     let now = index.clock.now_ms();
     let limits = &index.limits;
@@ -85,22 +93,12 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
     let dismissals: Vec<(UserId, ItemId)> = list(index, &keys::dismissals(ws))
         .await?
         .iter()
-        .filter_map(|p| {
-            let mut parts = p.parts().skip(2);
-            let user = UserId::parse(parts.next()?.as_ref()).ok()?;
-            let id = ItemId::parse(parts.next()?.as_ref()).ok()?;
-            Some((user, id))
-        })
+        .filter_map(user_and_id)
         .collect();
     let owned: Vec<(UserId, ItemId)> = list(index, &keys::all_owner_markers(ws))
         .await?
         .iter()
-        .filter_map(|p| {
-            let mut parts = p.parts().skip(2);
-            let user = UserId::parse(parts.next()?.as_ref()).ok()?;
-            let id = ItemId::parse(parts.next()?.as_ref()).ok()?;
-            Some((user, id))
-        })
+        .filter_map(user_and_id)
         .collect();
     let records: Vec<ItemId> = list(index, &keys::items(ws))
         .await?

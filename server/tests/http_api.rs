@@ -612,6 +612,20 @@ async fn a_new_item_reaches_readers_of_another_server_within_a_second() {
     eprintln!("item registered on another server appeared after {seen_after:?}");
 }
 
+async fn put_as(url: &str, token: &str, body: &Value) -> reqwest::Response {
+    let req = client().put(url).bearer_auth(token).json(body);
+    req.send().await.unwrap()
+}
+
+async fn delete_as(url: &str, token: &str) -> reqwest::Response {
+    client()
+        .delete(url)
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+}
+
 /// Only the owner (the registering token's subject) changes or removes an item: another
 /// writer of the same workspace gets 403 and nothing is written; `owner` in a body cannot
 /// re-attribute it; a record PUT back as GET gave it is accepted.
@@ -625,20 +639,9 @@ async fn only_the_owner_updates_or_removes_an_item() {
     let url = format!("{}/api/v1/workspaces/acme/items/{id}", s.url);
     let before = s.files();
     let body = json!({"title": "hijacked", "status": "failed"});
-    let res = client()
-        .put(&url)
-        .bearer_auth(&mallory)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let res = put_as(&url, &mallory, &body).await;
     assert_eq!(res.status(), StatusCode::FORBIDDEN);
-    let res = client()
-        .delete(&url)
-        .bearer_auth(&mallory)
-        .send()
-        .await
-        .unwrap();
+    let res = delete_as(&url, &mallory).await;
     assert_eq!(res.status(), StatusCode::FORBIDDEN);
     assert_eq!(s.files(), before, "a refused write writes nothing");
 
@@ -648,13 +651,12 @@ async fn only_the_owner_updates_or_removes_an_item() {
         json!({"sub": "mallory", "name": "M"}),
         json!({"sub": huge, "name": "x"}),
     ] {
-        let res = client()
-            .put(&url)
-            .bearer_auth(&alice)
-            .json(&json!({"title": "t", "status": "running", "owner": owner}))
-            .send()
-            .await
-            .unwrap();
+        let res = put_as(
+            &url,
+            &alice,
+            &json!({"title": "t", "status": "running", "owner": owner}),
+        )
+        .await;
         assert_eq!(res.status(), StatusCode::BAD_REQUEST);
         let e: Value = res.json().await.unwrap();
         assert!(e["message"].as_str().unwrap().starts_with("owner "), "{e}");
@@ -672,37 +674,20 @@ async fn only_the_owner_updates_or_removes_an_item() {
         .await
         .unwrap();
     record["status"] = json!("succeeded");
-    let res = client()
-        .put(&url)
-        .bearer_auth(&alice)
-        .json(&record)
-        .send()
-        .await
-        .unwrap();
+    let res = put_as(&url, &alice, &record).await;
     assert_eq!(res.status(), StatusCode::OK);
     let after: Value = res.json().await.unwrap();
     assert_eq!(after["owner"]["sub"], "alice");
     assert_eq!(after["status"], "succeeded");
     record["key"] = json!("other");
-    let res = client()
-        .put(&url)
-        .bearer_auth(&alice)
-        .json(&record)
-        .send()
-        .await
-        .unwrap();
+    let res = put_as(&url, &alice, &record).await;
     assert_eq!(
         res.status(),
         StatusCode::BAD_REQUEST,
         "a changed key is refused"
     );
 
-    let res = client()
-        .delete(&url)
-        .bearer_auth(&alice)
-        .send()
-        .await
-        .unwrap();
+    let res = delete_as(&url, &alice).await;
     assert_eq!(res.status(), StatusCode::NO_CONTENT);
     assert!(
         s.files().iter().all(|f| !f.to_string_lossy().contains(id)),
