@@ -318,6 +318,22 @@ async fn hostile_names_and_bodies_are_refused_and_write_nothing() {
             json!({"key": "k", "title": "t", "extra": 1}).to_string(),
             "unknown field",
         ),
+        (
+            json!({"key": "k", "title": "invoice\u{202E}fdp.exe"}).to_string(),
+            "title with a right-to-left override",
+        ),
+        (
+            json!({"key": "k", "title": "a\u{2067}b"}).to_string(),
+            "title with a bidi isolate",
+        ),
+        (
+            json!({"key": "k", "title": "a\u{001B}[31mred"}).to_string(),
+            "title with an escape character",
+        ),
+        (
+            json!({"key": "k", "title": "t", "url": "/runs/\u{202E}42"}).to_string(),
+            "url with a right-to-left override",
+        ),
     ];
     for (body, what) in bodies {
         let res = post(body.into()).await.unwrap();
@@ -343,6 +359,17 @@ async fn hostile_names_and_bodies_are_refused_and_write_nothing() {
         .await
         .unwrap();
     assert_eq!(res.status(), StatusCode::NOT_IMPLEMENTED);
+    // An update that names an owner whose name would display in another order.
+    let res = client()
+        .put(format!("{}/api/v1/workspaces/acme/items/{id}", s.url))
+        .bearer_auth(&token)
+        .json(&json!({"title": "t", "status": "running", "owner": {"sub": "alice", "name": "Al\u{202E}ice"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let v: Value = res.json().await.unwrap();
+    assert_eq!(v["error"], "invalid_body", "{v}");
     assert_eq!(s.files(), before, "nothing was written");
     let got: Value = client()
         .get(format!("{}/api/v1/workspaces/acme/items/{id}", s.url))
