@@ -72,6 +72,12 @@ pub struct ServeArgs {
     /// Origins (comma-separated) whose pages may call this server from the browser.
     #[arg(long, env = "PICKUP_ALLOWED_ORIGINS", value_delimiter = ',')]
     pub allowed_origins: Vec<String>,
+    /// If set, tokens must carry this `iss`.
+    #[arg(long, env = "PICKUP_ISSUER")]
+    pub issuer: Option<String>,
+    /// If set, tokens must carry this `aud`.
+    #[arg(long, env = "PICKUP_AUDIENCE")]
+    pub audience: Option<String>,
     /// How long concurrent reads may share one listing and one read of each record (0s: never).
     #[arg(long, env = "PICKUP_READ_CACHE", default_value = "250ms", value_parser = humantime::parse_duration)]
     pub read_cache: Duration,
@@ -98,6 +104,12 @@ pub struct TokenArgs {
     pub ttl: Duration,
     #[arg(long, env = "PICKUP_SECRET", hide_env_values = true)]
     pub secret: Option<String>,
+    /// The token's `iss` (a server with PICKUP_ISSUER requires it).
+    #[arg(long, env = "PICKUP_ISSUER")]
+    pub iss: Option<String>,
+    /// The token's `aud` (a server with PICKUP_AUDIENCE requires it).
+    #[arg(long, env = "PICKUP_AUDIENCE")]
+    pub aud: Option<String>,
 }
 
 #[derive(Args)]
@@ -126,11 +138,15 @@ impl StoreArgs {
     }
 }
 
-fn auth(secret: &Option<String>) -> anyhow::Result<Auth> {
+fn auth(
+    secret: &Option<String>,
+    issuer: &Option<String>,
+    audience: &Option<String>,
+) -> anyhow::Result<Auth> {
     let Some(secret) = secret else {
         bail!("PICKUP_SECRET is not set: set it (or --secret) to at least 32 random bytes, e.g. `export PICKUP_SECRET=$(head -c 32 /dev/urandom | base64)`");
     };
-    Ok(Auth::new(secret.as_bytes())?)
+    Ok(Auth::new(secret.as_bytes())?.with_issuer_and_audience(issuer.clone(), audience.clone()))
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
@@ -142,7 +158,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 Workspace::parse(ws)?;
             }
             crate::names::UserId::parse(&t.sub)?;
-            let token = auth(&t.secret)?.mint(
+            let token = auth(&t.secret, &t.iss, &t.aud)?.mint(
                 &t.sub,
                 t.name.as_deref(),
                 &t.ws,
@@ -190,7 +206,7 @@ async fn prune(p: PruneArgs) -> anyhow::Result<()> {
 }
 
 async fn serve(args: ServeArgs, demo: bool) -> anyhow::Result<()> {
-    let auth = auth(&args.secret)?;
+    let auth = auth(&args.secret, &args.issuer, &args.audience)?;
     let index = args.store.index()?.with_read_cache(args.read_cache);
     if demo {
         crate::demo::seed(&index)

@@ -21,6 +21,16 @@ fn now_secs() -> u64 {
         .as_secs()
 }
 
+/// A token with exactly these claims, signed with the test servers' secret.
+fn signed(claims: &Value) -> String {
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        claims,
+        &jsonwebtoken::EncodingKey::from_secret(SECRET.as_bytes()).unwrap(),
+    )
+    .unwrap()
+}
+
 async fn register(s: &Server, token: &str, ws: &str, key: &str) -> Value {
     let res = client()
         .post(format!("{}/api/v1/workspaces/{ws}/items", s.url))
@@ -152,9 +162,31 @@ async fn authorization_matrix_refuses_and_writes_nothing() {
         Duration::from_secs(60),
         now_secs() - 3_600,
     );
+    let claims = |extra: Value| {
+        let mut c =
+            json!({"sub": "alice", "ws": ["acme"], "scope": "read write", "exp": now_secs() + 600});
+        c.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        c
+    };
+    let not_yet = signed(&claims(json!({"nbf": now_secs() + 600})));
+    let bidi_name = signed(&claims(json!({"name": "Alice\u{202E}nimda"})));
     let other_ws = s.token("mallory", "beta", true);
     let reader = s.token("bob", "acme", false);
     let cases: Vec<(&str, Option<&str>, StatusCode, &str)> = vec![
+        (
+            "not valid yet (nbf)",
+            Some(&not_yet),
+            StatusCode::UNAUTHORIZED,
+            "unauthenticated",
+        ),
+        (
+            "a name with a bidi override",
+            Some(&bidi_name),
+            StatusCode::UNAUTHORIZED,
+            "unauthenticated",
+        ),
         (
             "no token",
             None,
@@ -637,4 +669,44 @@ async fn a_new_item_reaches_readers_of_another_server_within_a_second() {
         "appeared after {seen_after:?}"
     );
     eprintln!("item registered on another server appeared after {seen_after:?}");
+}
+
+/// A token from `pickup token` with extra arguments (and the test secret).
+fn token_with(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pickup"))
+        .args(["token", "--sub", "alice", "--ws", "acme"])
+        .args(args)
+        .env("PICKUP_SECRET", SECRET)
+        .env_remove("PICKUP_ISSUER")
+        .env_remove("PICKUP_AUDIENCE")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[tokio::test]
+async fn issuer_and_audience_are_checked_when_configured() {
+    let s = Server::start(&[
+        ("PICKUP_ISSUER", "https://idp.test"),
+        ("PICKUP_AUDIENCE", "pickup"),
+    ]);
+    let recent = Call::get("/api/v1/workspaces/acme/recent".into());
+    let cases = [
+        (vec![], StatusCode::UNAUTHORIZED),
+        (vec!["--iss", "https://idp.test"], StatusCode::UNAUTHORIZED),
+        (vec!["--aud", "pickup"], StatusCode::UNAUTHORIZED),
+        (
+            vec!["--iss", "https://other.test", "--aud", "pickup"],
+            StatusCode::UNAUTHORIZED,
+        ),
+        (
+            vec!["--iss", "https://idp.test", "--aud", "pickup"],
+            StatusCode::OK,
+        ),
+    ];
+    for (args, want) in cases {
+        let (got, body) = send(&s, &recent, Some(&token_with(&args))).await;
+        assert_eq!(got, want, "{args:?}: {body}");
+    }
 }
