@@ -78,6 +78,18 @@ pub struct ServeArgs {
     /// If set, tokens must carry this `aud`.
     #[arg(long, env = "PICKUP_AUDIENCE")]
     pub audience: Option<String>,
+    /// Time a client has to send a request's header (also how long an idle connection stays).
+    #[arg(long, env = "PICKUP_HEADER_TIMEOUT", default_value = "10s", value_parser = positive_duration)]
+    pub header_timeout: Duration,
+    /// A request not answered within this gets 408.
+    #[arg(long, env = "PICKUP_REQUEST_TIMEOUT", default_value = "30s", value_parser = positive_duration)]
+    pub request_timeout: Duration,
+    /// After SIGTERM, how long open connections may finish before they are dropped.
+    #[arg(long, env = "PICKUP_SHUTDOWN_GRACE", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub shutdown_grace: Duration,
+    /// Open connections at most; more wait to be accepted.
+    #[arg(long, env = "PICKUP_MAX_CONNECTIONS", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_connections: u32,
     /// How long concurrent reads may share one listing and one read of each record (0s: never).
     #[arg(long, env = "PICKUP_READ_CACHE", default_value = "250ms", value_parser = humantime::parse_duration)]
     pub read_cache: Duration,
@@ -135,6 +147,14 @@ impl StoreArgs {
             stale_after_ms: self.stale_after.as_millis() as u64,
         };
         Ok(Index::new(store, limits, self.cap, Arc::new(SystemClock)))
+    }
+}
+
+fn positive_duration(s: &str) -> Result<Duration, String> {
+    match humantime::parse_duration(s) {
+        Ok(d) if d.is_zero() => Err("must be more than 0s".into()),
+        Ok(d) => Ok(d),
+        Err(e) => Err(e.to_string()),
     }
 }
 
@@ -207,6 +227,11 @@ async fn prune(p: PruneArgs) -> anyhow::Result<()> {
 
 async fn serve(args: ServeArgs, demo: bool) -> anyhow::Result<()> {
     let auth = auth(&args.secret, &args.issuer, &args.audience)?;
+    let http = HttpConfig {
+        site: args.site.clone(),
+        allowed_origins: args.allowed_origins.clone(),
+        request_timeout: args.request_timeout,
+    };
     let index = args.store.index()?.with_read_cache(args.read_cache);
     if demo {
         crate::demo::seed(&index)
@@ -241,19 +266,22 @@ async fn serve(args: ServeArgs, demo: bool) -> anyhow::Result<()> {
     if !args.janitor_every.is_zero() {
         tokio::spawn(janitor_loop(pickup.clone(), args.janitor_every));
     }
-    let app = router(
-        pickup.clone(),
-        &HttpConfig {
-            site: args.site.clone(),
-            allowed_origins: args.allowed_origins.clone(),
-        },
-    );
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
-    // In-flight requests are done; let the deletes they scheduled finish too.
+    let app = router(pickup.clone(), &http);
+    let limits = crate::serve::Limits {
+        header_read: args.header_timeout,
+        max_connections: args.max_connections as usize,
+        grace: args.shutdown_grace,
+    };
+    let deadline = crate::serve::serve(listener, app, limits, shutdown_signal()).await;
+    // Requests are done (or dropped); let the deletes they scheduled finish too, within the same
+    // deadline: a delete cut short happens again on a later read.
     pickup.background.close();
-    pickup.background.wait().await;
+    if tokio::time::timeout_at(deadline, pickup.background.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!("shutdown grace is over: leaving pending deletes to a later read");
+    }
     Ok(())
 }
 
@@ -290,5 +318,5 @@ async fn shutdown_signal() {
         }
     };
     tokio::select! { _ = ctrl_c => {}, _ = term => {} }
-    tracing::info!("shutting down: finishing in-flight requests and pending deletes");
+    tracing::info!("shutting down: finishing in-flight requests and pending deletes (at most PICKUP_SHUTDOWN_GRACE)");
 }

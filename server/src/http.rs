@@ -1,6 +1,8 @@
 //! The HTTP surface: the REST routes of the contract, the widget's server functions, health
 //! checks and the widget's static files. Errors become `{"error", "message"}` here, with the
 //! status their code names.
+//!
+//! A request that takes longer than its timeout gets 408.
 
 use crate::error::Error;
 use crate::record::{ItemUpdate, NewItem};
@@ -18,9 +20,11 @@ use object_store::ObjectStoreExt;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use std::sync::Arc;
+use std::time::Duration;
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::services::ServeDir;
+use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
 /// Larger bodies get 413 before they are read: a record is a few hundred bytes.
@@ -104,6 +108,8 @@ pub struct AppState {
 pub struct HttpConfig {
     pub site: std::path::PathBuf,
     pub allowed_origins: Vec<String>,
+    /// A request still unanswered after this gets 408.
+    pub request_timeout: Duration,
 }
 
 pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
@@ -144,6 +150,10 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
         .fallback_service(ServeDir::new(&config.site))
         .layer(cors)
         .layer(CompressionLayer::new())
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            config.request_timeout,
+        ))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }

@@ -710,3 +710,136 @@ async fn issuer_and_audience_are_checked_when_configured() {
         assert_eq!(got, want, "{args:?}: {body}");
     }
 }
+
+/// The answer to a request sent by hand on a raw connection, read until the server closes it
+/// (or `bound` passes: then `None`).
+async fn read_until_closed(tcp: &mut tokio::net::TcpStream, bound: Duration) -> Option<String> {
+    use tokio::io::AsyncReadExt;
+    let mut got = Vec::new();
+    match tokio::time::timeout(bound, tcp.read_to_end(&mut got)).await {
+        Ok(_) => Some(String::from_utf8_lossy(&got).to_string()),
+        Err(_) => None,
+    }
+}
+
+async fn half_sent_header(s: &Server) -> tokio::net::TcpStream {
+    use tokio::io::AsyncWriteExt;
+    let addr = s.url.trim_start_matches("http://");
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\nX-Half: ").as_bytes())
+        .await
+        .unwrap();
+    tcp
+}
+
+#[tokio::test]
+async fn the_header_timeout_closes_a_connection_that_stalls_in_its_header() {
+    let s = Server::start(&[("PICKUP_HEADER_TIMEOUT", "1s")]);
+    let mut tcp = half_sent_header(&s).await;
+    let started = std::time::Instant::now();
+    let answer = read_until_closed(&mut tcp, Duration::from_secs(10)).await;
+    assert!(
+        answer.is_some(),
+        "the stalled connection was still open after 10 s"
+    );
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "closed before the timeout: {:?}",
+        started.elapsed()
+    );
+    // The server still answers others.
+    let ok = client()
+        .get(format!("{}/healthz", s.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_half_sent_request_does_not_keep_the_server_from_stopping() {
+    // The header timeout is long: only the shutdown deadline can end the stalled connection.
+    let mut s = Server::start(&[
+        ("PICKUP_SHUTDOWN_GRACE", "1s"),
+        ("PICKUP_HEADER_TIMEOUT", "10m"),
+    ]);
+    let _stalled = half_sent_header(&s).await;
+    // Connections are accepted in order: once a later one is answered, the stalled one is the
+    // server's.
+    let ok = client()
+        .get(format!("{}/healthz", s.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), StatusCode::OK);
+    let started = std::time::Instant::now();
+    let status = s
+        .terminate_within(Duration::from_secs(15))
+        .expect("the server was still running 15 s after SIGTERM");
+    assert!(status.success(), "{status:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn a_request_whose_body_stalls_gets_408_after_the_request_timeout() {
+    use tokio::io::AsyncWriteExt;
+    let s = Server::start(&[("PICKUP_REQUEST_TIMEOUT", "1s")]);
+    let token = s.token("alice", "acme", true);
+    let addr = s.url.trim_start_matches("http://");
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /api/v1/workspaces/acme/items HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\nConnection: close\r\n\r\n{{\"key\""
+    );
+    tcp.write_all(head.as_bytes()).await.unwrap();
+    let answer = read_until_closed(&mut tcp, Duration::from_secs(10))
+        .await
+        .expect("no answer within 10 s");
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+}
+
+#[tokio::test]
+async fn connections_over_the_cap_wait_until_one_closes() {
+    use tokio::io::AsyncWriteExt;
+    let s = Server::start(&[("PICKUP_MAX_CONNECTIONS", "1")]);
+    let addr = s.url.trim_start_matches("http://").to_string();
+    // The one slot: a kept-alive connection, answered once, then idle.
+    let mut first = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    first
+        .write_all(format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut buf = [0u8; 1024];
+    let n = tokio::io::AsyncReadExt::read(&mut first, &mut buf)
+        .await
+        .unwrap();
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+    let mut waiting = tokio::spawn({
+        let url = s.url.clone();
+        async move {
+            client()
+                .get(format!("{url}/healthz"))
+                .send()
+                .await
+                .map(|r| r.status())
+        }
+    });
+    // While the slot is taken the second is not served (a bound, not a sleep: it can only fail
+    // if the cap is broken)...
+    let early = tokio::time::timeout(Duration::from_millis(500), &mut waiting).await;
+    assert!(
+        early.is_err(),
+        "served while the only slot was taken: {early:?}"
+    );
+    // ...and once the slot is free, it is.
+    drop(first);
+    let status = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("not served after the slot was freed")
+        .unwrap()
+        .unwrap();
+    assert_eq!(status, StatusCode::OK);
+}
