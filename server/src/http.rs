@@ -2,7 +2,8 @@
 //! checks and the widget's static files. Errors become `{"error", "message"}` here, with the
 //! status their code names.
 //!
-//! A request that takes longer than its timeout gets 408.
+//! Every answer carries an `X-Request-Id` (the caller's, or a new UUID). A request that takes
+//! longer than its timeout gets 408.
 
 use crate::error::Error;
 use crate::record::{ItemUpdate, NewItem};
@@ -12,7 +13,8 @@ use app::model::Filter;
 use app::service::{Bearer, ServiceHandle};
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequest, Path, Query, Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -21,8 +23,10 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use std::sync::Arc;
 use std::time::Duration;
+use tower::ServiceBuilder;
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::services::ServeDir;
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
@@ -32,9 +36,7 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
-        if let Error::Store(e) = &self {
-            tracing::error!(error = %e, "store error");
-        }
+        // The conversion logs a 5xx's detail and gives the client a generic message.
         api_error_response(ApiError::from(self))
     }
 }
@@ -142,20 +144,51 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
             header::IF_MATCH,
             header::ACCEPT,
         ])
-        .expose_headers([header::ETAG]);
+        .expose_headers([header::ETAG, X_REQUEST_ID]);
     Router::new()
         .merge(api)
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .fallback_service(ServeDir::new(&config.site))
-        .layer(cors)
-        .layer(CompressionLayer::new())
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::REQUEST_TIMEOUT,
-            config.request_timeout,
-        ))
-        .layer(TraceLayer::new_for_http())
         .with_state(state)
+        .layer(
+            // Top to bottom: the order a request passes the layers.
+            ServiceBuilder::new()
+                .layer(SetRequestIdLayer::new(X_REQUEST_ID, MakeRequestUuid))
+                .layer(TraceLayer::new_for_http().make_span_with(request_span))
+                .layer(PropagateRequestIdLayer::new(X_REQUEST_ID))
+                .layer(middleware::from_fn(request_id_scope))
+                .layer(cors)
+                .layer(CompressionLayer::new())
+                .layer(TimeoutLayer::with_status_code(
+                    StatusCode::REQUEST_TIMEOUT,
+                    config.request_timeout,
+                )),
+        )
+}
+
+const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+fn request_id_of<B>(req: &Request<B>) -> &str {
+    req.headers()
+        .get(X_REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("-")
+}
+
+fn request_span<B>(req: &Request<B>) -> tracing::Span {
+    tracing::info_span!(
+        "request",
+        method = %req.method(),
+        uri = %req.uri(),
+        request_id = %request_id_of(req),
+    )
+}
+
+/// Lets the error conversion (for both doors) name the request it answers.
+async fn request_id_scope(req: Request, next: Next) -> Response {
+    let id = request_id_of(&req).to_string();
+    crate::error::with_request_id(id, next.run(req)).await
 }
 
 async fn no_such_route() -> Error {
@@ -170,11 +203,16 @@ async fn readyz(State(s): State<AppState>) -> Response {
         Ok(_) | Err(object_store::Error::NotFound { .. }) => {
             (StatusCode::OK, "ready").into_response()
         }
-        Err(e) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("store not answering: {e}"),
-        )
-            .into_response(),
+        Err(e) => {
+            // The detail (paths, endpoints) goes to the log only.
+            let id = crate::error::request_id();
+            tracing::error!(request_id = %id, error = %e, "readyz: the store did not answer");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("store not answering (request id {id})"),
+            )
+                .into_response()
+        }
     }
 }
 

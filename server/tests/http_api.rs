@@ -843,3 +843,80 @@ async fn connections_over_the_cap_wait_until_one_closes() {
         .unwrap();
     assert_eq!(status, StatusCode::OK);
 }
+
+/// A store that stops answering: a file store whose directory has become a file.
+#[tokio::test]
+async fn a_store_error_gives_a_generic_503_with_the_request_id_and_no_detail() {
+    let root = tempfile::tempdir().unwrap();
+    let store = root.path().join("store-dir-xyz");
+    std::fs::create_dir(&store).unwrap();
+    let s = Server::start(&[("PICKUP_STORE", &format!("file://{}", store.display()))]);
+    let token = s.token("alice", "acme", true);
+    std::fs::remove_dir_all(&store).unwrap();
+    std::fs::write(&store, "not a directory").unwrap();
+
+    let check = |what: &str, status: StatusCode, id: Option<&str>, body: &str| {
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{what}: {body}");
+        let id = id.unwrap_or_else(|| panic!("{what}: no X-Request-Id"));
+        assert!(!id.is_empty());
+        assert!(body.contains(&format!("request id {id}")), "{what}: {body}");
+        for detail in [
+            "store-dir-xyz",
+            root.path().to_str().unwrap(),
+            "directory",
+            "os error",
+        ] {
+            assert!(!body.contains(detail), "{what} shows {detail:?}: {body}");
+        }
+    };
+    let res = client()
+        .get(format!("{}/readyz", s.url))
+        .send()
+        .await
+        .unwrap();
+    let (status, id) = (res.status(), res.headers().get("x-request-id").cloned());
+    let body = res.text().await.unwrap();
+    check(
+        "readyz",
+        status,
+        id.as_ref().map(|v| v.to_str().unwrap()),
+        &body,
+    );
+    assert!(body.starts_with("store not answering"), "{body}");
+
+    let res = client()
+        .get(format!("{}/api/v1/workspaces/acme/recent", s.url))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    let (status, id) = (res.status(), res.headers().get("x-request-id").cloned());
+    let body = res.text().await.unwrap();
+    check(
+        "REST recent",
+        status,
+        id.as_ref().map(|v| v.to_str().unwrap()),
+        &body,
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["error"],
+        "store_unavailable"
+    );
+
+    // The other door, the widget's server function, answers the same way.
+    let res = client()
+        .post(format!("{}/api/recent", s.url))
+        .bearer_auth(&token)
+        .form(&[("ws", "acme"), ("filter", "all")])
+        .send()
+        .await
+        .unwrap();
+    let (status, id) = (res.status(), res.headers().get("x-request-id").cloned());
+    let body = res.text().await.unwrap();
+    check(
+        "server fn recent",
+        status,
+        id.as_ref().map(|v| v.to_str().unwrap()),
+        &body,
+    );
+}
