@@ -72,6 +72,9 @@ pub struct ServeArgs {
     /// Origins (comma-separated) whose pages may call this server from the browser.
     #[arg(long, env = "PICKUP_ALLOWED_ORIGINS", value_delimiter = ',')]
     pub allowed_origins: Vec<String>,
+    /// Who may show the site's pages in a frame: CSP `frame-ancestors` sources.
+    #[arg(long, env = "PICKUP_FRAME_ANCESTORS", default_value = "'self'")]
+    pub frame_ancestors: String,
     /// If set, tokens must carry this `iss`.
     #[arg(long, env = "PICKUP_ISSUER")]
     pub issuer: Option<String>,
@@ -230,6 +233,7 @@ async fn serve(args: ServeArgs, demo: bool) -> anyhow::Result<()> {
     let http = HttpConfig {
         site: args.site.clone(),
         allowed_origins: args.allowed_origins.clone(),
+        frame_ancestors: crate::http::frame_ancestors(&args.frame_ancestors)?,
         request_timeout: args.request_timeout,
     };
     let index = args.store.index()?.with_read_cache(args.read_cache);

@@ -2,8 +2,10 @@
 //! checks and the widget's static files. Errors become `{"error", "message"}` here, with the
 //! status their code names.
 //!
-//! Every answer carries an `X-Request-Id` (the caller's, or a new UUID). A request that takes
-//! longer than its timeout gets 408.
+//! Every answer carries an `X-Request-Id` (the caller's, or a new UUID) and
+//! `X-Content-Type-Options: nosniff`; API answers (`/api/…`, `/healthz`, `/readyz`) carry
+//! `Cache-Control: no-store`, pages and files of the site a Content-Security-Policy
+//! ([`content_security_policy`]). A request that takes longer than its timeout gets 408.
 
 use crate::error::Error;
 use crate::record::{ItemUpdate, NewItem};
@@ -28,6 +30,7 @@ use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::services::ServeDir;
+use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
@@ -110,6 +113,8 @@ pub struct AppState {
 pub struct HttpConfig {
     pub site: std::path::PathBuf,
     pub allowed_origins: Vec<String>,
+    /// Who may frame the site's pages (CSP `frame-ancestors`), checked by [`frame_ancestors`].
+    pub frame_ancestors: String,
     /// A request still unanswered after this gets 408.
     pub request_timeout: Duration,
 }
@@ -129,7 +134,28 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
         .route("/api/dismiss", post(server_fn))
         // Anything else under /api is a name that did not fit a route (`a/b`, an empty segment).
         .route("/api/{*rest}", axum::routing::any(no_such_route))
-        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES));
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(readyz))
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("no-store"),
+        ));
+    let site = ServiceBuilder::new()
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CONTENT_SECURITY_POLICY,
+            content_security_policy(&config.frame_ancestors, false),
+        ))
+        .service(ServeDir::new(&config.site));
+    // The example host page may call a Pickup server its URL names (see public/embed.js).
+    let embed_page = ServiceBuilder::new()
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CONTENT_SECURITY_POLICY,
+            content_security_policy(&config.frame_ancestors, true),
+        ))
+        .service(tower_http::services::ServeFile::new(
+            config.site.join("embed.html"),
+        ));
     let origins: Vec<HeaderValue> = config
         .allowed_origins
         .iter()
@@ -147,9 +173,8 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
         .expose_headers([header::ETAG, X_REQUEST_ID]);
     Router::new()
         .merge(api)
-        .route("/healthz", get(|| async { "ok" }))
-        .route("/readyz", get(readyz))
-        .fallback_service(ServeDir::new(&config.site))
+        .route_service("/embed.html", embed_page)
+        .fallback_service(site)
         .with_state(state)
         .layer(
             // Top to bottom: the order a request passes the layers.
@@ -159,6 +184,10 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
                 .layer(PropagateRequestIdLayer::new(X_REQUEST_ID))
                 .layer(middleware::from_fn(request_id_scope))
                 .layer(cors)
+                .layer(SetResponseHeaderLayer::overriding(
+                    header::X_CONTENT_TYPE_OPTIONS,
+                    HeaderValue::from_static("nosniff"),
+                ))
                 .layer(CompressionLayer::new())
                 .layer(TimeoutLayer::with_status_code(
                     StatusCode::REQUEST_TIMEOUT,
@@ -189,6 +218,38 @@ fn request_span<B>(req: &Request<B>) -> tracing::Span {
 async fn request_id_scope(req: Request, next: Next) -> Response {
     let id = request_id_of(&req).to_string();
     crate::error::with_request_id(id, next.run(req)).await
+}
+
+/// The site's policy: scripts from this origin only (and the widget's WebAssembly), no plugins,
+/// no `<base>`, framed only by `frame_ancestors`. The example embed page may also call another
+/// Pickup server (`connect-src`), since its URL may name one.
+pub fn content_security_policy(frame_ancestors: &str, embed_page: bool) -> HeaderValue {
+    let connect = if embed_page {
+        "connect-src 'self' http: https:; "
+    } else {
+        ""
+    };
+    HeaderValue::from_str(&format!(
+        "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; {connect}object-src 'none'; \
+         base-uri 'none'; form-action 'self'; frame-ancestors {frame_ancestors}"
+    ))
+    .expect("frame_ancestors was checked by http::frame_ancestors")
+}
+
+/// `PICKUP_FRAME_ANCESTORS`: CSP sources separated by spaces (`'self'`, `'none'`,
+/// `https://app.example.com`, …). Refused if it could end the directive or break the header.
+pub fn frame_ancestors(raw: &str) -> anyhow::Result<String> {
+    let value = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+    if value.is_empty()
+        || value
+            .chars()
+            .any(|c| !(c.is_ascii_graphic() || c == ' ') || c == ';' || c == ',')
+    {
+        anyhow::bail!(
+            "PICKUP_FRAME_ANCESTORS {raw:?} is not a list of CSP sources: write e.g. \"'self'\", \"'none'\" or \"'self' https://app.example.com\", separated by spaces"
+        );
+    }
+    Ok(value)
 }
 
 async fn no_such_route() -> Error {

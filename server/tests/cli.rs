@@ -124,7 +124,14 @@ fn a_busy_port_is_a_clear_error() {
 fn bad_serve_settings_are_refused_before_listening() {
     let dir = tempfile::tempdir().unwrap();
     let store = format!("file://{}", dir.path().display());
-    let cases: &[(&str, &str, &str)] = &[("PICKUP_MAX_CONNECTIONS", "0", "max-connections")];
+    let cases: &[(&str, &str, &str)] = &[
+        ("PICKUP_MAX_CONNECTIONS", "0", "max-connections"),
+        (
+            "PICKUP_FRAME_ANCESTORS",
+            "'self'; script-src *",
+            "PICKUP_FRAME_ANCESTORS",
+        ),
+    ];
     for &(var, value, says) in cases {
         let mut child = pickup()
             .args(["serve", "--addr", "127.0.0.1:0", "--store", &store])

@@ -920,3 +920,71 @@ async fn a_store_error_gives_a_generic_503_with_the_request_id_and_no_detail() {
         &body,
     );
 }
+
+#[tokio::test]
+async fn pages_carry_a_csp_and_api_answers_are_not_stored() {
+    let s = Server::start(&[("PICKUP_FRAME_ANCESTORS", "'self'  https://host.test")]);
+    let token = s.token("alice", "acme", false);
+    let get = |path: &str| {
+        client()
+            .get(format!("{}{path}", s.url))
+            .bearer_auth(&token)
+            .send()
+    };
+    for path in ["/", "/index.html", "/pickup.js", "/embed.html"] {
+        let res = get(path).await.unwrap();
+        let h = res.headers();
+        let csp = h
+            .get("content-security-policy")
+            .unwrap_or_else(|| panic!("{path}: no CSP"))
+            .to_str()
+            .unwrap();
+        for directive in [
+            "default-src 'self'",
+            "script-src 'self' 'wasm-unsafe-eval';",
+            "object-src 'none'",
+            "base-uri 'none'",
+            "frame-ancestors 'self' https://host.test",
+        ] {
+            assert!(csp.contains(directive), "{path}: {csp}");
+        }
+        assert!(!csp.contains("unsafe-inline"), "{path}: {csp}");
+        assert_eq!(
+            h.get("x-content-type-options").unwrap(),
+            "nosniff",
+            "{path}"
+        );
+        assert!(h.get("x-request-id").is_some(), "{path}");
+    }
+    for path in [
+        "/api/v1/workspaces/acme/recent",
+        "/api/v1/workspaces/beta/recent",
+        "/readyz",
+        "/api/nothing/here",
+    ] {
+        let res = get(path).await.unwrap();
+        let h = res.headers();
+        assert_eq!(
+            h.get("cache-control").map(|v| v.to_str().unwrap()),
+            Some("no-store"),
+            "{path}"
+        );
+        assert_eq!(
+            h.get("x-content-type-options").unwrap(),
+            "nosniff",
+            "{path}"
+        );
+        assert!(h.get("content-security-policy").is_none(), "{path}");
+    }
+    // A request id the caller sends comes back (a proxy's id keeps following the request).
+    let res = client()
+        .get(format!("{}/healthz", s.url))
+        .header("x-request-id", "from-the-proxy-42")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        res.headers().get("x-request-id").unwrap(),
+        "from-the-proxy-42"
+    );
+}
