@@ -69,9 +69,10 @@ pub struct ServeArgs {
     /// The HS256 signing secret, at least 32 bytes.
     #[arg(long, env = "PICKUP_SECRET", hide_env_values = true)]
     pub secret: Option<String>,
-    /// Origins (comma-separated) whose pages may call this server from the browser.
-    #[arg(long, env = "PICKUP_ALLOWED_ORIGINS", value_delimiter = ',')]
-    pub allowed_origins: Vec<String>,
+    /// Origins (comma-separated, scheme://host[:port]) whose pages may call this server from
+    /// the browser. `*` is refused.
+    #[arg(long, env = "PICKUP_ALLOWED_ORIGINS", default_value = "")]
+    pub allowed_origins: String,
     /// Who may show the site's pages in a frame: CSP `frame-ancestors` sources.
     #[arg(long, env = "PICKUP_FRAME_ANCESTORS", default_value = "'self'")]
     pub frame_ancestors: String,
@@ -232,7 +233,7 @@ async fn serve(args: ServeArgs, demo: bool) -> anyhow::Result<()> {
     let auth = auth(&args.secret, &args.issuer, &args.audience)?;
     let http = HttpConfig {
         site: args.site.clone(),
-        allowed_origins: args.allowed_origins.clone(),
+        allowed_origins: crate::http::allowed_origins(&args.allowed_origins)?,
         frame_ancestors: crate::http::frame_ancestors(&args.frame_ancestors)?,
         request_timeout: args.request_timeout,
     };

@@ -112,7 +112,8 @@ pub struct AppState {
 
 pub struct HttpConfig {
     pub site: std::path::PathBuf,
-    pub allowed_origins: Vec<String>,
+    /// Origins whose pages may call this server, checked by [`allowed_origins`].
+    pub allowed_origins: Vec<HeaderValue>,
     /// Who may frame the site's pages (CSP `frame-ancestors`), checked by [`frame_ancestors`].
     pub frame_ancestors: String,
     /// A request still unanswered after this gets 408.
@@ -156,13 +157,8 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
         .service(tower_http::services::ServeFile::new(
             config.site.join("embed.html"),
         ));
-    let origins: Vec<HeaderValue> = config
-        .allowed_origins
-        .iter()
-        .filter_map(|o| o.parse().ok())
-        .collect();
     let cors = CorsLayer::new()
-        .allow_origin(AllowOrigin::list(origins))
+        .allow_origin(AllowOrigin::list(config.allowed_origins.clone()))
         .allow_methods([Method::GET, Method::POST, Method::PUT, Method::DELETE])
         .allow_headers([
             header::AUTHORIZATION,
@@ -250,6 +246,37 @@ pub fn frame_ancestors(raw: &str) -> anyhow::Result<String> {
         );
     }
     Ok(value)
+}
+
+/// `PICKUP_ALLOWED_ORIGINS`: comma-separated origins, each trimmed; empty entries are ignored.
+/// `*` and anything that is not exactly `scheme://host[:port]` are refused with an error that
+/// names the entry.
+pub fn allowed_origins(raw: &str) -> anyhow::Result<Vec<HeaderValue>> {
+    let mut out = Vec::new();
+    for entry in raw.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        if entry == "*" {
+            anyhow::bail!(
+                "PICKUP_ALLOWED_ORIGINS may not be \"*\": tokens travel in the Authorization header, so list each origin whose pages may call this server, e.g. https://app.example.com"
+            );
+        }
+        let origin = url::Url::parse(entry)
+            .ok()
+            .map(|u| u.origin())
+            .filter(|o| o.is_tuple())
+            .map(|o| o.ascii_serialization());
+        match origin {
+            Some(o) if o.eq_ignore_ascii_case(entry) => {
+                out.push(HeaderValue::from_str(&o).expect("an origin is a valid header value"))
+            }
+            Some(o) => anyhow::bail!(
+                "PICKUP_ALLOWED_ORIGINS entry {entry:?} is not an origin: write scheme://host[:port] with no path (did you mean {o}?)"
+            ),
+            None => anyhow::bail!(
+                "PICKUP_ALLOWED_ORIGINS entry {entry:?} is not an origin: write scheme://host[:port], e.g. https://app.example.com"
+            ),
+        }
+    }
+    Ok(out)
 }
 
 async fn no_such_route() -> Error {

@@ -131,6 +131,22 @@ fn bad_serve_settings_are_refused_before_listening() {
             "'self'; script-src *",
             "PICKUP_FRAME_ANCESTORS",
         ),
+        ("PICKUP_ALLOWED_ORIGINS", "*", "may not be \"*\""),
+        (
+            "PICKUP_ALLOWED_ORIGINS",
+            "http://a.test, *",
+            "may not be \"*\"",
+        ),
+        (
+            "PICKUP_ALLOWED_ORIGINS",
+            "http://a.test, https://b.test/app",
+            "\"https://b.test/app\" is not an origin",
+        ),
+        (
+            "PICKUP_ALLOWED_ORIGINS",
+            "a.test",
+            "\"a.test\" is not an origin",
+        ),
     ];
     for &(var, value, says) in cases {
         let mut child = pickup()

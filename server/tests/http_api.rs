@@ -521,9 +521,10 @@ async fn producer_lifecycle_and_server_functions() {
 
 #[tokio::test]
 async fn cors_only_for_allowed_origins() {
+    // Spaces around entries and empty entries are what people write: each entry counts.
     let s = Server::start(&[(
         "PICKUP_ALLOWED_ORIGINS",
-        "http://allowed.test,http://127.0.0.1:9",
+        " http://allowed.test, http://127.0.0.1:9 ,,",
     )]);
     let preflight = |origin: &'static str| {
         client()
@@ -548,6 +549,12 @@ async fn cors_only_for_allowed_origins() {
         .to_str()
         .unwrap()
         .contains("authorization"));
+    let second = preflight("http://127.0.0.1:9").await.unwrap();
+    assert_eq!(
+        second.headers().get("access-control-allow-origin").unwrap(),
+        "http://127.0.0.1:9",
+        "the entry after \", \" counts too"
+    );
     let no = preflight("http://evil.test").await.unwrap();
     assert!(no.headers().get("access-control-allow-origin").is_none());
     let token = s.token("alice", "acme", false);
