@@ -24,9 +24,9 @@ $(PICKUP): $(SERVER_SRC)
 	cargo build -p pickup
 	@touch $@
 
-# A development secret, made once per checkout and never committed.
+# A development secret, made once per checkout and never committed; readable by its owner only.
 .dev-secret:
-	@head -c 32 /dev/urandom | base64 > $@
+	@umask 077 && head -c 32 /dev/urandom | base64 > $@
 
 ## run: the demo workspace on http://127.0.0.1:3000 (prints a link that opens it signed in)
 run: setup widget server .dev-secret

@@ -7,7 +7,7 @@
 import init, { mount } from "./app.js";
 
 const here = new URL(".", import.meta.url);
-if (!document.querySelector('link[data-pickup-css]')) {
+if (!document.querySelector('link[data-pickup-css], link[rel="stylesheet"][href$="pickup.css"]')) {
   const css = document.createElement("link");
   css.rel = "stylesheet";
   css.href = new URL("pickup.css", here).href;

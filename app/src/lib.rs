@@ -4,11 +4,13 @@
 //! - [`error`]: the one error type every call returns, with its HTTP status.
 //! - [`api`]: the server functions (`/api/recent`, `/api/dismiss`). In the browser they are
 //!   HTTP calls; on the server (`ssr`) they call the [`service::Service`] the server provides.
+//! - [`options`]: the one rule for the widget's numeric options (cap, refresh) from host pages.
 //! - [`components`]: the widget itself (browser only, feature `csr`).
 
 pub mod api;
 pub mod error;
 pub mod model;
+pub mod options;
 pub mod relative;
 
 #[cfg(feature = "ssr")]

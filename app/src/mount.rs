@@ -5,13 +5,10 @@
 //! URL fragment, which browsers never send to a server, and keeps them in sessionStorage.
 
 use crate::components::{Widget, WidgetConfig};
-use crate::model::{DEFAULT_CAP, MAX_CAP};
+use crate::options::{options, Given};
 use leptos::prelude::*;
-use std::time::Duration;
 use wasm_bindgen::prelude::*;
 use web_sys::HtmlElement;
-
-const DEFAULT_REFRESH_SECS: f64 = 15.0;
 
 #[wasm_bindgen(start)]
 pub fn start() {
@@ -32,7 +29,15 @@ pub fn start() {
 pub fn mount(element: HtmlElement, options: JsValue) -> Result<(), JsValue> {
     let get = |name: &str| js_sys::Reflect::get(&options, &JsValue::from_str(name)).ok();
     let text = |name: &str| get(name).and_then(|v| v.as_string());
-    let number = |name: &str| get(name).and_then(|v| v.as_f64());
+    let given = |name: &str| match get(name) {
+        None => Given::Absent,
+        Some(v) if v.is_undefined() || v.is_null() => Given::Absent,
+        Some(v) => match (v.as_f64(), v.as_string()) {
+            (Some(n), _) => Given::Number(n),
+            (_, Some(s)) => Given::Text(s),
+            _ => Given::Other(v.js_typeof().as_string().unwrap_or_default()),
+        },
+    };
     let ws = text("workspace").ok_or("mount: options.workspace is required")?;
     let token = text("token").ok_or("mount: options.token is required")?;
     mount_widget(
@@ -40,23 +45,22 @@ pub fn mount(element: HtmlElement, options: JsValue) -> Result<(), JsValue> {
         ws,
         token,
         text("server"),
-        number("cap"),
-        number("refresh"),
+        given("cap"),
+        given("refresh"),
     )
 }
 
 fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
     let attr = |name: &str| el.get_attribute(name).filter(|v| !v.is_empty());
-    let number = |name: &str| attr(name).and_then(|v| v.parse::<f64>().ok());
     let server = attr("data-pickup-server");
-    let (mut cap, mut refresh) = (number("data-pickup-cap"), number("data-pickup-refresh"));
+    let (mut cap, mut refresh) = (attr("data-pickup-cap"), attr("data-pickup-refresh"));
     let (ws, token) = if el.has_attribute("data-pickup-home") {
         let fragment = fragment();
         let param = |k: &str| {
             fragment
                 .iter()
                 .find(|(key, _)| key == k)
-                .and_then(|(_, v)| v.parse::<f64>().ok())
+                .map(|(_, v)| v.clone())
         };
         cap = param("cap").or(cap);
         refresh = param("refresh").or(refresh);
@@ -72,7 +76,14 @@ fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
         let token = attr("data-pickup-token").ok_or("data-pickup-token is missing")?;
         (ws, token)
     };
-    mount_widget(el, ws, token, server, cap, refresh)
+    mount_widget(
+        el,
+        ws,
+        token,
+        server,
+        Given::text(cap),
+        Given::text(refresh),
+    )
 }
 
 fn mount_widget(
@@ -80,8 +91,8 @@ fn mount_widget(
     ws: String,
     token: String,
     server: Option<String>,
-    cap: Option<f64>,
-    refresh_secs: Option<f64>,
+    cap: Given,
+    refresh: Given,
 ) -> Result<(), JsValue> {
     if let Some(server) = server {
         // The server-fn client has one base URL per page; the first widget that names one sets it.
@@ -89,8 +100,11 @@ fn mount_widget(
             Box::leak(server.trim_end_matches('/').to_string().into_boxed_str());
         let _ = leptos::server_fn::client::try_set_server_url(base);
     }
-    let cap = cap.map_or(DEFAULT_CAP, |c| (c as u32).clamp(1, MAX_CAP));
-    let refresh = Duration::from_secs_f64(refresh_secs.unwrap_or(DEFAULT_REFRESH_SECS).max(1.0));
+    let options = options(cap, refresh);
+    for warning in &options.warnings {
+        web_sys::console::warn_1(&JsValue::from_str(warning));
+    }
+    let (cap, refresh) = (options.cap, options.refresh);
     let config = WidgetConfig {
         ws,
         token,

@@ -26,6 +26,11 @@ export class HostPage {
 <script type="module" src="${pickupUrl}/pickup.js"></script></body></html>`;
   }
 
+  /** Any page of the host's own. */
+  serve(html: string): void {
+    this.html = html;
+  }
+
   async stop(): Promise<void> {
     await new Promise((r) => this.server.close(r));
   }

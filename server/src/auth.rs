@@ -1,5 +1,8 @@
 //! Tokens: HS256 JWTs signed with the server's secret (the `jsonwebtoken` crate).
-//! Claims: `sub`, `name`, `ws` (workspaces), `scope` (`read` or `read write`), `exp` (required).
+//! Claims: `sub`, `name`, `ws` (workspaces), `scope` (`read` or `read write`), `exp` (required);
+//! `nbf` (honoured when present); `iss` and `aud` (required when the server is configured with
+//! an issuer or an audience). The `name` becomes an item's owner name, so it follows the rule
+//! of every displayed name ([`crate::record::check_name`]).
 
 use crate::error::{Error, Result};
 use crate::names::{UserId, Workspace};
@@ -18,6 +21,12 @@ pub struct Claims {
     pub ws: Vec<String>,
     pub scope: String,
     pub exp: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nbf: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iss: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aud: Option<String>,
 }
 
 /// A verified caller.
@@ -61,6 +70,8 @@ pub struct Auth {
     encoding: EncodingKey,
     decoding: DecodingKey,
     validation: Validation,
+    issuer: Option<String>,
+    audience: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -74,12 +85,37 @@ impl Auth {
         }
         let mut validation = Validation::new(Algorithm::HS256);
         validation.set_required_spec_claims(&["exp", "sub"]);
+        validation.validate_nbf = true;
         validation.leeway = 5;
         Ok(Auth {
             encoding: EncodingKey::from_secret(secret).expect("an HMAC key of any length is valid"),
             decoding: DecodingKey::from_secret(secret).expect("an HMAC key of any length is valid"),
             validation,
+            issuer: None,
+            audience: None,
         })
+    }
+
+    /// Require `iss` and/or `aud` (each when given), and put them in the tokens [`Auth::mint`]
+    /// makes.
+    pub fn with_issuer_and_audience(
+        mut self,
+        issuer: Option<String>,
+        audience: Option<String>,
+    ) -> Self {
+        let mut required = vec!["exp", "sub"];
+        if let Some(iss) = &issuer {
+            self.validation.set_issuer(&[iss]);
+            required.push("iss");
+        }
+        if let Some(aud) = &audience {
+            self.validation.set_audience(&[aud]);
+            required.push("aud");
+        }
+        self.validation.set_required_spec_claims(&required);
+        self.issuer = issuer;
+        self.audience = audience;
+        self
     }
 
     /// Verify the `Authorization: Bearer` token (401 on anything wrong with it).
@@ -96,11 +132,14 @@ impl Auth {
         let user = UserId::parse(&c.sub)
             .map_err(|e| Error::Unauthenticated(format!("the token's subject is invalid: {e}")))?;
         let can_write = c.scope.split_whitespace().any(|s| s == "write");
+        let name = match c.name.filter(|n| !n.trim().is_empty()) {
+            None => user.to_string(),
+            Some(n) => crate::record::check_name(&n).map_err(|e| {
+                Error::Unauthenticated(format!("the token's name was refused ({e}); get a new one"))
+            })?,
+        };
         Ok(Caller {
-            name: c
-                .name
-                .filter(|n| !n.trim().is_empty())
-                .unwrap_or_else(|| user.to_string()),
+            name,
             user,
             workspaces: c.ws,
             can_write,
@@ -122,6 +161,9 @@ impl Auth {
             ws: ws.to_vec(),
             scope: if write { "read write" } else { "read" }.to_string(),
             exp: now_secs + ttl.as_secs(),
+            nbf: None,
+            iss: self.issuer.clone(),
+            aud: self.audience.clone(),
         };
         encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
             .expect("HS256 encoding does not fail")
@@ -193,5 +235,99 @@ mod tests {
             );
         }
         assert!(Auth::new(b"short").is_err());
+    }
+
+    fn signed(auth: &Auth, claims: &Claims) -> String {
+        encode(&Header::new(Algorithm::HS256), claims, &auth.encoding).unwrap()
+    }
+
+    fn claims(name: Option<&str>) -> Claims {
+        Claims {
+            sub: "alice".into(),
+            name: name.map(str::to_string),
+            ws: vec!["acme".into()],
+            scope: "read".into(),
+            exp: now() + 600,
+            nbf: None,
+            iss: None,
+            aud: None,
+        }
+    }
+
+    #[test]
+    fn not_before_is_honoured() {
+        let auth = Auth::new(&[7u8; 32]).unwrap();
+        let later = Claims {
+            nbf: Some(now() + 300),
+            ..claims(None)
+        };
+        let err = auth.verify(Some(&signed(&auth, &later))).unwrap_err();
+        assert!(err.to_string().contains("ImmatureSignature"), "{err}");
+        let now_valid = Claims {
+            nbf: Some(now() - 1),
+            ..claims(None)
+        };
+        assert!(auth.verify(Some(&signed(&auth, &now_valid))).is_ok());
+    }
+
+    #[test]
+    fn issuer_and_audience_are_required_when_configured() {
+        let plain = Auth::new(&[7u8; 32]).unwrap();
+        let strict = Auth::new(&[7u8; 32])
+            .unwrap()
+            .with_issuer_and_audience(Some("https://idp.test".into()), Some("pickup".into()));
+        let with = |iss: Option<&str>, aud: Option<&str>| Claims {
+            iss: iss.map(str::to_string),
+            aud: aud.map(str::to_string),
+            ..claims(None)
+        };
+        let good = signed(&strict, &with(Some("https://idp.test"), Some("pickup")));
+        assert!(strict.verify(Some(&good)).is_ok());
+        for (iss, aud) in [
+            (None, None),
+            (Some("https://idp.test"), None),
+            (None, Some("pickup")),
+            (Some("https://other.test"), Some("pickup")),
+            (Some("https://idp.test"), Some("other")),
+        ] {
+            let t = signed(&strict, &with(iss, aud));
+            assert!(
+                matches!(strict.verify(Some(&t)), Err(Error::Unauthenticated(_))),
+                "{iss:?} {aud:?}"
+            );
+        }
+        // Unconfigured, no iss is needed; and what `mint` makes is what `verify` takes.
+        assert!(plain.verify(Some(&signed(&plain, &claims(None)))).is_ok());
+        let minted = strict.mint(
+            "alice",
+            None,
+            &["acme".into()],
+            false,
+            Duration::from_secs(60),
+            now(),
+        );
+        assert!(strict.verify(Some(&minted)).is_ok());
+    }
+
+    #[test]
+    fn a_name_that_would_display_wrongly_is_refused() {
+        let auth = Auth::new(&[7u8; 32]).unwrap();
+        for bad in [
+            "Alice\u{202E}nimda".to_string(),
+            "Bob\u{2067}x".to_string(),
+            "Eve\u{0007}".to_string(),
+            "n".repeat(201),
+        ] {
+            let t = signed(&auth, &claims(Some(&bad)));
+            let err = auth.verify(Some(&t)).unwrap_err();
+            assert!(
+                matches!(&err, Error::Unauthenticated(m) if m.contains("name")),
+                "{bad:?}: {err}"
+            );
+        }
+        let t = signed(&auth, &claims(Some(" Ali ce ")));
+        assert_eq!(auth.verify(Some(&t)).unwrap().name, "Ali ce");
+        let t = signed(&auth, &claims(Some("  ")));
+        assert_eq!(auth.verify(Some(&t)).unwrap().name, "alice");
     }
 }

@@ -72,9 +72,31 @@ pub struct ServeArgs {
     /// The HS256 signing secret, at least 32 bytes.
     #[arg(long, env = "PICKUP_SECRET", hide_env_values = true)]
     pub secret: Option<String>,
-    /// Origins (comma-separated) whose pages may call this server from the browser.
-    #[arg(long, env = "PICKUP_ALLOWED_ORIGINS", value_delimiter = ',')]
-    pub allowed_origins: Vec<String>,
+    /// Origins (comma-separated, scheme://host[:port]) whose pages may call this server from
+    /// the browser. `*` is refused.
+    #[arg(long, env = "PICKUP_ALLOWED_ORIGINS", default_value = "")]
+    pub allowed_origins: String,
+    /// Who may show the site's pages in a frame: CSP `frame-ancestors` sources.
+    #[arg(long, env = "PICKUP_FRAME_ANCESTORS", default_value = "'self'")]
+    pub frame_ancestors: String,
+    /// If set, tokens must carry this `iss`.
+    #[arg(long, env = "PICKUP_ISSUER")]
+    pub issuer: Option<String>,
+    /// If set, tokens must carry this `aud`.
+    #[arg(long, env = "PICKUP_AUDIENCE")]
+    pub audience: Option<String>,
+    /// Time a client has to send a request's header (also how long an idle connection stays).
+    #[arg(long, env = "PICKUP_HEADER_TIMEOUT", default_value = "10s", value_parser = positive_duration)]
+    pub header_timeout: Duration,
+    /// A request not answered within this gets 408.
+    #[arg(long, env = "PICKUP_REQUEST_TIMEOUT", default_value = "30s", value_parser = positive_duration)]
+    pub request_timeout: Duration,
+    /// After SIGTERM, how long open connections may finish before they are dropped.
+    #[arg(long, env = "PICKUP_SHUTDOWN_GRACE", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub shutdown_grace: Duration,
+    /// Open connections at most; more wait to be accepted.
+    #[arg(long, env = "PICKUP_MAX_CONNECTIONS", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_connections: u32,
     /// How long concurrent reads may share one listing and one read of each record (0s: never).
     #[arg(long, env = "PICKUP_READ_CACHE", default_value = "250ms", value_parser = humantime::parse_duration)]
     pub read_cache: Duration,
@@ -101,6 +123,12 @@ pub struct TokenArgs {
     pub ttl: Duration,
     #[arg(long, env = "PICKUP_SECRET", hide_env_values = true)]
     pub secret: Option<String>,
+    /// The token's `iss` (a server with PICKUP_ISSUER requires it).
+    #[arg(long, env = "PICKUP_ISSUER")]
+    pub iss: Option<String>,
+    /// The token's `aud` (a server with PICKUP_AUDIENCE requires it).
+    #[arg(long, env = "PICKUP_AUDIENCE")]
+    pub aud: Option<String>,
 }
 
 #[derive(Args)]
@@ -130,11 +158,23 @@ impl StoreArgs {
     }
 }
 
-fn auth(secret: &Option<String>) -> anyhow::Result<Auth> {
+fn positive_duration(s: &str) -> Result<Duration, String> {
+    match humantime::parse_duration(s) {
+        Ok(d) if d.is_zero() => Err("must be more than 0s".into()),
+        Ok(d) => Ok(d),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn auth(
+    secret: &Option<String>,
+    issuer: &Option<String>,
+    audience: &Option<String>,
+) -> anyhow::Result<Auth> {
     let Some(secret) = secret else {
         bail!("PICKUP_SECRET is not set: set it (or --secret) to at least 32 random bytes, e.g. `export PICKUP_SECRET=$(head -c 32 /dev/urandom | base64)`");
     };
-    Ok(Auth::new(secret.as_bytes())?)
+    Ok(Auth::new(secret.as_bytes())?.with_issuer_and_audience(issuer.clone(), audience.clone()))
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
@@ -146,7 +186,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 Workspace::parse(ws)?;
             }
             crate::names::UserId::parse(&t.sub)?;
-            let token = auth(&t.secret)?.mint(
+            let token = auth(&t.secret, &t.iss, &t.aud)?.mint(
                 &t.sub,
                 t.name.as_deref(),
                 &t.ws,
@@ -224,7 +264,13 @@ fn per_kind(counts: &std::collections::BTreeMap<crate::store::KeyKind, usize>) -
 }
 
 async fn serve(args: ServeArgs, demo: bool) -> anyhow::Result<()> {
-    let auth = auth(&args.secret)?;
+    let auth = auth(&args.secret, &args.issuer, &args.audience)?;
+    let http = HttpConfig {
+        site: args.site.clone(),
+        allowed_origins: crate::http::allowed_origins(&args.allowed_origins)?,
+        frame_ancestors: crate::http::frame_ancestors(&args.frame_ancestors)?,
+        request_timeout: args.request_timeout,
+    };
     let index = args.store.index()?.with_read_cache(args.read_cache);
     if demo {
         crate::demo::seed(&index)
@@ -259,19 +305,22 @@ async fn serve(args: ServeArgs, demo: bool) -> anyhow::Result<()> {
     if !args.janitor_every.is_zero() {
         tokio::spawn(janitor_loop(pickup.clone(), args.janitor_every));
     }
-    let app = router(
-        pickup.clone(),
-        &HttpConfig {
-            site: args.site.clone(),
-            allowed_origins: args.allowed_origins.clone(),
-        },
-    );
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
-    // In-flight requests are done; let the deletes they scheduled finish too.
+    let app = router(pickup.clone(), &http);
+    let limits = crate::serve::Limits {
+        header_read: args.header_timeout,
+        max_connections: args.max_connections as usize,
+        grace: args.shutdown_grace,
+    };
+    let deadline = crate::serve::serve(listener, app, limits, shutdown_signal()).await;
+    // Requests are done (or dropped); let the deletes they scheduled finish too, within the same
+    // deadline: a delete cut short happens again on a later read.
     pickup.background.close();
-    pickup.background.wait().await;
+    if tokio::time::timeout_at(deadline, pickup.background.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!("shutdown grace is over: leaving pending deletes to a later read");
+    }
     Ok(())
 }
 
@@ -308,5 +357,5 @@ async fn shutdown_signal() {
         }
     };
     tokio::select! { _ = ctrl_c => {}, _ = term => {} }
-    tracing::info!("shutting down: finishing in-flight requests and pending deletes");
+    tracing::info!("shutting down: finishing in-flight requests and pending deletes (at most PICKUP_SHUTDOWN_GRACE)");
 }

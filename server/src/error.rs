@@ -1,5 +1,10 @@
-//! The server's one error enum. It becomes the contract's [`ApiError`] (code and message) here;
-//! the HTTP status comes from the code ([`app::error::ErrorCode::http_status`]).
+//! The server's one error enum. It becomes the contract's [`ApiError`] (code and message) here,
+//! for both doors (REST routes and server functions); the HTTP status comes from the code
+//! ([`app::error::ErrorCode::http_status`]).
+//!
+//! A 5xx never shows the client what went wrong inside (a store's error names paths, buckets
+//! and endpoints): the client gets a generic message with the request's id, and the log gets
+//! the detail with the same id.
 
 use crate::id::IdError;
 use crate::names::NameError;
@@ -85,8 +90,41 @@ impl Error {
     }
 }
 
+tokio::task_local! {
+    /// The id of the request being served (its `X-Request-Id`), set by `http` for each request.
+    static REQUEST_ID: String;
+}
+
+/// Run `f` as the handling of the request with this id.
+pub async fn with_request_id<F: std::future::Future>(id: String, f: F) -> F::Output {
+    REQUEST_ID.scope(id, f).await
+}
+
+/// The id of the request being served, or `-` outside of one.
+pub fn request_id() -> String {
+    REQUEST_ID
+        .try_with(String::clone)
+        .unwrap_or_else(|_| "-".into())
+}
+
 impl From<Error> for ApiError {
     fn from(e: Error) -> Self {
-        ApiError::new(e.code(), e.to_string())
+        let code = e.code();
+        if code.http_status() < 500 {
+            return ApiError::new(code, e.to_string());
+        }
+        let id = request_id();
+        let status = code.http_status();
+        if matches!(e, Error::Store(_)) {
+            tracing::error!(request_id = %id, status, error = %e, "answered with a server error");
+        } else {
+            tracing::warn!(request_id = %id, status, error = %e, "answered with a server error");
+        }
+        let message = match e {
+            Error::Store(_) => "the object store did not answer; try again in a moment".to_string(),
+            // Our own words, no detail from outside.
+            other => other.to_string(),
+        };
+        ApiError::new(code, format!("{message} (request id {id})"))
     }
 }

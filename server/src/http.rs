@@ -1,6 +1,11 @@
 //! The HTTP surface: the REST routes of the contract, the widget's server functions, health
 //! checks and the widget's static files. Errors become `{"error", "message"}` here, with the
 //! status their code names.
+//!
+//! Every answer carries an `X-Request-Id` (the caller's, or a new UUID) and
+//! `X-Content-Type-Options: nosniff`; API answers (`/api/…`, `/healthz`, `/readyz`) carry
+//! `Cache-Control: no-store`, pages and files of the site a Content-Security-Policy
+//! ([`content_security_policy`]). A request that takes longer than its timeout gets 408.
 
 use crate::error::Error;
 use crate::record::{ItemUpdate, NewItem};
@@ -10,7 +15,8 @@ use app::model::Filter;
 use app::service::{Bearer, ServiceHandle};
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequest, Path, Query, Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -18,9 +24,14 @@ use object_store::ObjectStoreExt;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use std::sync::Arc;
+use std::time::Duration;
+use tower::ServiceBuilder;
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::services::ServeDir;
+use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
 /// Larger bodies get 413 before they are read: a record is a few hundred bytes.
@@ -28,9 +39,7 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
-        if let Error::Store(e) = &self {
-            tracing::error!(error = %e, "store error");
-        }
+        // The conversion logs a 5xx's detail and gives the client a generic message.
         api_error_response(ApiError::from(self))
     }
 }
@@ -103,7 +112,12 @@ pub struct AppState {
 
 pub struct HttpConfig {
     pub site: std::path::PathBuf,
-    pub allowed_origins: Vec<String>,
+    /// Origins whose pages may call this server, checked by [`allowed_origins`].
+    pub allowed_origins: Vec<HeaderValue>,
+    /// Who may frame the site's pages (CSP `frame-ancestors`), checked by [`frame_ancestors`].
+    pub frame_ancestors: String,
+    /// A request still unanswered after this gets 408.
+    pub request_timeout: Duration,
 }
 
 pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
@@ -121,14 +135,30 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
         .route("/api/dismiss", post(server_fn))
         // Anything else under /api is a name that did not fit a route (`a/b`, an empty segment).
         .route("/api/{*rest}", axum::routing::any(no_such_route))
-        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES));
-    let origins: Vec<HeaderValue> = config
-        .allowed_origins
-        .iter()
-        .filter_map(|o| o.parse().ok())
-        .collect();
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(readyz))
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("no-store"),
+        ));
+    let site = ServiceBuilder::new()
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CONTENT_SECURITY_POLICY,
+            content_security_policy(&config.frame_ancestors, false),
+        ))
+        .service(ServeDir::new(&config.site));
+    // The example host page may call a Pickup server its URL names (see public/embed.js).
+    let embed_page = ServiceBuilder::new()
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CONTENT_SECURITY_POLICY,
+            content_security_policy(&config.frame_ancestors, true),
+        ))
+        .service(tower_http::services::ServeFile::new(
+            config.site.join("embed.html"),
+        ));
     let cors = CorsLayer::new()
-        .allow_origin(AllowOrigin::list(origins))
+        .allow_origin(AllowOrigin::list(config.allowed_origins.clone()))
         .allow_methods([Method::GET, Method::POST, Method::PUT, Method::DELETE])
         .allow_headers([
             header::AUTHORIZATION,
@@ -136,16 +166,117 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
             header::IF_MATCH,
             header::ACCEPT,
         ])
-        .expose_headers([header::ETAG]);
+        .expose_headers([header::ETAG, X_REQUEST_ID]);
     Router::new()
         .merge(api)
-        .route("/healthz", get(|| async { "ok" }))
-        .route("/readyz", get(readyz))
-        .fallback_service(ServeDir::new(&config.site))
-        .layer(cors)
-        .layer(CompressionLayer::new())
-        .layer(TraceLayer::new_for_http())
+        .route_service("/embed.html", embed_page)
+        .fallback_service(site)
         .with_state(state)
+        .layer(
+            // Top to bottom: the order a request passes the layers.
+            ServiceBuilder::new()
+                .layer(SetRequestIdLayer::new(X_REQUEST_ID, MakeRequestUuid))
+                .layer(TraceLayer::new_for_http().make_span_with(request_span))
+                .layer(PropagateRequestIdLayer::new(X_REQUEST_ID))
+                .layer(middleware::from_fn(request_id_scope))
+                .layer(cors)
+                .layer(SetResponseHeaderLayer::overriding(
+                    header::X_CONTENT_TYPE_OPTIONS,
+                    HeaderValue::from_static("nosniff"),
+                ))
+                .layer(CompressionLayer::new())
+                .layer(TimeoutLayer::with_status_code(
+                    StatusCode::REQUEST_TIMEOUT,
+                    config.request_timeout,
+                )),
+        )
+}
+
+const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+fn request_id_of<B>(req: &Request<B>) -> &str {
+    req.headers()
+        .get(X_REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("-")
+}
+
+fn request_span<B>(req: &Request<B>) -> tracing::Span {
+    tracing::info_span!(
+        "request",
+        method = %req.method(),
+        uri = %req.uri(),
+        request_id = %request_id_of(req),
+    )
+}
+
+/// Lets the error conversion (for both doors) name the request it answers.
+async fn request_id_scope(req: Request, next: Next) -> Response {
+    let id = request_id_of(&req).to_string();
+    crate::error::with_request_id(id, next.run(req)).await
+}
+
+/// The site's policy: scripts from this origin only (and the widget's WebAssembly), no plugins,
+/// no `<base>`, framed only by `frame_ancestors`. The example embed page may also call another
+/// Pickup server (`connect-src`), since its URL may name one.
+pub fn content_security_policy(frame_ancestors: &str, embed_page: bool) -> HeaderValue {
+    let connect = if embed_page {
+        "connect-src 'self' http: https:; "
+    } else {
+        ""
+    };
+    HeaderValue::from_str(&format!(
+        "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; {connect}object-src 'none'; \
+         base-uri 'none'; form-action 'self'; frame-ancestors {frame_ancestors}"
+    ))
+    .expect("frame_ancestors was checked by http::frame_ancestors")
+}
+
+/// `PICKUP_FRAME_ANCESTORS`: CSP sources separated by spaces (`'self'`, `'none'`,
+/// `https://app.example.com`, …). Refused if it could end the directive or break the header.
+pub fn frame_ancestors(raw: &str) -> anyhow::Result<String> {
+    let value = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+    if value.is_empty()
+        || value
+            .chars()
+            .any(|c| !(c.is_ascii_graphic() || c == ' ') || c == ';' || c == ',')
+    {
+        anyhow::bail!(
+            "PICKUP_FRAME_ANCESTORS {raw:?} is not a list of CSP sources: write e.g. \"'self'\", \"'none'\" or \"'self' https://app.example.com\", separated by spaces"
+        );
+    }
+    Ok(value)
+}
+
+/// `PICKUP_ALLOWED_ORIGINS`: comma-separated origins, each trimmed; empty entries are ignored.
+/// `*` and anything that is not exactly `scheme://host[:port]` are refused with an error that
+/// names the entry.
+pub fn allowed_origins(raw: &str) -> anyhow::Result<Vec<HeaderValue>> {
+    let mut out = Vec::new();
+    for entry in raw.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        if entry == "*" {
+            anyhow::bail!(
+                "PICKUP_ALLOWED_ORIGINS may not be \"*\": tokens travel in the Authorization header, so list each origin whose pages may call this server, e.g. https://app.example.com"
+            );
+        }
+        let origin = url::Url::parse(entry)
+            .ok()
+            .map(|u| u.origin())
+            .filter(|o| o.is_tuple())
+            .map(|o| o.ascii_serialization());
+        match origin {
+            Some(o) if o.eq_ignore_ascii_case(entry) => {
+                out.push(HeaderValue::from_str(&o).expect("an origin is a valid header value"))
+            }
+            Some(o) => anyhow::bail!(
+                "PICKUP_ALLOWED_ORIGINS entry {entry:?} is not an origin: write scheme://host[:port] with no path (did you mean {o}?)"
+            ),
+            None => anyhow::bail!(
+                "PICKUP_ALLOWED_ORIGINS entry {entry:?} is not an origin: write scheme://host[:port], e.g. https://app.example.com"
+            ),
+        }
+    }
+    Ok(out)
 }
 
 async fn no_such_route() -> Error {
@@ -160,11 +291,16 @@ async fn readyz(State(s): State<AppState>) -> Response {
         Ok(_) | Err(object_store::Error::NotFound { .. }) => {
             (StatusCode::OK, "ready").into_response()
         }
-        Err(e) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("store not answering: {e}"),
-        )
-            .into_response(),
+        Err(e) => {
+            // The detail (paths, endpoints) goes to the log only.
+            let id = crate::error::request_id();
+            tracing::error!(request_id = %id, error = %e, "readyz: the store did not answer");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("store not answering (request id {id})"),
+            )
+                .into_response()
+        }
     }
 }
 

@@ -3,7 +3,8 @@
 //! Pure logic, tested without a store: [`names`], [`id`], [`plan`], [`verdict`], [`record`].
 //! Store I/O: [`store`] (opening a URL), [`index`] (write and read paths), [`cache`] (reads
 //! shared by concurrent requests), [`janitor`].
-//! Around them: [`auth`], [`service`] (every operation, for both doors), [`http`], [`cli`].
+//! Around them: [`auth`], [`service`] (every operation, for both doors), [`http`], [`serve`]
+//! (the accept loop: timeouts, connection cap, shutdown deadline), [`cli`].
 
 pub mod auth;
 pub mod cache;
@@ -18,6 +19,7 @@ pub mod janitor;
 pub mod names;
 pub mod plan;
 pub mod record;
+pub mod serve;
 pub mod service;
 pub mod store;
 pub mod verdict;

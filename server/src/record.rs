@@ -107,9 +107,9 @@ pub fn owner_of(bytes: &[u8]) -> Option<Owner> {
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum BodyError {
-    #[error("title must be 1 to {MAX_TITLE_CHARS} characters")]
+    #[error("title must be 1 to {MAX_TITLE_CHARS} characters, with no control or bidirectional-control characters")]
     Title,
-    #[error("url must be an http(s) URL or a path starting with '/', at most {MAX_URL_CHARS} characters")]
+    #[error("url must be an http(s) URL or a path starting with '/', at most {MAX_URL_CHARS} characters, with no spaces, control or bidirectional-control characters")]
     Url,
     #[error("progress must be a number from 0 to 1, or null")]
     Progress,
@@ -117,15 +117,34 @@ pub enum BodyError {
     Status,
     #[error("{0} is kept by the server and differs from the item's: send it as GET gave it, or leave it out")]
     ReadOnly(&'static str),
+    #[error("owner name must be 1 to {MAX_NAME_CHARS} characters, with no control or bidirectional-control characters")]
+    OwnerName,
+}
+
+pub const MAX_NAME_CHARS: usize = 200;
+
+/// Characters no displayed text may hold: control characters, and the bidirectional controls
+/// that make text display in another order than it is stored (U+202E turns `fdp.exe` into
+/// `exe.pdf` on screen).
+pub fn is_unsafe_char(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
+/// Trimmed, 1 to `max` characters, none of them unsafe.
+fn check_text(text: &str, max: usize) -> Option<String> {
+    let t = text.trim();
+    let n = t.chars().count();
+    (n > 0 && n <= max && !t.chars().any(is_unsafe_char)).then(|| t.to_string())
 }
 
 pub fn check_title(title: &str) -> Result<String, BodyError> {
-    let t = title.trim();
-    let n = t.chars().count();
-    if n == 0 || n > MAX_TITLE_CHARS || t.chars().any(char::is_control) {
-        return Err(BodyError::Title);
-    }
-    Ok(t.to_string())
+    check_text(title, MAX_TITLE_CHARS).ok_or(BodyError::Title)
+}
+
+/// A person's display name (an item's owner, a token's `name`).
+pub fn check_name(name: &str) -> Result<String, BodyError> {
+    check_text(name, MAX_NAME_CHARS).ok_or(BodyError::OwnerName)
 }
 
 /// Only `http(s)://…` or a relative path are stored: a `javascript:` link is refused.
@@ -133,7 +152,7 @@ pub fn check_url(url: Option<&str>) -> Result<Option<String>, BodyError> {
     let Some(u) = url.map(str::trim).filter(|u| !u.is_empty()) else {
         return Ok(None);
     };
-    if u.len() > MAX_URL_CHARS || u.chars().any(|c| c.is_control() || c.is_whitespace()) {
+    if u.len() > MAX_URL_CHARS || u.chars().any(|c| is_unsafe_char(c) || c.is_whitespace()) {
         return Err(BodyError::Url);
     }
     let ok = if u.starts_with('/') {
@@ -278,6 +297,9 @@ mod tests {
             "https://",
             "ftp://x",
             "https://a b",
+            "/runs/\u{202E}txt.exe",
+            "https://x.example/\u{2066}a",
+            "/runs/\u{0007}",
         ] {
             assert_eq!(check_url(Some(bad)), Err(BodyError::Url), "{bad}");
         }
@@ -289,6 +311,22 @@ mod tests {
         assert!(check_title("").is_err());
         assert!(check_title(&"t".repeat(201)).is_err());
         assert!(check_title(&"é".repeat(200)).is_ok());
+        assert_eq!(
+            check_title("مرحبا בעולם 😀").as_deref(),
+            Ok("مرحبا בעולם 😀")
+        );
+        for c in [
+            '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}',
+            '\u{2068}', '\u{2069}', '\u{200E}', '\u{200F}', '\u{061C}', '\u{0000}', '\u{001B}',
+            '\n', '\u{007F}', '\u{0085}',
+        ] {
+            let text = format!("report{c}fdp.exe");
+            assert_eq!(check_title(&text), Err(BodyError::Title), "{c:?}");
+            assert_eq!(check_name(&text), Err(BodyError::OwnerName), "{c:?}");
+        }
+        assert_eq!(check_name(" Alice ").as_deref(), Ok("Alice"));
+        assert!(check_name("  ").is_err());
+        assert!(check_name(&"n".repeat(201)).is_err());
         assert!(check_progress(Some(1.5)).is_err());
         assert!(check_progress(Some(f64::NAN)).is_err());
         assert_eq!(check_progress(Some(0.5)), Ok(Some(0.5)));

@@ -123,3 +123,62 @@ fn a_busy_port_is_a_clear_error() {
     assert!(!out.status.success());
     assert!(stderr.contains("already in use"), "{stderr}");
 }
+
+/// Start-up refuses these before it listens: a clear error naming the value, no panic.
+#[test]
+fn bad_serve_settings_are_refused_before_listening() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("file://{}", dir.path().display());
+    let cases: &[(&str, &str, &str)] = &[
+        ("PICKUP_MAX_CONNECTIONS", "0", "max-connections"),
+        (
+            "PICKUP_FRAME_ANCESTORS",
+            "'self'; script-src *",
+            "PICKUP_FRAME_ANCESTORS",
+        ),
+        ("PICKUP_ALLOWED_ORIGINS", "*", "may not be \"*\""),
+        (
+            "PICKUP_ALLOWED_ORIGINS",
+            "http://a.test, *",
+            "may not be \"*\"",
+        ),
+        (
+            "PICKUP_ALLOWED_ORIGINS",
+            "http://a.test, https://b.test/app",
+            "\"https://b.test/app\" is not an origin",
+        ),
+        (
+            "PICKUP_ALLOWED_ORIGINS",
+            "a.test",
+            "\"a.test\" is not an origin",
+        ),
+    ];
+    for &(var, value, says) in cases {
+        let mut child = pickup()
+            .args(["serve", "--addr", "127.0.0.1:0", "--store", &store])
+            .env("PICKUP_SECRET", "s".repeat(32))
+            .env(var, value)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A server that accepted the value would serve forever: give it a bound, then fail.
+        let started = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > std::time::Duration::from_secs(20) {
+                let _ = child.kill();
+                panic!("{var}={value}: the server started instead of refusing it");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(!out.status.success(), "{var}={value}: {stdout}");
+        assert!(stderr.contains(says), "{var}={value}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{var}={value}: {stderr}");
+        assert!(!stdout.contains("listening"), "{var}={value}: {stdout}");
+    }
+}

@@ -21,6 +21,16 @@ fn now_secs() -> u64 {
         .as_secs()
 }
 
+/// A token with exactly these claims, signed with the test servers' secret.
+fn signed(claims: &Value) -> String {
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        claims,
+        &jsonwebtoken::EncodingKey::from_secret(SECRET.as_bytes()).unwrap(),
+    )
+    .unwrap()
+}
+
 async fn register(s: &Server, token: &str, ws: &str, key: &str) -> Value {
     let res = client()
         .post(format!("{}/api/v1/workspaces/{ws}/items", s.url))
@@ -152,9 +162,31 @@ async fn authorization_matrix_refuses_and_writes_nothing() {
         Duration::from_secs(60),
         now_secs() - 3_600,
     );
+    let claims = |extra: Value| {
+        let mut c =
+            json!({"sub": "alice", "ws": ["acme"], "scope": "read write", "exp": now_secs() + 600});
+        c.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        c
+    };
+    let not_yet = signed(&claims(json!({"nbf": now_secs() + 600})));
+    let bidi_name = signed(&claims(json!({"name": "Alice\u{202E}nimda"})));
     let other_ws = s.token("mallory", "beta", true);
     let reader = s.token("bob", "acme", false);
     let cases: Vec<(&str, Option<&str>, StatusCode, &str)> = vec![
+        (
+            "not valid yet (nbf)",
+            Some(&not_yet),
+            StatusCode::UNAUTHORIZED,
+            "unauthenticated",
+        ),
+        (
+            "a name with a bidi override",
+            Some(&bidi_name),
+            StatusCode::UNAUTHORIZED,
+            "unauthenticated",
+        ),
         (
             "no token",
             None,
@@ -318,6 +350,22 @@ async fn hostile_names_and_bodies_are_refused_and_write_nothing() {
             json!({"key": "k", "title": "t", "extra": 1}).to_string(),
             "unknown field",
         ),
+        (
+            json!({"key": "k", "title": "invoice\u{202E}fdp.exe"}).to_string(),
+            "title with a right-to-left override",
+        ),
+        (
+            json!({"key": "k", "title": "a\u{2067}b"}).to_string(),
+            "title with a bidi isolate",
+        ),
+        (
+            json!({"key": "k", "title": "a\u{001B}[31mred"}).to_string(),
+            "title with an escape character",
+        ),
+        (
+            json!({"key": "k", "title": "t", "url": "/runs/\u{202E}42"}).to_string(),
+            "url with a right-to-left override",
+        ),
     ];
     for (body, what) in bodies {
         let res = post(body.into()).await.unwrap();
@@ -343,6 +391,17 @@ async fn hostile_names_and_bodies_are_refused_and_write_nothing() {
         .await
         .unwrap();
     assert_eq!(res.status(), StatusCode::NOT_IMPLEMENTED);
+    // An update that names an owner whose name would display in another order.
+    let res = client()
+        .put(format!("{}/api/v1/workspaces/acme/items/{id}", s.url))
+        .bearer_auth(&token)
+        .json(&json!({"title": "t", "status": "running", "owner": {"sub": "alice", "name": "Al\u{202E}ice"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let v: Value = res.json().await.unwrap();
+    assert_eq!(v["error"], "invalid_body", "{v}");
     assert_eq!(s.files(), before, "nothing was written");
     let got: Value = client()
         .get(format!("{}/api/v1/workspaces/acme/items/{id}", s.url))
@@ -462,9 +521,10 @@ async fn producer_lifecycle_and_server_functions() {
 
 #[tokio::test]
 async fn cors_only_for_allowed_origins() {
+    // Spaces around entries and empty entries are what people write: each entry counts.
     let s = Server::start(&[(
         "PICKUP_ALLOWED_ORIGINS",
-        "http://allowed.test,http://127.0.0.1:9",
+        " http://allowed.test, http://127.0.0.1:9 ,,",
     )]);
     let preflight = |origin: &'static str| {
         client()
@@ -489,6 +549,12 @@ async fn cors_only_for_allowed_origins() {
         .to_str()
         .unwrap()
         .contains("authorization"));
+    let second = preflight("http://127.0.0.1:9").await.unwrap();
+    assert_eq!(
+        second.headers().get("access-control-allow-origin").unwrap(),
+        "http://127.0.0.1:9",
+        "the entry after \", \" counts too"
+    );
     let no = preflight("http://evil.test").await.unwrap();
     assert!(no.headers().get("access-control-allow-origin").is_none());
     let token = s.token("alice", "acme", false);
@@ -735,4 +801,322 @@ async fn only_real_ids_are_written() {
         assert_eq!(status, want, "server fn dismiss {id}: {body}");
     }
     assert_eq!(s.files(), before, "nothing was created");
+}
+
+/// A token from `pickup token` with extra arguments (and the test secret).
+fn token_with(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pickup"))
+        .args(["token", "--sub", "alice", "--ws", "acme"])
+        .args(args)
+        .env("PICKUP_SECRET", SECRET)
+        .env_remove("PICKUP_ISSUER")
+        .env_remove("PICKUP_AUDIENCE")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[tokio::test]
+async fn issuer_and_audience_are_checked_when_configured() {
+    let s = Server::start(&[
+        ("PICKUP_ISSUER", "https://idp.test"),
+        ("PICKUP_AUDIENCE", "pickup"),
+    ]);
+    let recent = Call::get("/api/v1/workspaces/acme/recent".into());
+    let cases = [
+        (vec![], StatusCode::UNAUTHORIZED),
+        (vec!["--iss", "https://idp.test"], StatusCode::UNAUTHORIZED),
+        (vec!["--aud", "pickup"], StatusCode::UNAUTHORIZED),
+        (
+            vec!["--iss", "https://other.test", "--aud", "pickup"],
+            StatusCode::UNAUTHORIZED,
+        ),
+        (
+            vec!["--iss", "https://idp.test", "--aud", "pickup"],
+            StatusCode::OK,
+        ),
+    ];
+    for (args, want) in cases {
+        let (got, body) = send(&s, &recent, Some(&token_with(&args))).await;
+        assert_eq!(got, want, "{args:?}: {body}");
+    }
+}
+
+/// The answer to a request sent by hand on a raw connection, read until the server closes it
+/// (or `bound` passes: then `None`).
+async fn read_until_closed(tcp: &mut tokio::net::TcpStream, bound: Duration) -> Option<String> {
+    use tokio::io::AsyncReadExt;
+    let mut got = Vec::new();
+    match tokio::time::timeout(bound, tcp.read_to_end(&mut got)).await {
+        Ok(_) => Some(String::from_utf8_lossy(&got).to_string()),
+        Err(_) => None,
+    }
+}
+
+async fn half_sent_header(s: &Server) -> tokio::net::TcpStream {
+    use tokio::io::AsyncWriteExt;
+    let addr = s.url.trim_start_matches("http://");
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\nX-Half: ").as_bytes())
+        .await
+        .unwrap();
+    tcp
+}
+
+#[tokio::test]
+async fn the_header_timeout_closes_a_connection_that_stalls_in_its_header() {
+    let s = Server::start(&[("PICKUP_HEADER_TIMEOUT", "1s")]);
+    let mut tcp = half_sent_header(&s).await;
+    let started = std::time::Instant::now();
+    let answer = read_until_closed(&mut tcp, Duration::from_secs(10)).await;
+    assert!(
+        answer.is_some(),
+        "the stalled connection was still open after 10 s"
+    );
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "closed before the timeout: {:?}",
+        started.elapsed()
+    );
+    // The server still answers others.
+    let ok = client()
+        .get(format!("{}/healthz", s.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_half_sent_request_does_not_keep_the_server_from_stopping() {
+    // The header timeout is long: only the shutdown deadline can end the stalled connection.
+    let mut s = Server::start(&[
+        ("PICKUP_SHUTDOWN_GRACE", "1s"),
+        ("PICKUP_HEADER_TIMEOUT", "10m"),
+    ]);
+    let _stalled = half_sent_header(&s).await;
+    // Connections are accepted in order: once a later one is answered, the stalled one is the
+    // server's.
+    let ok = client()
+        .get(format!("{}/healthz", s.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), StatusCode::OK);
+    let started = std::time::Instant::now();
+    let status = s
+        .terminate_within(Duration::from_secs(15))
+        .expect("the server was still running 15 s after SIGTERM");
+    assert!(status.success(), "{status:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn a_request_whose_body_stalls_gets_408_after_the_request_timeout() {
+    use tokio::io::AsyncWriteExt;
+    let s = Server::start(&[("PICKUP_REQUEST_TIMEOUT", "1s")]);
+    let token = s.token("alice", "acme", true);
+    let addr = s.url.trim_start_matches("http://");
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /api/v1/workspaces/acme/items HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\nConnection: close\r\n\r\n{{\"key\""
+    );
+    tcp.write_all(head.as_bytes()).await.unwrap();
+    let answer = read_until_closed(&mut tcp, Duration::from_secs(10))
+        .await
+        .expect("no answer within 10 s");
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+}
+
+#[tokio::test]
+async fn connections_over_the_cap_wait_until_one_closes() {
+    use tokio::io::AsyncWriteExt;
+    let s = Server::start(&[("PICKUP_MAX_CONNECTIONS", "1")]);
+    let addr = s.url.trim_start_matches("http://").to_string();
+    // The one slot: a kept-alive connection, answered once, then idle.
+    let mut first = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    first
+        .write_all(format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut buf = [0u8; 1024];
+    let n = tokio::io::AsyncReadExt::read(&mut first, &mut buf)
+        .await
+        .unwrap();
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+    let mut waiting = tokio::spawn({
+        let url = s.url.clone();
+        async move {
+            client()
+                .get(format!("{url}/healthz"))
+                .send()
+                .await
+                .map(|r| r.status())
+        }
+    });
+    // While the slot is taken the second is not served (a bound, not a sleep: it can only fail
+    // if the cap is broken)...
+    let early = tokio::time::timeout(Duration::from_millis(500), &mut waiting).await;
+    assert!(
+        early.is_err(),
+        "served while the only slot was taken: {early:?}"
+    );
+    // ...and once the slot is free, it is.
+    drop(first);
+    let status = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("not served after the slot was freed")
+        .unwrap()
+        .unwrap();
+    assert_eq!(status, StatusCode::OK);
+}
+
+/// A store that stops answering: a file store whose directory has become a file.
+#[tokio::test]
+async fn a_store_error_gives_a_generic_503_with_the_request_id_and_no_detail() {
+    let root = tempfile::tempdir().unwrap();
+    let store = root.path().join("store-dir-xyz");
+    std::fs::create_dir(&store).unwrap();
+    let s = Server::start(&[("PICKUP_STORE", &format!("file://{}", store.display()))]);
+    let token = s.token("alice", "acme", true);
+    std::fs::remove_dir_all(&store).unwrap();
+    std::fs::write(&store, "not a directory").unwrap();
+
+    let check = |what: &str, status: StatusCode, id: Option<&str>, body: &str| {
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{what}: {body}");
+        let id = id.unwrap_or_else(|| panic!("{what}: no X-Request-Id"));
+        assert!(!id.is_empty());
+        assert!(body.contains(&format!("request id {id}")), "{what}: {body}");
+        for detail in [
+            "store-dir-xyz",
+            root.path().to_str().unwrap(),
+            "directory",
+            "os error",
+        ] {
+            assert!(!body.contains(detail), "{what} shows {detail:?}: {body}");
+        }
+    };
+    let res = client()
+        .get(format!("{}/readyz", s.url))
+        .send()
+        .await
+        .unwrap();
+    let (status, id) = (res.status(), res.headers().get("x-request-id").cloned());
+    let body = res.text().await.unwrap();
+    check(
+        "readyz",
+        status,
+        id.as_ref().map(|v| v.to_str().unwrap()),
+        &body,
+    );
+    assert!(body.starts_with("store not answering"), "{body}");
+
+    let res = client()
+        .get(format!("{}/api/v1/workspaces/acme/recent", s.url))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    let (status, id) = (res.status(), res.headers().get("x-request-id").cloned());
+    let body = res.text().await.unwrap();
+    check(
+        "REST recent",
+        status,
+        id.as_ref().map(|v| v.to_str().unwrap()),
+        &body,
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["error"],
+        "store_unavailable"
+    );
+
+    // The other door, the widget's server function, answers the same way.
+    let res = client()
+        .post(format!("{}/api/recent", s.url))
+        .bearer_auth(&token)
+        .form(&[("ws", "acme"), ("filter", "all")])
+        .send()
+        .await
+        .unwrap();
+    let (status, id) = (res.status(), res.headers().get("x-request-id").cloned());
+    let body = res.text().await.unwrap();
+    check(
+        "server fn recent",
+        status,
+        id.as_ref().map(|v| v.to_str().unwrap()),
+        &body,
+    );
+}
+
+#[tokio::test]
+async fn pages_carry_a_csp_and_api_answers_are_not_stored() {
+    let s = Server::start(&[("PICKUP_FRAME_ANCESTORS", "'self'  https://host.test")]);
+    let token = s.token("alice", "acme", false);
+    let get = |path: &str| {
+        client()
+            .get(format!("{}{path}", s.url))
+            .bearer_auth(&token)
+            .send()
+    };
+    for path in ["/", "/index.html", "/pickup.js", "/embed.html"] {
+        let res = get(path).await.unwrap();
+        let h = res.headers();
+        let csp = h
+            .get("content-security-policy")
+            .unwrap_or_else(|| panic!("{path}: no CSP"))
+            .to_str()
+            .unwrap();
+        for directive in [
+            "default-src 'self'",
+            "script-src 'self' 'wasm-unsafe-eval';",
+            "object-src 'none'",
+            "base-uri 'none'",
+            "frame-ancestors 'self' https://host.test",
+        ] {
+            assert!(csp.contains(directive), "{path}: {csp}");
+        }
+        assert!(!csp.contains("unsafe-inline"), "{path}: {csp}");
+        assert_eq!(
+            h.get("x-content-type-options").unwrap(),
+            "nosniff",
+            "{path}"
+        );
+        assert!(h.get("x-request-id").is_some(), "{path}");
+    }
+    for path in [
+        "/api/v1/workspaces/acme/recent",
+        "/api/v1/workspaces/beta/recent",
+        "/readyz",
+        "/api/nothing/here",
+    ] {
+        let res = get(path).await.unwrap();
+        let h = res.headers();
+        assert_eq!(
+            h.get("cache-control").map(|v| v.to_str().unwrap()),
+            Some("no-store"),
+            "{path}"
+        );
+        assert_eq!(
+            h.get("x-content-type-options").unwrap(),
+            "nosniff",
+            "{path}"
+        );
+        assert!(h.get("content-security-policy").is_none(), "{path}");
+    }
+    // A request id the caller sends comes back (a proxy's id keeps following the request).
+    let res = client()
+        .get(format!("{}/healthz", s.url))
+        .header("x-request-id", "from-the-proxy-42")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        res.headers().get("x-request-id").unwrap(),
+        "from-the-proxy-42"
+    );
 }

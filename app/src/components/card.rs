@@ -44,7 +44,8 @@ pub fn CardView(
                 aria-valuemax="100"
                 aria-valuenow=pct.to_string()
             >
-                <div class="pickup-progress-fill" style=format!("width: {pct}%")></div>
+                // A CSSOM property, not a style attribute: the site's CSP allows no inline styles.
+                <div class="pickup-progress-fill" style:width=format!("{pct}%")></div>
             </div>
         }
     });

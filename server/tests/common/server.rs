@@ -90,3 +90,27 @@ pub fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+impl Server {
+    /// SIGTERM, then the exit status if the process ends within `bound`.
+    pub fn terminate_within(
+        &mut self,
+        bound: std::time::Duration,
+    ) -> Option<std::process::ExitStatus> {
+        Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            if started.elapsed() > bound {
+                return None;
+            }
+            // Polling a process that has no other way to say it ended, within a bound.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}

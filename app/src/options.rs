@@ -1,0 +1,204 @@
+//! The widget's numeric options, from pages we do not control: `data-pickup-cap`,
+//! `data-pickup-refresh`, the home page's fragment (`#cap=…&refresh=…`) and `mount()`'s
+//! `{cap, refresh}`. One rule for all of them, and nothing a page writes can panic the widget:
+//!
+//! - absent or empty: the default, silently;
+//! - a number from 0 to [`NONSENSE_ABOVE`]: clamped into the option's range (cap 1..=[`MAX_CAP`],
+//!   refresh [`MIN_REFRESH_SECS`]..=[`MAX_REFRESH_SECS`] seconds; a cap is rounded), with a
+//!   warning if that changed it;
+//! - anything else (not a number, NaN, infinite, negative, beyond [`NONSENSE_ABOVE`]): the
+//!   default, with a warning.
+//!
+//! The browser shell (`mount.rs`) prints the warnings with `console.warn`.
+
+use crate::model::{DEFAULT_CAP, MAX_CAP};
+use std::time::Duration;
+
+pub const DEFAULT_REFRESH_SECS: f64 = 15.0;
+pub const MIN_REFRESH_SECS: f64 = 1.0;
+pub const MAX_REFRESH_SECS: f64 = 86_400.0;
+/// A larger number is a mistake, not a wish for "as many as possible".
+pub const NONSENSE_ABOVE: f64 = 1e9;
+
+/// What a page gave for one option.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Given {
+    Absent,
+    Text(String),
+    Number(f64),
+    /// A value of another type (`mount()` options are any JavaScript value): its `typeof`.
+    Other(String),
+}
+
+impl Given {
+    /// An attribute's or a fragment parameter's value.
+    pub fn text(value: Option<String>) -> Given {
+        value.map_or(Given::Absent, Given::Text)
+    }
+}
+
+/// The options the widget runs with, and what was wrong with what the page gave.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    pub cap: u32,
+    pub refresh: Duration,
+    pub warnings: Vec<String>,
+}
+
+pub fn options(cap: Given, refresh: Given) -> Options {
+    let mut warnings = Vec::new();
+    let cap = read(
+        "cap",
+        &cap,
+        (1.0, MAX_CAP as f64),
+        DEFAULT_CAP as f64,
+        f64::round,
+        &mut warnings,
+    );
+    let refresh = read(
+        "refresh",
+        &refresh,
+        (MIN_REFRESH_SECS, MAX_REFRESH_SECS),
+        DEFAULT_REFRESH_SECS,
+        |s| s,
+        &mut warnings,
+    );
+    Options {
+        // Both are in range by now: the casts cannot saturate, the Duration cannot panic.
+        cap: cap as u32,
+        refresh: Duration::from_secs_f64(refresh),
+        warnings,
+    }
+}
+
+fn read(
+    name: &str,
+    given: &Given,
+    (min, max): (f64, f64),
+    default: f64,
+    round: fn(f64) -> f64,
+    warnings: &mut Vec<String>,
+) -> f64 {
+    let (shown, number) = match given {
+        Given::Absent => return default,
+        Given::Text(t) if t.trim().is_empty() => return default,
+        // No `{:?}`: the widget's build formats Debug as nothing (-Zfmt-debug=none).
+        Given::Text(t) => (format!("\"{t}\""), t.trim().parse::<f64>().ok()),
+        Given::Number(n) if n.abs() >= 1e15 => (format!("{n:e}"), Some(*n)),
+        Given::Number(n) => (n.to_string(), Some(*n)),
+        Given::Other(o) => (o.clone(), None),
+    };
+    match number {
+        Some(n) if (0.0..=NONSENSE_ABOVE).contains(&n) => {
+            let used = round(n).clamp(min, max);
+            if used != n {
+                warnings.push(format!(
+                    "pickup: {name} {shown} is outside {min}..={max}: using {used}"
+                ));
+            }
+            used
+        }
+        _ => {
+            warnings.push(format!(
+                "pickup: {name} {shown} is not a number from {min} to {max}: using the default, {default}"
+            ));
+            default
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cap(g: Given) -> (u32, usize) {
+        let o = options(g, Given::Absent);
+        (o.cap, o.warnings.len())
+    }
+
+    fn refresh(g: Given) -> (Duration, usize) {
+        let o = options(Given::Absent, g);
+        (o.refresh, o.warnings.len())
+    }
+
+    fn text(s: &str) -> Given {
+        Given::Text(s.into())
+    }
+
+    #[test]
+    fn absent_and_empty_are_the_default_silently() {
+        let o = options(Given::Absent, text("  "));
+        assert_eq!(
+            o,
+            Options {
+                cap: DEFAULT_CAP,
+                refresh: Duration::from_secs(15),
+                warnings: vec![]
+            }
+        );
+    }
+
+    #[test]
+    fn valid_values_are_used_or_clamped() {
+        assert_eq!(cap(text("5")), (5, 0));
+        assert_eq!(cap(Given::Number(50.0)), (50, 0));
+        assert_eq!(cap(text("100")), (MAX_CAP, 1));
+        assert_eq!(cap(text("0")), (1, 1));
+        assert_eq!(cap(text("2.6")), (3, 1));
+        assert_eq!(refresh(text(" 2 ")), (Duration::from_secs(2), 0));
+        assert_eq!(refresh(Given::Number(0.1)), (Duration::from_secs(1), 1));
+        assert_eq!(refresh(text("1e6")), (Duration::from_secs(86_400), 1));
+    }
+
+    #[test]
+    fn nonsense_falls_back_to_the_default_with_a_warning() {
+        for bad in [
+            text("-5"),
+            text("abc"),
+            text("NaN"),
+            text("inf"),
+            text("-inf"),
+            text("1e308"),
+            text("0x10"),
+            Given::Number(f64::NAN),
+            Given::Number(f64::INFINITY),
+            Given::Number(-1.0),
+            Given::Number(1e10),
+            Given::Number(f64::MAX),
+            Given::Other("boolean".into()),
+        ] {
+            assert_eq!(cap(bad.clone()), (DEFAULT_CAP, 1), "{bad:?}");
+            assert_eq!(
+                refresh(bad.clone()),
+                (Duration::from_secs(15), 1),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_warning_says_what_was_given_and_what_is_used() {
+        let o = options(text("-5"), Given::Number(1e308));
+        assert_eq!(
+            o.warnings,
+            [
+                "pickup: cap \"-5\" is not a number from 1 to 50: using the default, 8",
+                "pickup: refresh 1e308 is not a number from 1 to 86400: using the default, 15",
+            ]
+        );
+    }
+
+    #[test]
+    fn no_number_panics() {
+        let mut n = f64::MIN_POSITIVE;
+        while n.is_finite() {
+            for v in [n, -n, 1.0 / n] {
+                let o = options(Given::Number(v), Given::Number(v));
+                assert!((1..=MAX_CAP).contains(&o.cap));
+                assert!(o.refresh >= Duration::from_secs(1));
+                assert!(o.refresh <= Duration::from_secs(86_400));
+            }
+            n *= 3.7;
+        }
+    }
+}

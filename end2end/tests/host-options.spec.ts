@@ -1,0 +1,41 @@
+// A host page that writes nonsense into the widget's options still gets a working widget, and a
+// warning in the console that says what was wrong.
+import { test, expect, startPickup } from "./pickup";
+import { HostPage } from "./host";
+
+test("nonsense cap and refresh fall back to the defaults with a warning, no panic", async ({ page }) => {
+  const host = await HostPage.start();
+  const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });
+  try {
+    const bot = pickup.token("bot", ["acme"], { write: true });
+    for (let i = 0; i < 10; i++) {
+      await pickup.register(bot, "acme", { key: `k${i}`, title: `Item ${i}`, status: "running" });
+    }
+    const viewer = pickup.token("alice", ["acme"]);
+    host.serve(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Host app</title></head><body>
+<div id="by-attributes" data-pickup-workspace="acme" data-pickup-server="${pickup.url}" data-pickup-token="${viewer}"
+     data-pickup-cap="-5" data-pickup-refresh="1e308"></div>
+<div id="by-mount"></div>
+<script type="module">
+  import { mount } from "${pickup.url}/pickup.js";
+  mount(document.getElementById("by-mount"),
+        { workspace: "acme", token: "${viewer}", server: "${pickup.url}", cap: NaN, refresh: Infinity });
+</script></body></html>`);
+    const warnings: string[] = [];
+    const errors: string[] = [];
+    page.on("console", (m) => m.type() === "warning" && warnings.push(m.text()));
+    page.on("pageerror", (e) => errors.push(String(e)));
+
+    await page.goto(host.origin);
+    // The default cap (8), not 1 and not a crash.
+    await expect(page.locator("#by-attributes .pickup-card")).toHaveCount(8);
+    await expect(page.locator("#by-mount .pickup-card")).toHaveCount(8);
+    expect(errors).toEqual([]);
+    for (const said of ['cap "-5"', 'refresh "1e308"', "cap NaN", "refresh inf"]) {
+      expect(warnings.some((w) => w.includes(said)), `${said} in ${JSON.stringify(warnings)}`).toBe(true);
+    }
+  } finally {
+    await pickup.stop();
+    await host.stop();
+  }
+});
