@@ -7,6 +7,7 @@
 //! `Cache-Control: no-store`, pages and files of the site a Content-Security-Policy
 //! ([`content_security_policy`]). A request that takes longer than its timeout gets 408.
 
+use crate::auth::Access;
 use crate::error::Error;
 use crate::record::{ItemUpdate, NewItem};
 use crate::service::Pickup;
@@ -312,12 +313,26 @@ fn with_etag(body: impl IntoResponse, status: StatusCode, e_tag: Option<String>)
     res
 }
 
+/// The JSON body of a write, read only once the caller may make it (401/403 before 400).
+async fn body_of<T: DeserializeOwned>(
+    s: &AppState,
+    headers: &HeaderMap,
+    ws: &str,
+    req: Request,
+) -> Result<T, Error> {
+    s.pickup
+        .authorize(bearer(headers).as_deref(), ws, Access::Write)?;
+    let JsonBody(body) = JsonBody::<T>::from_request(req, &()).await?;
+    Ok(body)
+}
+
 async fn register(
     State(s): State<AppState>,
     headers: HeaderMap,
     Names(ws): Names<String>,
-    JsonBody(item): JsonBody<NewItem>,
+    req: Request,
 ) -> Result<Response, Error> {
+    let item: NewItem = body_of(&s, &headers, &ws, req).await?;
     let record = s
         .pickup
         .register(bearer(&headers).as_deref(), &ws, item)
@@ -329,12 +344,18 @@ async fn update(
     State(s): State<AppState>,
     headers: HeaderMap,
     Names((ws, id)): Names<(String, String)>,
-    JsonBody(up): JsonBody<ItemUpdate>,
+    req: Request,
 ) -> Result<Response, Error> {
-    let if_match = headers
-        .get(header::IF_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
+    let up: ItemUpdate = body_of(&s, &headers, &ws, req).await?;
+    // Present but unreadable is refused, never taken for absent (a plain write).
+    let if_match = match headers.get(header::IF_MATCH) {
+        None => None,
+        Some(v) => Some(
+            v.to_str()
+                .map_err(|_| crate::store::BadValidator)?
+                .to_string(),
+        ),
+    };
     let (record, e_tag) = s
         .pickup
         .update(bearer(&headers).as_deref(), &ws, &id, up, if_match)

@@ -1120,3 +1120,72 @@ async fn pages_carry_a_csp_and_api_answers_are_not_stored() {
         "from-the-proxy-42"
     );
 }
+
+/// An If-Match that is present but unreadable (not visible ASCII, or empty) is 400 and
+/// nothing is written: it is never taken for an absent one, which would be a plain write.
+#[tokio::test]
+async fn an_unreadable_if_match_is_refused_not_ignored() {
+    let s = Server::start(&[]);
+    let alice = s.token("alice", "acme", true);
+    let item = register(&s, &alice, "acme", "cas").await;
+    let id = item["id"].as_str().unwrap();
+    let url = format!("{}/api/v1/workspaces/acme/items/{id}", s.url);
+    let before = std::fs::read(
+        s.files()
+            .into_iter()
+            .find(|f| f.to_string_lossy().ends_with(".json"))
+            .unwrap(),
+    )
+    .unwrap();
+    for bad in [&b"\x80\"etag\""[..], b"", b"\"v1.!!.x\""] {
+        let value = reqwest::header::HeaderValue::from_bytes(bad).unwrap();
+        let res = client()
+            .put(&url)
+            .bearer_auth(&alice)
+            .header(reqwest::header::IF_MATCH, value)
+            .json(&json!({"title": "overwritten", "status": "failed"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{bad:?}");
+        let e: Value = res.json().await.unwrap();
+        assert_eq!(e["error"], "invalid_body");
+    }
+    let after = std::fs::read(
+        s.files()
+            .into_iter()
+            .find(|f| f.to_string_lossy().ends_with(".json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(before, after, "the record was not written");
+}
+
+/// The token is checked before the body: a stranger's PUT or POST with a body the route would
+/// refuse gets 401 or 403, never a 400 that describes the body.
+#[tokio::test]
+async fn the_token_is_checked_before_the_body() {
+    let s = Server::start(&[]);
+    let alice = s.token("alice", "acme", true);
+    let outsider = s.token("eve", "other", true);
+    let item = register(&s, &alice, "acme", "k").await;
+    let id = item["id"].as_str().unwrap();
+    let url = format!("{}/api/v1/workspaces/acme/items/{id}", s.url);
+    let post = format!("{}/api/v1/workspaces/acme/items", s.url);
+    let odd = json!({"title": "t", "status": "running", "surprise": true});
+    for (token, want) in [
+        (None, StatusCode::UNAUTHORIZED),
+        (Some(&outsider), StatusCode::FORBIDDEN),
+    ] {
+        for req in [client().put(&url), client().post(&post)] {
+            let req = match token {
+                Some(t) => req.bearer_auth(t),
+                None => req,
+            };
+            let res = req.json(&odd).send().await.unwrap();
+            assert_eq!(res.status(), want);
+            let e: Value = res.json().await.unwrap();
+            assert!(!e["message"].as_str().unwrap().contains("surprise"), "{e}");
+        }
+    }
+}
