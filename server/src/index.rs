@@ -212,9 +212,11 @@ impl Index {
 
     /// Write the whole record the producer sends, after checking that the item exists (404)
     /// and that the caller owns it (403). With `if_match` (a validator a GET or PUT of this
-    /// record handed out: [`Version::validator`]) the write is the caller's compare-and-set (412 on a lost race; 501 on a store
-    /// that cannot). Without it, the write is still conditional on the version just read where
-    /// the store can do that, so an update racing a removal never re-creates the record.
+    /// record handed out: [`Version::validator`]) the write is the caller's compare-and-set
+    /// (412 on a lost race; 501 on a store that cannot). Without it, the write is still
+    /// conditional on the version just read where the store can do that, so an update racing
+    /// a removal never re-creates the record; where it cannot (the local file system), it is a
+    /// plain write, and a record it re-creates has no marker: the janitor deletes it.
     pub async fn update(
         &self,
         ws: &Workspace,
