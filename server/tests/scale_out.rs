@@ -349,6 +349,10 @@ async fn scale_out(backend: &str) {
         })
     };
 
+    // Half-way through, producers wait until some dead item has been pruned (by a read, a
+    // janitor or `pickup prune`): pruning provably overlaps registering, however fast the
+    // store. The watcher says when it first sees a failed item gone from the store.
+    let (pruned_tx, pruned_rx) = tokio::sync::watch::channel(false);
     let watcher = {
         let (own, ledger, done) = (own.clone(), ledger.clone(), done.clone());
         tokio::spawn(async move {
@@ -358,8 +362,17 @@ async fn scale_out(backend: &str) {
                     break;
                 }
                 // Everything confirmed before the listing starts must be in it.
-                let keepers = ledger.lock().unwrap().keepers.clone();
+                let (keepers, doomed) = {
+                    let l = ledger.lock().unwrap();
+                    (l.keepers.clone(), l.doomed.clone())
+                };
                 let (big, small) = (listing(&own, WS).await, listing(&own, WS_SMALL).await);
+                if doomed
+                    .iter()
+                    .any(|id| !big.contains(id) && !small.contains(id))
+                {
+                    pruned_tx.send_replace(true);
+                }
                 for (ws, id) in keepers {
                     let listed = if ws == WS { &big } else { &small };
                     if !listed.contains(&id) {
@@ -381,8 +394,16 @@ async fn scale_out(backend: &str) {
                 producer_token.clone(),
                 ledger.clone(),
             );
+            let mut pruned = pruned_rx.clone();
             tokio::spawn(async move {
                 for i in 0..PER_PRODUCER {
+                    if i == PER_PRODUCER / 2 {
+                        let seen = pruned.wait_for(|p| *p);
+                        tokio::time::timeout(Duration::from_secs(120), seen)
+                            .await
+                            .expect("no dead item was pruned while producers registered")
+                            .unwrap();
+                    }
                     // Alternate between the servers; a doomed item is failed on the other one.
                     let (here, there) = (&servers[(p + i) % 2], &servers[(p + i + 1) % 2]);
                     let key = match i % 10 {
