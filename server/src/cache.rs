@@ -1,213 +1,216 @@
-//! A short-lived read cache that concurrent requests share: one listing of a workspace and one
-//! read of each record serve every request that arrives within `fresh_for` (250 ms by default).
+//! A short-lived read cache in front of the store, with the store's read methods: one listing
+//! of a scope and one read of each record serve every request that arrives within `fresh_for`
+//! (250 ms by default).
 //!
 //! Why: a busy workspace's readers all ask the same question many times a second; on the local
 //! file system a listing reads the whole directory. Guarantees kept:
 //! - nothing is served older than `fresh_for`, so an item registered through any server shows
-//!   within that (plus the request) — well inside the one second the widget promises;
-//! - errors are never cached: requests already waiting on a failed fetch share the error, the
-//!   next request fetches again;
-//! - writes through this server drop what they make stale at once.
+//!   within that (plus the request), well inside the one second the widget promises;
+//! - concurrent requests for the same thing share one load (moka's `try_get_with`);
+//! - errors are never cached: requests already waiting on a failed load share its error, the
+//!   next request loads again;
+//! - a write through this server makes everything cached for its workspace stale at once: the
+//!   workspace's generation is part of every key, and a write moves it on, so a load that
+//!   started before the write is never handed to a request that starts after it.
 
-use crate::plan::Listing;
-use futures::future::{BoxFuture, FutureExt, Shared};
-use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::names::Workspace;
+use crate::store::{Found, Key, Result, Scope, Store, Stored};
+use moka::future::Cache;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Past this many entries, expired ones are dropped before inserting.
-const MAX_ENTRIES: usize = 10_000;
-
-type Fetch<T> = Shared<BoxFuture<'static, Result<T, String>>>;
-
-struct Entry<T: Clone> {
-    at: Instant,
-    generation: u64,
-    fetch: Fetch<T>,
-}
-
-struct Slots<T: Clone> {
-    map: Mutex<HashMap<String, Entry<T>>>,
-}
-
-impl<T: Clone + Send + Sync + 'static> Slots<T> {
-    fn new() -> Self {
-        Slots {
-            map: Mutex::new(HashMap::new()),
-        }
-    }
-
-    async fn get(
-        &self,
-        key: &str,
-        fresh_for: Duration,
-        generations: &AtomicU64,
-        fetch: impl FnOnce() -> BoxFuture<'static, Result<T, String>>,
-    ) -> Result<T, String> {
-        let (generation, pending) = {
-            let mut map = self.map.lock().expect("cache lock");
-            match map.get(key) {
-                Some(e) if e.at.elapsed() < fresh_for => (e.generation, e.fetch.clone()),
-                _ => {
-                    if map.len() >= MAX_ENTRIES {
-                        map.retain(|_, e| e.at.elapsed() < fresh_for);
-                    }
-                    let generation = generations.fetch_add(1, Ordering::Relaxed);
-                    let pending = fetch().shared();
-                    let entry = Entry {
-                        at: Instant::now(),
-                        generation,
-                        fetch: pending.clone(),
-                    };
-                    map.insert(key.to_string(), entry);
-                    (generation, pending)
-                }
-            }
-        };
-        let out = pending.await;
-        if out.is_err() {
-            let mut map = self.map.lock().expect("cache lock");
-            if map.get(key).is_some_and(|e| e.generation == generation) {
-                map.remove(key);
-            }
-        }
-        out
-    }
-
-    fn remove_where(&self, pred: impl Fn(&str) -> bool) {
-        self.map.lock().expect("cache lock").retain(|k, _| !pred(k));
-    }
-}
+/// The most listings, and separately records, kept at once.
+const MAX_ENTRIES: u64 = 10_000;
 
 pub struct ReadCache {
-    fresh_for: Duration,
-    generations: AtomicU64,
-    /// `{ws}`: the parsed, sorted markers (`{ws}/owners/{user}`: one owner's);
-    /// `{ws}/dismissed/{user}`: a viewer's dismissals.
-    listings: Slots<Arc<Listing>>,
-    names: Slots<Arc<HashSet<String>>>,
-    /// `{ws}/{id}`: a record's bytes.
-    records: Slots<bytes::Bytes>,
+    store: Store,
+    lists: Cache<(Scope, u64), Arc<Found>>,
+    records: Cache<(Key, u64), Option<Stored>>,
+    generations: Mutex<HashMap<Workspace, u64>>,
 }
 
-/// How a record fetch says "no such record": like an error it is shared only by the requests
-/// already waiting on that read and never kept, so a record written a moment later is seen at once.
-pub const MISSING: &str = "\u{0}missing";
-
 impl ReadCache {
-    pub fn new(fresh_for: Duration) -> Self {
+    pub fn new(store: Store, fresh_for: Duration) -> Self {
         ReadCache {
-            fresh_for,
-            generations: AtomicU64::new(0),
-            listings: Slots::new(),
-            names: Slots::new(),
-            records: Slots::new(),
+            store,
+            lists: Cache::builder()
+                .max_capacity(MAX_ENTRIES)
+                .time_to_live(fresh_for)
+                .build(),
+            records: Cache::builder()
+                .max_capacity(MAX_ENTRIES)
+                .time_to_live(fresh_for)
+                .build(),
+            generations: Mutex::default(),
         }
     }
 
-    /// A workspace's markers, listed (and parsed) at most once per `fresh_for`.
-    pub async fn listing(
-        &self,
-        ws: &str,
-        fetch: impl FnOnce() -> BoxFuture<'static, Result<Arc<Listing>, String>>,
-    ) -> Result<Arc<Listing>, String> {
-        self.listings
-            .get(ws, self.fresh_for, &self.generations, fetch)
-            .await
+    fn generation(&self, ws: &Workspace) -> u64 {
+        let generations = self.generations.lock().expect("cache lock");
+        generations.get(ws).copied().unwrap_or(0)
     }
 
-    /// Names under another prefix of `ws` (`key` starts with `{ws}/`), e.g. dismissals.
-    pub async fn names(
-        &self,
-        key: &str,
-        fetch: impl FnOnce() -> BoxFuture<'static, Result<Arc<HashSet<String>>, String>>,
-    ) -> Result<Arc<HashSet<String>>, String> {
-        self.names
-            .get(key, self.fresh_for, &self.generations, fetch)
+    /// [`Store::list`], shared.
+    pub async fn list(&self, scope: &Scope) -> Result<Arc<Found>> {
+        let key = (scope.clone(), self.generation(scope.ws()));
+        self.lists
+            .try_get_with(key, async { self.store.list(scope).await.map(Arc::new) })
             .await
+            .map_err(|e| (*e).clone())
     }
 
-    /// A record's bytes (`Err(MISSING)` when it does not exist), read at most once per `fresh_for`.
-    pub async fn record(
-        &self,
-        key: &str,
-        fetch: impl FnOnce() -> BoxFuture<'static, Result<bytes::Bytes, String>>,
-    ) -> Result<bytes::Bytes, String> {
+    /// [`Store::read`], shared.
+    pub async fn read(&self, key: &Key) -> Result<Option<Stored>> {
+        let slot = (key.clone(), self.generation(key.ws()));
         self.records
-            .get(key, self.fresh_for, &self.generations, fetch)
+            .try_get_with(slot, self.store.read(key))
             .await
+            .map_err(|e| (*e).clone())
     }
 
-    /// A write to `ws` through this server: its listing and records are stale now.
-    pub fn invalidate(&self, ws: &str) {
-        let prefix = format!("{ws}/");
-        self.listings
-            .remove_where(|k| k == ws || k.starts_with(&prefix));
-        self.names.remove_where(|k| k.starts_with(&prefix));
-        self.records.remove_where(|k| k.starts_with(&prefix));
+    /// A write to `ws` through this server: what is cached for it is stale now.
+    pub fn wrote(&self, ws: &Workspace) {
+        *self
+            .generations
+            .lock()
+            .expect("cache lock")
+            .entry(ws.clone())
+            .or_default() += 1;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicUsize;
+    use crate::id::ItemId;
+    use crate::names::SubKey;
+    use object_store::memory::InMemory;
+    use object_store::path::Path;
+    use object_store::{
+        GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+        PutMultipartOptions, PutOptions, PutPayload, PutResult,
+    };
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
-    fn counting(
-        calls: &Arc<AtomicUsize>,
-        ok: bool,
-    ) -> BoxFuture<'static, Result<Arc<Listing>, String>> {
-        let calls = calls.clone();
-        async move {
-            calls.fetch_add(1, Ordering::SeqCst);
-            if ok {
-                Ok(Arc::new(Listing::from_names(&["junk"])))
-            } else {
-                Err("down".to_string())
-            }
+    /// Counts listings, and fails them while `down` is set.
+    #[derive(Debug, Default)]
+    struct Counted {
+        inner: InMemory,
+        lists: AtomicUsize,
+        down: std::sync::atomic::AtomicBool,
+    }
+
+    impl std::fmt::Display for Counted {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "Counted")
         }
-        .boxed()
+    }
+
+    #[async_trait::async_trait]
+    impl ObjectStore for Counted {
+        async fn put_opts(
+            &self,
+            location: &Path,
+            payload: PutPayload,
+            opts: PutOptions,
+        ) -> object_store::Result<PutResult> {
+            self.inner.put_opts(location, payload, opts).await
+        }
+        async fn put_multipart_opts(
+            &self,
+            location: &Path,
+            opts: PutMultipartOptions,
+        ) -> object_store::Result<Box<dyn MultipartUpload>> {
+            self.inner.put_multipart_opts(location, opts).await
+        }
+        async fn get_opts(
+            &self,
+            location: &Path,
+            options: GetOptions,
+        ) -> object_store::Result<GetResult> {
+            self.inner.get_opts(location, options).await
+        }
+        fn delete_stream(
+            &self,
+            locations: futures::stream::BoxStream<'static, object_store::Result<Path>>,
+        ) -> futures::stream::BoxStream<'static, object_store::Result<Path>> {
+            self.inner.delete_stream(locations)
+        }
+        fn list(
+            &self,
+            prefix: Option<&Path>,
+        ) -> futures::stream::BoxStream<'static, object_store::Result<ObjectMeta>> {
+            self.lists.fetch_add(1, Ordering::SeqCst);
+            if self.down.load(Ordering::SeqCst) {
+                let e = object_store::Error::Generic {
+                    store: "test",
+                    source: "down".into(),
+                };
+                return Box::pin(futures::stream::once(async { Err(e) }));
+            }
+            self.inner.list(prefix)
+        }
+        async fn list_with_delimiter(
+            &self,
+            prefix: Option<&Path>,
+        ) -> object_store::Result<ListResult> {
+            self.inner.list_with_delimiter(prefix).await
+        }
+        async fn copy_opts(
+            &self,
+            from: &Path,
+            to: &Path,
+            options: object_store::CopyOptions,
+        ) -> object_store::Result<()> {
+            self.inner.copy_opts(from, to, options).await
+        }
+    }
+
+    fn setup(fresh_for: Duration) -> (Arc<Counted>, ReadCache, Scope, Store) {
+        let counted = Arc::new(Counted::default());
+        let store = Store::wrap(counted.clone(), crate::store::ListOrder::Sorted, "test://");
+        let scope = Scope::Markers(Workspace::parse("w").unwrap());
+        (counted, ReadCache::new(store.clone(), fresh_for), scope, store)
+    }
+
+    fn marker(n: u64) -> Key {
+        let id = ItemId::new(1_700_000_000_000 + n, SubKey::parse("k").unwrap()).unwrap();
+        Key::Marker(Workspace::parse("w").unwrap(), id)
     }
 
     #[tokio::test]
-    async fn concurrent_and_fresh_requests_share_one_fetch() {
-        let cache = ReadCache::new(Duration::from_secs(60));
-        let calls = Arc::new(AtomicUsize::new(0));
-        let (a, b) = tokio::join!(
-            cache.listing("w", || counting(&calls, true)),
-            cache.listing("w", || counting(&calls, true))
-        );
+    async fn concurrent_and_fresh_requests_share_one_load_and_a_write_drops_it() {
+        let (counted, cache, scope, store) = setup(Duration::from_secs(60));
+        let (a, b) = tokio::join!(cache.list(&scope), cache.list(&scope));
         assert_eq!(a.unwrap(), b.unwrap());
-        cache.listing("w", || counting(&calls, true)).await.unwrap();
-        assert_eq!(calls.load(Ordering::SeqCst), 1);
-        cache.invalidate("w");
-        cache.listing("w", || counting(&calls, true)).await.unwrap();
-        assert_eq!(
-            calls.load(Ordering::SeqCst),
-            2,
-            "a write drops the cached listing"
-        );
+        cache.list(&scope).await.unwrap();
+        assert_eq!(counted.lists.load(Ordering::SeqCst), 1);
+        store.mark(&marker(1)).await.unwrap();
+        assert!(cache.list(&scope).await.unwrap().keys.is_empty(), "still cached");
+        cache.wrote(scope.ws());
+        assert_eq!(cache.list(&scope).await.unwrap().keys, vec![marker(1)]);
+        assert_eq!(counted.lists.load(Ordering::SeqCst), 2, "a write drops the cached listing");
     }
 
     #[tokio::test]
-    async fn errors_are_not_cached() {
-        let cache = ReadCache::new(Duration::from_secs(60));
-        let calls = Arc::new(AtomicUsize::new(0));
-        assert!(cache
-            .listing("w", || counting(&calls, false))
-            .await
-            .is_err());
-        assert!(cache.listing("w", || counting(&calls, true)).await.is_ok());
-        assert_eq!(calls.load(Ordering::SeqCst), 2);
+    async fn errors_are_shared_typed_but_never_kept() {
+        let (counted, cache, scope, _) = setup(Duration::from_secs(60));
+        counted.down.store(true, Ordering::SeqCst);
+        let (a, b) = tokio::join!(cache.list(&scope), cache.list(&scope));
+        assert!(matches!(a, Err(crate::store::StoreError::Unavailable(_))), "{a:?}");
+        assert!(b.is_err());
+        counted.down.store(false, Ordering::SeqCst);
+        assert!(cache.list(&scope).await.is_ok());
+        assert!(counted.lists.load(Ordering::SeqCst) >= 2);
     }
 
     #[tokio::test]
     async fn nothing_is_served_older_than_fresh_for() {
-        let cache = ReadCache::new(Duration::ZERO);
-        let calls = Arc::new(AtomicUsize::new(0));
-        cache.listing("w", || counting(&calls, true)).await.unwrap();
-        cache.listing("w", || counting(&calls, true)).await.unwrap();
-        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        let (counted, cache, scope, _) = setup(Duration::from_millis(1));
+        cache.list(&scope).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        cache.list(&scope).await.unwrap();
+        assert_eq!(counted.lists.load(Ordering::SeqCst), 2);
     }
 }

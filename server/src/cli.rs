@@ -300,7 +300,7 @@ async fn serve(args: ServeArgs, demo: bool) -> anyhow::Result<()> {
     }
     println!(
         "pickup listening on http://{addr} (store {})",
-        pickup.index.store.url
+        pickup.index.store().url()
     );
     if !args.janitor_every.is_zero() {
         tokio::spawn(janitor_loop(pickup.clone(), args.janitor_every));

@@ -6,7 +6,7 @@ use crate::id::ItemId;
 use crate::index::Index;
 use crate::names::Workspace;
 use crate::record::{ItemUpdate, NewItem};
-use crate::store::keys;
+use crate::store::Scope;
 use app::model::{Owner, Status};
 
 pub const DEMO_WS: &str = "demo";
@@ -14,7 +14,8 @@ pub const DEMO_WS: &str = "demo";
 /// Seed `demo` unless it already has markers (so a restart keeps what people did to it).
 pub async fn seed(index: &Index) -> Result<()> {
     let ws = Workspace::parse(DEMO_WS)?;
-    if !index.names_under(&keys::markers(&ws)).await?.is_empty() {
+    let mut markers = index.store().pages(&Scope::Markers(ws.clone()), None);
+    if markers.next(1).await?.is_some_and(|found| !found.keys.is_empty()) {
         return Ok(());
     }
     let person = |sub: &str, name: &str| Owner {
@@ -100,10 +101,9 @@ pub async fn seed(index: &Index) -> Result<()> {
         // Created and updated `minutes_ago` (an index whose clock says so), so ids, the order
         // of cards and their times look like a real morning's work.
         let then_ms = now - minutes_ago * 60_000;
-        let then = Index {
-            clock: std::sync::Arc::new(ManualClock::new(then_ms)),
-            ..index.clone()
-        };
+        let then = index
+            .clone()
+            .with_clock(std::sync::Arc::new(ManualClock::new(then_ms)));
         let record = then.register(&ws, &new, owner.clone()).await?;
         let id = ItemId::parse(&record.id)?;
         // An update stamps the heartbeat and the finish time with the index's clock.

@@ -9,6 +9,7 @@
 use crate::id::IdError;
 use crate::names::NameError;
 use crate::record::BodyError;
+use crate::store::StoreError;
 use app::error::{ApiError, ErrorCode};
 use thiserror::Error;
 
@@ -48,18 +49,21 @@ pub enum Error {
     TooLarge(usize),
     #[error("{0}")]
     NotSupported(String),
-    #[error("the object store did not answer: {0}")]
-    Store(object_store::Error),
+    #[error(transparent)]
+    Store(StoreError),
+    /// A record that exists but cannot be read as one (written by a newer version, damaged).
+    #[error("the record of {0} cannot be read as a record")]
+    UnreadableRecord(crate::id::ItemId),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-impl From<object_store::Error> for Error {
-    fn from(e: object_store::Error) -> Self {
+impl From<StoreError> for Error {
+    fn from(e: StoreError) -> Self {
         match e {
-            object_store::Error::NotFound { .. } => Error::NotFound,
-            object_store::Error::Precondition { .. } => Error::PreconditionFailed,
-            object_store::Error::NotImplemented { .. } => Error::NotSupported(
+            StoreError::NotFound => Error::NotFound,
+            StoreError::Precondition => Error::PreconditionFailed,
+            StoreError::NotSupported(_) => Error::NotSupported(
                 "this store cannot do conditional updates (If-Match); send the update without it"
                     .into(),
             ),
@@ -85,7 +89,7 @@ impl Error {
             Error::IdsTaken { .. } => ErrorCode::Conflict,
             Error::TooLarge(_) => ErrorCode::TooLarge,
             Error::NotSupported(_) => ErrorCode::NotSupported,
-            Error::Store(_) => ErrorCode::StoreUnavailable,
+            Error::Store(_) | Error::UnreadableRecord(_) => ErrorCode::StoreUnavailable,
         }
     }
 }
@@ -115,13 +119,16 @@ impl From<Error> for ApiError {
         }
         let id = request_id();
         let status = code.http_status();
-        if matches!(e, Error::Store(_)) {
+        if matches!(e, Error::Store(_) | Error::UnreadableRecord(_)) {
             tracing::error!(request_id = %id, status, error = %e, "answered with a server error");
         } else {
             tracing::warn!(request_id = %id, status, error = %e, "answered with a server error");
         }
         let message = match e {
             Error::Store(_) => "the object store did not answer; try again in a moment".to_string(),
+            Error::UnreadableRecord(_) => {
+                "the item's record cannot be read by this server".to_string()
+            }
             // Our own words, no detail from outside.
             other => other.to_string(),
         };

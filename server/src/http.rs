@@ -21,7 +21,6 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use object_store::ObjectStoreExt;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use std::sync::Arc;
@@ -287,11 +286,8 @@ async fn no_such_route() -> Error {
 }
 
 async fn readyz(State(s): State<AppState>) -> Response {
-    let probe = object_store::path::Path::from("markers/.readyz");
-    match s.pickup.index.store.inner.head(&probe).await {
-        Ok(_) | Err(object_store::Error::NotFound { .. }) => {
-            (StatusCode::OK, "ready").into_response()
-        }
+    match s.pickup.index.store().ready().await {
+        Ok(()) => (StatusCode::OK, "ready").into_response(),
         Err(e) => {
             // The detail (paths, endpoints) goes to the log only.
             let id = crate::error::request_id();

@@ -8,19 +8,17 @@
 //! - Only markers confirmed dead (expired by name, superseded by a newer run, finished long ago,
 //!   recordless past the grace period) are deleted, one key at a time, after the answer.
 
-use crate::cache::{ReadCache, MISSING};
+use crate::cache::ReadCache;
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::id::ItemId;
 use crate::names::{UserId, Workspace};
 use crate::plan::{Ages, Budget, Listing, Planner, Reason};
 use crate::record::{owner_of, ItemRecord, ItemUpdate, NewItem};
-use crate::store::{keys, Key, KeyKind, ListOrder, Store, Version};
+use crate::store::{Expect, Found, Key, KeyKind, ListOrder, Scope, Store, StoreError, Stored};
+use crate::store::Version;
 use crate::verdict::{judge, settle, Limits, Lookup, Verdict};
 use app::model::{Card, Filter, Owner, RecentPage, MAX_CAP};
-use futures::{FutureExt, StreamExt, TryStreamExt};
-use object_store::path::Path;
-use object_store::{ObjectStoreExt, PutMode, UpdateVersion};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
@@ -33,15 +31,15 @@ const UPDATE_ATTEMPTS: usize = 5;
 
 #[derive(Clone)]
 pub struct Index {
-    pub store: Store,
+    store: Store,
     pub limits: Limits,
     pub default_cap: u32,
     pub clock: Arc<dyn Clock>,
     /// Shared by concurrent reads (`serve` turns it on; tests and the janitor read directly).
-    pub cache: Option<Arc<ReadCache>>,
+    cache: Option<Arc<ReadCache>>,
     /// Checks this server's clock against the store's before deleting anything by age
     /// (`serve` and `prune` turn it on; tests with manual clocks leave it off).
-    pub clock_check: Option<Arc<ClockCheck>>,
+    clock_check: Option<Arc<ClockCheck>>,
 }
 
 /// How often [`ClockCheck`] asks the store for its time.
@@ -95,6 +93,16 @@ impl Index {
         }
     }
 
+    /// The same index, telling the time by `clock`.
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
     /// Check this server's clock against the store's before any delete by age.
     pub fn with_clock_check(mut self) -> Self {
         self.clock_check = Some(Arc::default());
@@ -120,7 +128,7 @@ impl Index {
             Ok(theirs) if theirs.abs_diff(mine) <= self.limits.max_skew_ms => true,
             Ok(theirs) => {
                 tracing::error!(
-                    store = %self.store.url,
+                    store = %self.store.url(),
                     this_server_ms = mine,
                     store_ms = theirs,
                     max_skew_ms = self.limits.max_skew_ms,
@@ -139,13 +147,14 @@ impl Index {
 
     /// Share listings and record reads between requests for up to `fresh_for`.
     pub fn with_read_cache(mut self, fresh_for: std::time::Duration) -> Self {
-        self.cache = (!fresh_for.is_zero()).then(|| Arc::new(ReadCache::new(fresh_for)));
+        self.cache = (!fresh_for.is_zero())
+            .then(|| Arc::new(ReadCache::new(self.store.clone(), fresh_for)));
         self
     }
 
     fn wrote(&self, ws: &Workspace) {
         if let Some(cache) = &self.cache {
-            cache.invalidate(ws.as_str());
+            cache.wrote(ws);
         }
     }
 
@@ -183,24 +192,22 @@ impl Index {
             let record = ItemRecord::new(ws, &id, item, owner.clone())?;
             let body =
                 bytes::Bytes::from(serde_json::to_vec(&record).expect("a record serialises"));
-            match self
-                .store
-                .put(&keys::item(ws, &id), body, PutMode::Create)
-                .await
-            {
+            let key = Key::Record(ws.clone(), id.clone());
+            match self.store.write(&key, body, Expect::Absent).await {
                 Ok(_) => {
                     // The owner's marker before the workspace's: once an item is listed, it
                     // is listed among its owner's too. The record is there before both.
                     let owner = UserId::parse(&record.owner.sub)?;
-                    for marker in [keys::owner_marker(ws, &owner, &id), keys::marker(ws, &id)] {
-                        self.store
-                            .put(&marker, bytes::Bytes::new(), PutMode::Overwrite)
-                            .await?;
+                    for marker in [
+                        Key::OwnerMarker(ws.clone(), owner, id.clone()),
+                        Key::Marker(ws.clone(), id),
+                    ] {
+                        self.store.mark(&marker).await?;
                     }
                     self.wrote(ws);
                     return Ok(record);
                 }
-                Err(object_store::Error::AlreadyExists { .. }) => continue,
+                Err(StoreError::Exists) => continue,
                 Err(e) => return Err(e.into()),
             }
         }
@@ -225,7 +232,7 @@ impl Index {
         caller: &UserId,
         if_match: Option<String>,
     ) -> Result<(ItemRecord, Option<String>)> {
-        let path = keys::item(ws, id);
+        let key = Key::Record(ws.clone(), id.clone());
         for _ in 0..UPDATE_ATTEMPTS {
             let (owner, version) = self.owned_record(ws, id, caller).await?;
             let record = ItemRecord::updated(ws, id, up, owner, self.clock.now_ms())?;
@@ -235,22 +242,18 @@ impl Index {
                 Some(validator) => Version::from_validator(validator)?,
                 None => version,
             };
-            let expected = UpdateVersion {
-                e_tag: expected.e_tag,
-                version: expected.version,
-            };
             let written = match self
                 .store
-                .put(&path, body.clone(), PutMode::Update(expected))
+                .write(&key, body.clone(), Expect::Version(expected))
                 .await
             {
                 // This store has no conditional writes: a plain write, unless the caller asked
                 // for a compare-and-set, which is then refused rather than silently dropped.
-                Err(object_store::Error::NotImplemented { .. }) if if_match.is_none() => {
-                    self.store.put(&path, body, PutMode::Overwrite).await
+                Err(StoreError::NotSupported(_)) if if_match.is_none() => {
+                    self.store.write(&key, body, Expect::Any).await
                 }
                 // Changed since our read (a concurrent update, or a removal): read again.
-                Err(object_store::Error::Precondition { .. }) if if_match.is_none() => continue,
+                Err(StoreError::Precondition) if if_match.is_none() => continue,
                 other => other,
             }?;
             self.wrote(ws);
@@ -266,7 +269,8 @@ impl Index {
         id: &ItemId,
         caller: &UserId,
     ) -> Result<(Owner, Version)> {
-        let Some((bytes, version)) = self.store.get(&keys::item(ws, id)).await? else {
+        let key = Key::Record(ws.clone(), id.clone());
+        let Some(Stored { bytes, version }) = self.store.read(&key).await? else {
             return Err(Error::NotFound);
         };
         let owner = owner_of(&bytes).ok_or_else(|| unreadable(id))?;
@@ -278,7 +282,8 @@ impl Index {
 
     /// The record and its validator (the `ETag` to send back in `If-Match`).
     pub async fn get(&self, ws: &Workspace, id: &ItemId) -> Result<(ItemRecord, Option<String>)> {
-        let Some((bytes, version)) = self.store.get(&keys::item(ws, id)).await? else {
+        let key = Key::Record(ws.clone(), id.clone());
+        let Some(Stored { bytes, version }) = self.store.read(&key).await? else {
             return Err(Error::NotFound);
         };
         let record = serde_json::from_slice(&bytes).map_err(|_| unreadable(id))?;
@@ -289,11 +294,13 @@ impl Index {
     /// the owner may; an item with no record is 404 and nothing is deleted.
     pub async fn remove(&self, ws: &Workspace, id: &ItemId, caller: &UserId) -> Result<()> {
         self.owned_record(ws, id, caller).await?;
-        self.store.delete(&keys::marker(ws, id)).await?;
-        self.store
-            .delete(&keys::owner_marker(ws, caller, id))
-            .await?;
-        self.store.delete(&keys::item(ws, id)).await?;
+        for key in [
+            Key::Marker(ws.clone(), id.clone()),
+            Key::OwnerMarker(ws.clone(), caller.clone(), id.clone()),
+            Key::Record(ws.clone(), id.clone()),
+        ] {
+            self.store.delete(&key).await?;
+        }
         self.wrote(ws);
         Ok(())
     }
@@ -301,17 +308,11 @@ impl Index {
     /// A fact under the viewer's own key: "I dismissed this item". Only of an item that has a
     /// record (404 otherwise, and nothing is written).
     pub async fn dismiss(&self, ws: &Workspace, user: &UserId, id: &ItemId) -> Result<()> {
-        match self.store.inner.head(&keys::item(ws, id)).await {
-            Ok(_) => {}
-            Err(object_store::Error::NotFound { .. }) => return Err(Error::NotFound),
-            Err(e) => return Err(e.into()),
+        if !self.store.exists(&Key::Record(ws.clone(), id.clone())).await? {
+            return Err(Error::NotFound);
         }
         self.store
-            .put(
-                &keys::dismissal(ws, user, id),
-                bytes::Bytes::new(),
-                PutMode::Overwrite,
-            )
+            .mark(&Key::Dismissal(ws.clone(), user.clone(), id.clone()))
             .await?;
         self.wrote(ws);
         Ok(())
@@ -336,8 +337,8 @@ impl Index {
         // "Mine" lists the viewer's own markers: its cost does not depend on how busy the
         // workspace is.
         let source = match filter {
-            Filter::All => Markers::All(ws.clone()),
-            Filter::Mine => Markers::Of(ws.clone(), viewer.clone()),
+            Filter::All => Scope::Markers(ws.clone()),
+            Filter::Mine => Scope::OwnerMarkers(ws.clone(), viewer.clone()),
         };
         let (plan, listing_cut) = self
             .plan_markers(&source, now, &dismissed, budget.candidates())
@@ -398,7 +399,7 @@ impl Index {
         for (id, reason) in dead {
             // A viewer's dismissal of an item that is going away goes with it, after it.
             let dismissal = dismissed
-                .contains(&id.to_string())
+                .contains(&id)
                 .then(|| Key::Dismissal(ws.clone(), viewer.clone(), id.clone()));
             if filter == Filter::Mine {
                 // The viewer owns it: its owner marker goes first (otherwise the janitor
@@ -423,13 +424,14 @@ impl Index {
         Ok(Read { page, prune })
     }
 
-    /// List the workspace's markers into a plan. On a sorted store the listing stops once the
-    /// plan holds `budget` candidates (the second value says it stopped early).
+    /// List the workspace's markers into a plan. On a sorted store the listing is read in
+    /// pages of what the plan still lacks, and stops once the plan holds `budget` candidates
+    /// (the second value says it stopped early, so there may be more).
     async fn plan_markers(
         &self,
-        source: &Markers,
+        scope: &Scope,
         now: u64,
-        dismissed: &HashSet<String>,
+        dismissed: &HashSet<ItemId>,
         budget: usize,
     ) -> Result<(crate::plan::Plan, bool)> {
         let ages = Ages {
@@ -437,103 +439,66 @@ impl Index {
             ttl_ms: self.limits.ttl_ms,
             max_skew_ms: self.limits.max_skew_ms,
         };
-        if self.store.order == ListOrder::Sorted {
-            let mut planner = Planner::new(ages, dismissed, budget);
-            let mut listing = self.store.inner.list(Some(&source.prefix()));
-            while let Some(meta) = listing.next().await {
-                if planner.is_full() {
-                    // Full, and the listing goes on: there may be more.
-                    return Ok((planner.finish(), true));
-                }
-                let meta = meta?;
-                let Some(name) = meta.location.filename() else {
-                    continue;
-                };
-                if !planner.push(name) {
-                    // Not in order after all: list everything again and plan from it sorted.
-                    tracing::warn!(store = %self.store.url, "listing was not in key order; sorting it");
-                    let all = self.marker_listing(source).await?;
-                    return Ok((all.plan(ages, dismissed, usize::MAX).0, false));
-                }
-            }
-            Ok((planner.finish(), false))
-        } else {
+        if self.store.order() == ListOrder::Unsorted {
             // The whole listing (the file system has no order); planning stops at the budget,
             // so what lies beyond is left to the janitor.
-            let listing = self.marker_listing(source).await?;
-            Ok(listing.plan(ages, dismissed, budget))
+            let listing = Listing::from_found(&*self.list_all(scope).await?);
+            return Ok(listing.plan(ages, dismissed, budget));
         }
+        let mut planner = Planner::new(ages, dismissed, budget);
+        let mut pages = self.store.pages(scope, None);
+        while let Some(found) = pages.next(planner.missing()).await? {
+            for name in &found.strays {
+                planner.stray(name.clone());
+            }
+            for id in found.ids() {
+                if planner.is_full() {
+                    return Ok((planner.finish(), true));
+                }
+                if !planner.push_id(id) {
+                    // Not in order after all: list everything and plan from it sorted.
+                    tracing::warn!(store = %self.store.url(), "listing was not in key order; sorting it");
+                    let listing = Listing::from_found(&*self.list_all(scope).await?);
+                    return Ok(listing.plan(ages, dismissed, usize::MAX));
+                }
+            }
+            if planner.is_full() {
+                let more = pages.next(1).await?.is_some_and(|f| !f.keys.is_empty());
+                return Ok((planner.finish(), more));
+            }
+        }
+        Ok((planner.finish(), false))
     }
 
-    /// Every marker of a source, parsed and sorted (through the read cache when there is one).
-    async fn marker_listing(&self, source: &Markers) -> Result<Arc<Listing>> {
-        let (this, prefix) = (self.clone(), source.prefix());
-        let list = move || async move {
-            let names: Vec<String> = this.names_under(&prefix).await?.into_iter().collect();
-            Ok(Arc::new(Listing::from_names(&names)))
-        };
-        match &self.cache {
-            Some(cache) => cache
-                .listing(&source.cache_key(), || {
-                    list()
-                        .map(|r: Result<_>| r.map_err(|e| e.to_string()))
-                        .boxed()
-                })
-                .await
-                .map_err(cached_error),
-            None => list().await,
-        }
+    /// Every key of a scope, in key order (through the read cache when there is one).
+    async fn list_all(&self, scope: &Scope) -> Result<Arc<Found>> {
+        Ok(match &self.cache {
+            Some(cache) => cache.list(scope).await?,
+            None => Arc::new(self.store.list(scope).await?),
+        })
     }
 
-    /// The ids this viewer dismissed in `ws` (through the read cache when there is one).
-    async fn dismissals(&self, ws: &Workspace, viewer: &UserId) -> Result<Arc<HashSet<String>>> {
-        let (this, prefix) = (self.clone(), keys::dismissals_of(ws, viewer));
-        let list = move || async move { Ok(Arc::new(this.names_under(&prefix).await?)) };
-        match &self.cache {
-            Some(cache) => cache
-                .names(&format!("{ws}/dismissed/{viewer}"), || {
-                    list()
-                        .map(|r: Result<_>| r.map_err(|e| e.to_string()))
-                        .boxed()
-                })
-                .await
-                .map_err(cached_error),
-            None => list().await,
-        }
+    /// The ids this viewer dismissed in `ws`.
+    async fn dismissals(&self, ws: &Workspace, viewer: &UserId) -> Result<HashSet<ItemId>> {
+        let found = self
+            .list_all(&Scope::Dismissals(ws.clone(), viewer.clone()))
+            .await?;
+        Ok(found.ids().cloned().collect())
     }
 
     /// Read one record (through the read cache when there is one). Errors are `Failed`, never
     /// `NotFound`.
     pub(crate) async fn lookup(&self, ws: &Workspace, id: &ItemId) -> Lookup {
-        let Some(cache) = &self.cache else {
-            return read_record(&self.store, &keys::item(ws, id)).await;
+        let key = Key::Record(ws.clone(), id.clone());
+        let read = match &self.cache {
+            Some(cache) => cache.read(&key).await,
+            None => self.store.read(&key).await,
         };
-        let store = self.store.clone();
-        let path = keys::item(ws, id);
-        let fetch = move || {
-            async move {
-                match read_record(&store, &path).await {
-                    Lookup::Found(b) => Ok(b),
-                    Lookup::NotFound => Err(MISSING.to_string()),
-                    Lookup::Failed(e) => Err(e),
-                }
-            }
-            .boxed()
-        };
-        match cache.record(&format!("{ws}/{id}"), fetch).await {
-            Ok(b) => Lookup::Found(b),
-            Err(e) if e == MISSING => Lookup::NotFound,
-            Err(e) => Lookup::Failed(e),
+        match read {
+            Ok(Some(stored)) => Lookup::Found(stored.bytes),
+            Ok(None) => Lookup::NotFound,
+            Err(e) => Lookup::Failed(e.to_string()),
         }
-    }
-
-    /// The last path segment of every object under `prefix`. An error is an error, never empty.
-    pub async fn names_under(&self, prefix: &Path) -> Result<HashSet<String>> {
-        let metas: Vec<_> = self.store.inner.list(Some(prefix)).try_collect().await?;
-        Ok(metas
-            .into_iter()
-            .filter_map(|m| m.location.filename().map(str::to_string))
-            .collect())
     }
 
     /// Step 8: delete what a read or a sweep found dead, one key at a time; a marker's record
@@ -557,7 +522,7 @@ impl Index {
                 doomed.push(Key::Record(ws.clone(), id.clone()));
             }
             for key in doomed {
-                match self.store.delete(&key.path()).await {
+                match self.store.delete(&key).await {
                     Ok(()) => {
                         tracing::debug!(%key, %reason, "pruned");
                         *report.deleted.entry(key.kind()).or_default() += 1;
@@ -581,53 +546,7 @@ impl Index {
     }
 }
 
-/// A store error shared through the cache, as text.
-fn cached_error(message: String) -> Error {
-    Error::Store(object_store::Error::Generic {
-        store: "pickup",
-        source: message.into(),
-    })
-}
-
-/// Which markers a read lists: the workspace's, or one owner's in it.
-enum Markers {
-    All(Workspace),
-    Of(Workspace, UserId),
-}
-
-impl Markers {
-    fn prefix(&self) -> Path {
-        match self {
-            Markers::All(ws) => keys::markers(ws),
-            Markers::Of(ws, user) => keys::owner_markers(ws, user),
-        }
-    }
-
-    /// `{ws}` or `{ws}/owners/{user}`: the read cache drops every key of `{ws}` on a write.
-    fn cache_key(&self) -> String {
-        match self {
-            Markers::All(ws) => ws.to_string(),
-            Markers::Of(ws, user) => format!("{ws}/owners/{user}"),
-        }
-    }
-}
-
 /// A record that exists but is not one (or not one this version can read).
 fn unreadable(id: &ItemId) -> Error {
-    Error::Store(object_store::Error::Generic {
-        store: "pickup",
-        source: format!("the record of {id} cannot be read as a record").into(),
-    })
-}
-
-async fn read_record(store: &Store, path: &Path) -> Lookup {
-    let got = match store.inner.get(path).await {
-        Ok(got) => got,
-        Err(object_store::Error::NotFound { .. }) => return Lookup::NotFound,
-        Err(e) => return Lookup::Failed(e.to_string()),
-    };
-    match got.bytes().await {
-        Ok(b) => Lookup::Found(b),
-        Err(e) => Lookup::Failed(e.to_string()),
-    }
+    Error::UnreadableRecord(id.clone())
 }

@@ -21,11 +21,10 @@ use crate::error::Result;
 use crate::id::ItemId;
 use crate::index::{Index, Prune};
 use crate::names::{UserId, Workspace};
-use crate::plan::{plan, Ages, Reason};
-use crate::store::{keys, Key, KeyKind};
+use crate::plan::{Ages, Listing, Reason};
+use crate::store::{Key, KeyKind, Scope};
 use crate::verdict::{judge, settle, Verdict};
-use futures::{StreamExt, TryStreamExt};
-use object_store::path::Path;
+use futures::StreamExt;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// How many records a sweep reads at once.
@@ -66,23 +65,21 @@ impl Sweep {
     }
 }
 
-/// Names under `prefix`, with the part of the path below it (`user/id` for dismissals).
-async fn list(index: &Index, prefix: &Path) -> Result<Vec<Path>> {
-    Ok(index
-        .store
-        .inner
-        .list(Some(prefix))
-        .map_ok(|m| m.location)
-        .try_collect()
-        .await?)
+/// The keys of a scope, with the names there that are not keys logged and kept.
+async fn list(index: &Index, scope: Scope) -> Result<Vec<Key>> {
+    let found = index.store().list(&scope).await?;
+    for name in &found.strays {
+        tracing::warn!(%scope, name, "not a key Pickup wrote: kept");
+    }
+    Ok(found.keys)
 }
 
-/// `{root}/{ws}/{user}/{id}` (a dismissal, an owner marker): the user and the id, if both parse.
-fn user_and_id(path: &Path) -> Option<(UserId, ItemId)> {
-    let mut parts = path.parts().skip(2);
-    let user = UserId::parse(parts.next()?.as_ref()).ok()?;
-    let id = ItemId::parse(parts.next()?.as_ref()).ok()?;
-    Some((user, id))
+/// The user and the item of a dismissal or an owner marker.
+fn user_and_id(key: Key) -> Option<(UserId, ItemId)> {
+    match key {
+        Key::Dismissal(_, user, id) | Key::OwnerMarker(_, user, id) => Some((user, id)),
+        Key::Marker(..) | Key::Record(..) => None,
+    }
 }
 
 pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep> {
@@ -90,36 +87,32 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
     let limits = &index.limits;
     // Dismissals and records first, markers last: a key listed before the markers whose marker
     // is then missing has really lost it (ids are never reused), so it is safe to judge.
-    let dismissals: Vec<(UserId, ItemId)> = list(index, &keys::dismissals(ws))
-        .await?
-        .iter()
-        .filter_map(user_and_id)
-        .collect();
-    let owned: Vec<(UserId, ItemId)> = list(index, &keys::all_owner_markers(ws))
-        .await?
-        .iter()
-        .filter_map(user_and_id)
-        .collect();
-    let records: Vec<ItemId> = list(index, &keys::items(ws))
-        .await?
-        .iter()
-        .filter_map(|p| p.filename()?.strip_suffix(".json").map(ItemId::parse)?.ok())
-        .collect();
-    let names: Vec<String> = index
-        .names_under(&keys::markers(ws))
+    let dismissals: Vec<(UserId, ItemId)> = list(index, Scope::AllDismissals(ws.clone()))
         .await?
         .into_iter()
+        .filter_map(user_and_id)
         .collect();
+    let owned: Vec<(UserId, ItemId)> = list(index, Scope::AllOwnerMarkers(ws.clone()))
+        .await?
+        .into_iter()
+        .filter_map(user_and_id)
+        .collect();
+    let records: Vec<ItemId> = list(index, Scope::Records(ws.clone()))
+        .await?
+        .iter()
+        .map(|k| k.id().clone())
+        .collect();
+    let markers = index.store().list(&Scope::Markers(ws.clone())).await?;
     let ages = Ages {
         now_ms: now,
         ttl_ms: limits.ttl_ms,
         max_skew_ms: limits.max_skew_ms,
     };
-    let p = plan(&names, ages, &HashSet::new());
+    let p = Listing::from_found(&markers).plan(ages, &HashSet::new(), usize::MAX).0;
     let mut sweep = Sweep {
         ws: ws.to_string(),
         listed: BTreeMap::from([
-            (KeyKind::Marker, names.len()),
+            (KeyKind::Marker, markers.keys.len() + markers.strays.len()),
             (KeyKind::Record, records.len()),
             (KeyKind::Dismissal, dismissals.len()),
             (KeyKind::OwnerMarker, owned.len()),
@@ -129,7 +122,7 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
     for name in &p.unparsable {
         tracing::warn!(%ws, name, "a marker whose name is not an id: kept");
     }
-    let marked: HashSet<ItemId> = names.iter().filter_map(|n| ItemId::parse(n).ok()).collect();
+    let marked: HashSet<ItemId> = markers.ids().cloned().collect();
     for (id, reason) in p.delete.clone() {
         sweep.deletes.push((Key::Marker(ws.clone(), id), reason));
     }
@@ -203,19 +196,11 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
             sweep.deletes.push((key, Reason::OrphanDismissal));
         }
     }
-    sweep.deletes.sort_by_key(|(key, _)| key.path());
+    sweep.deletes.sort_by(|(a, _), (b, _)| a.cmp(b));
     sweep.backfilled = missing.len();
     if !dry_run {
         for key in &missing {
-            if let Err(e) = index
-                .store
-                .put(
-                    &key.path(),
-                    bytes::Bytes::new(),
-                    object_store::PutMode::Overwrite,
-                )
-                .await
-            {
+            if let Err(e) = index.store().mark(key).await {
                 tracing::warn!(%key, error = %e, "could not write a missing owner marker; the next sweep will");
             }
         }
@@ -231,23 +216,7 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
     Ok(sweep)
 }
 
-/// Every workspace that has any key under `markers/`, `items/` or `dismissed/`.
+/// Every workspace that has any key Pickup writes.
 pub async fn workspaces(index: &Index) -> Result<Vec<Workspace>> {
-    let mut found = std::collections::BTreeSet::new();
-    for root in keys::ROOTS {
-        let listing = index
-            .store
-            .inner
-            .list_with_delimiter(Some(&Path::from(root)))
-            .await?;
-        for prefix in &listing.common_prefixes {
-            match prefix.filename().map(Workspace::parse) {
-                Some(Ok(ws)) => {
-                    found.insert(ws);
-                }
-                _ => tracing::warn!(%prefix, "not a workspace name: skipped"),
-            }
-        }
-    }
-    Ok(found.into_iter().collect())
+    Ok(index.store().workspaces().await?.into_iter().collect())
 }

@@ -141,7 +141,7 @@ impl Plan {
 
 pub struct Planner<'a> {
     ages: Ages,
-    dismissed: &'a HashSet<String>,
+    dismissed: &'a HashSet<ItemId>,
     want: usize,
     /// The newest run of each key seen so far, and how many rivals it has.
     newest_of_key: std::collections::HashMap<String, (ItemId, usize)>,
@@ -151,7 +151,7 @@ pub struct Planner<'a> {
 
 impl<'a> Planner<'a> {
     /// `want`: how many candidates make the plan full (the resolve budget).
-    pub fn new(ages: Ages, dismissed: &'a HashSet<String>, want: usize) -> Self {
+    pub fn new(ages: Ages, dismissed: &'a HashSet<ItemId>, want: usize) -> Self {
         Planner {
             ages,
             dismissed,
@@ -175,6 +175,11 @@ impl<'a> Planner<'a> {
         }
     }
 
+    /// A name in the listing that is not an id: skipped (and logged by the caller).
+    pub fn stray(&mut self, name: String) {
+        self.plan.unparsable.push(name);
+    }
+
     /// [`Planner::push`] for an id parsed already.
     #[must_use]
     pub fn push_id(&mut self, id: &ItemId) -> bool {
@@ -184,9 +189,8 @@ impl<'a> Planner<'a> {
             _ => {}
         }
         self.last = Some(id.clone());
-        let text = id.to_string();
         let expired = self.ages.now_ms.saturating_sub(id.created_ms()) > self.ages.ttl_ms;
-        let dismissed = !expired && self.dismissed.contains(&text);
+        let dismissed = !expired && self.dismissed.contains(id);
         // The newest run of a key is seen first. A later one made more than the clock skew
         // before it is superseded; one within the skew may be the real newest: a rival.
         if let Some((newest, rivals)) = self.newest_of_key.get_mut(id.key().as_str()) {
@@ -219,6 +223,11 @@ impl<'a> Planner<'a> {
         self.plan.candidates.len() >= self.want
     }
 
+    /// How many more candidates would fill the plan: what the next page of a listing needs.
+    pub fn missing(&self) -> usize {
+        self.want.saturating_sub(self.plan.candidates.len())
+    }
+
     pub fn finish(self) -> Plan {
         self.plan
     }
@@ -245,9 +254,20 @@ impl Listing {
         listing
     }
 
+    /// A complete listing's markers (sorted already by [`crate::store::Store::list`]).
+    pub fn from_found(found: &crate::store::Found) -> Self {
+        let mut listing = Listing {
+            ids: found.ids().cloned().collect(),
+            unparsable: found.strays.clone(),
+        };
+        listing.ids.sort_unstable();
+        listing.ids.dedup();
+        listing
+    }
+
     /// Plan until `want` candidates are found (`usize::MAX`: everything). The second value
     /// says whether it stopped before the end: what lies beyond is left for the janitor.
-    pub fn plan(&self, ages: Ages, dismissed: &HashSet<String>, want: usize) -> (Plan, bool) {
+    pub fn plan(&self, ages: Ages, dismissed: &HashSet<ItemId>, want: usize) -> (Plan, bool) {
         let mut planner = Planner::new(ages, dismissed, want);
         planner.plan.unparsable = self.unparsable.clone();
         for (i, id) in self.ids.iter().enumerate() {
@@ -262,7 +282,7 @@ impl Listing {
 }
 
 /// Plan from a complete listing in any order.
-pub fn plan<S: AsRef<str>>(names: &[S], ages: Ages, dismissed: &HashSet<String>) -> Plan {
+pub fn plan<S: AsRef<str>>(names: &[S], ages: Ages, dismissed: &HashSet<ItemId>) -> Plan {
     Listing::from_names(names)
         .plan(ages, dismissed, usize::MAX)
         .0
@@ -379,7 +399,7 @@ mod tests {
     fn dismissed_are_neither_shown_nor_deleted_and_hide_older_runs() {
         let newest = id(NOW - 1, "a");
         let names = [newest.clone(), id(NOW - 2, "a")];
-        let dismissed = HashSet::from([newest.clone()]);
+        let dismissed = HashSet::from([ItemId::parse(&newest).unwrap()]);
         let p = plan(&names, AGES, &dismissed);
         assert!(p.candidates.is_empty());
         assert_eq!(p.dismissed[0].to_string(), newest);
@@ -418,8 +438,8 @@ mod tests {
         fn plan_invariants(raw in arb_ids(), dismiss_mask in any::<u64>()) {
             let names: Vec<String> = raw.iter().map(|(age, k)| id(NOW - age, k)).collect();
             let ids: HashSet<String> = names.iter().cloned().collect();
-            let dismissed: HashSet<String> = ids.iter().enumerate()
-                .filter(|(i, _)| dismiss_mask >> (i % 64) & 1 == 1).map(|(_, s)| s.clone()).collect();
+            let dismissed: HashSet<ItemId> = ids.iter().enumerate()
+                .filter(|(i, _)| dismiss_mask >> (i % 64) & 1 == 1).map(|(_, s)| ItemId::parse(s).unwrap()).collect();
             let p = plan(&names, AGES, &dismissed);
 
             let mut newest: HashMap<String, ItemId> = HashMap::new();
@@ -440,7 +460,7 @@ mod tests {
             prop_assert!(p.candidates.windows(2).all(|w| w[0] < w[1]));
             // Every distinct id is in exactly one bucket.
             prop_assert_eq!(p.candidates.len() + p.dismissed.len() + p.delete.len(), ids.len());
-            prop_assert!(p.candidates.iter().all(|c| !dismissed.contains(&c.to_string())));
+            prop_assert!(p.candidates.iter().all(|c| !dismissed.contains(c)));
             prop_assert!(MAX_CREATED_MS > NOW);
         }
 

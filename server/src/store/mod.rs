@@ -1,0 +1,312 @@
+//! The object store, and the only code in Pickup that speaks object_store. Everything else
+//! names [`Key`]s and [`Scope`]s and gets typed answers ([`StoreError`]).
+//!
+//! - `key`: the key space (paths made and parsed back);
+//! - `open`: from a `PICKUP_STORE` URL to a store;
+//! - `pages`: listings in pages sized to the reader;
+//! - `retry`: transient faults retried, ambiguous writes settled by reading back;
+//! - `version`: object versions and the `ETag` validators made of them.
+//!
+//! Built the way object_store's own wrapper stores are: around any `Arc<dyn ObjectStore>`
+//! (tests wrap theirs in fault injectors), with the behaviour Pickup needs on top.
+
+mod error;
+mod key;
+mod open;
+mod pages;
+mod retry;
+mod version;
+
+pub use error::{is_transient, Result, StoreError};
+pub use key::{Found, Key, KeyKind, Scope, ROOTS};
+pub use open::StoreUrlError;
+pub use pages::Pages;
+pub use retry::Retry;
+pub use version::{BadValidator, Version};
+
+use crate::id::ItemId;
+use crate::names::Workspace;
+use bytes::Bytes;
+use object_store::list::PaginatedListStore;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+/// Whether a listing comes back in ascending key order, which lets the reader stop early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListOrder {
+    Sorted,
+    Unsorted,
+}
+
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<dyn ObjectStore>,
+    /// The paginated listing of the same store, on the clouds that have one.
+    pages: Option<Paged>,
+    order: ListOrder,
+    /// The URL it was opened from, for logs.
+    url: String,
+    retry: Retry,
+}
+
+#[derive(Clone)]
+struct Paged {
+    store: Arc<dyn PaginatedListStore>,
+    /// The prefix of the store's URL (`s3://bucket/{root}`), which `inner` adds itself.
+    root: String,
+}
+
+/// An object read, with the version it was read at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stored {
+    pub bytes: Bytes,
+    pub version: Version,
+}
+
+/// What a conditional write of a record expects to find.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expect {
+    /// Nothing: the write creates the key and fails with [`StoreError::Exists`] if it is there.
+    Absent,
+    /// This version: the write fails with [`StoreError::Precondition`] if it changed.
+    Version(Version),
+    /// Anything: a plain overwrite.
+    Any,
+}
+
+impl Store {
+    /// A store around any `ObjectStore`, listed through `ObjectStore::list`.
+    pub fn wrap(inner: Arc<dyn ObjectStore>, order: ListOrder, url: &str) -> Self {
+        Store {
+            inner,
+            pages: None,
+            order,
+            url: url.into(),
+            retry: Retry::default(),
+        }
+    }
+
+    /// List through `store`'s paginated listing instead: the same objects as `inner`, under
+    /// `root` (the prefix `inner` adds itself, if it is a `PrefixStore`).
+    pub fn with_pages(mut self, store: Arc<dyn PaginatedListStore>, root: &Path) -> Self {
+        self.pages = Some(Paged {
+            store,
+            root: root.as_ref().to_string(),
+        });
+        self
+    }
+
+    pub fn with_retry(mut self, retry: Retry) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    pub fn memory() -> Self {
+        Self::wrap(
+            Arc::new(object_store::memory::InMemory::new()),
+            ListOrder::Sorted,
+            "memory://",
+        )
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn order(&self) -> ListOrder {
+        self.order
+    }
+
+    /// Whether listings ask the store for pages of the size the reader needs.
+    pub fn lists_in_pages(&self) -> bool {
+        self.pages.is_some()
+    }
+
+    // ---- reads ----------------------------------------------------------------------------
+
+    /// A scope's keys, a page at a time; with `after`, only items older than that one.
+    pub fn pages(&self, scope: &Scope, after: Option<&ItemId>) -> Pages {
+        Pages::new(self, scope, after)
+    }
+
+    /// A scope's keys, all of them.
+    pub async fn list(&self, scope: &Scope) -> Result<Found> {
+        self.pages(scope, None).rest().await
+    }
+
+    /// A key's bytes and version, or `None` if it does not exist.
+    pub async fn read(&self, key: &Key) -> Result<Option<Stored>> {
+        match self.inner.get(&key.path()).await {
+            Ok(got) => {
+                let version = Version::of(&got);
+                Ok(Some(Stored {
+                    bytes: got.bytes().await?,
+                    version,
+                }))
+            }
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Whether a key exists, without reading it.
+    pub async fn exists(&self, key: &Key) -> Result<bool> {
+        match self.inner.head(&key.path()).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Every workspace that has any key under one of [`ROOTS`]. Names that are not
+    /// workspaces are skipped and logged.
+    pub async fn workspaces(&self) -> Result<BTreeSet<Workspace>> {
+        let mut found = BTreeSet::new();
+        for root in ROOTS {
+            let listing = self.inner.list_with_delimiter(Some(&Path::from(root))).await?;
+            for prefix in &listing.common_prefixes {
+                match prefix.filename().map(Workspace::parse) {
+                    Some(Ok(ws)) => {
+                        found.insert(ws);
+                    }
+                    _ => tracing::warn!(%prefix, "not a workspace name: skipped"),
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// Whether the store answers: a HEAD of a key that never exists ("not found" is an answer).
+    pub async fn ready(&self) -> Result<()> {
+        match self.inner.head(&Path::from("markers/.readyz")).await {
+            Ok(_) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The store's own clock, in ms since the epoch: an empty probe is written, its
+    /// last-modified time read back, and the probe deleted. Every server sees the same clock
+    /// here, whatever its own says.
+    pub async fn now_ms(&self) -> Result<u64> {
+        let probe = Path::from(format!("clock/{}", probe_name()));
+        self.inner.put(&probe, PutPayload::new()).await?;
+        let head = self.inner.head(&probe).await;
+        self.delete_path(&probe).await?;
+        Ok(head?.last_modified.timestamp_millis().max(0) as u64)
+    }
+
+    // ---- writes ---------------------------------------------------------------------------
+
+    /// Write a record's bytes as `expect` says, retrying transient faults.
+    pub async fn write(&self, key: &Key, bytes: Bytes, expect: Expect) -> Result<Version> {
+        let mode = match expect {
+            Expect::Absent => PutMode::Create,
+            Expect::Any => PutMode::Overwrite,
+            Expect::Version(v) => PutMode::Update(UpdateVersion {
+                e_tag: v.e_tag,
+                version: v.version,
+            }),
+        };
+        self.put(&key.path(), bytes, mode).await
+    }
+
+    /// Put an empty key (a marker, an owner marker, a dismissal): a fact, idempotent.
+    pub async fn mark(&self, key: &Key) -> Result<()> {
+        self.put(&key.path(), Bytes::new(), PutMode::Overwrite)
+            .await
+            .map(drop)
+    }
+
+    /// Delete a key, retrying transient faults; a key already gone is fine.
+    pub async fn delete(&self, key: &Key) -> Result<()> {
+        self.delete_path(&key.path()).await
+    }
+
+    /// Write `bytes` at `path` with `mode`, retrying transient faults with back-off.
+    ///
+    /// A retry of a create-only or conditional put that meets `AlreadyExists` / `Precondition`
+    /// may be meeting its own earlier try, applied by the store after the answer was lost: the
+    /// key is read back, and if it holds exactly these bytes the write is ours and succeeded.
+    /// Otherwise the conflict is real and returned as it came.
+    async fn put(&self, path: &Path, bytes: Bytes, mode: PutMode) -> Result<Version> {
+        let mut delays = self.retry.delays();
+        let mut ambiguous = false;
+        loop {
+            let opts = PutOptions {
+                mode: mode.clone(),
+                ..Default::default()
+            };
+            let err = match self
+                .inner
+                .put_opts(path, PutPayload::from_bytes(bytes.clone()), opts)
+                .await
+            {
+                Ok(r) => {
+                    return Ok(Version {
+                        e_tag: r.e_tag,
+                        version: r.version,
+                    })
+                }
+                Err(
+                    e @ (object_store::Error::AlreadyExists { .. }
+                    | object_store::Error::Precondition { .. }),
+                ) if ambiguous => match self.read_back(path, &bytes).await {
+                    Ok(Some(v)) => return Ok(v),
+                    Ok(None) => return Err(e.into()),
+                    Err(read_err) => read_err,
+                },
+                Err(e) => e,
+            };
+            if !is_transient(&err) {
+                return Err(err.into());
+            }
+            let Some(delay) = delays.next() else {
+                return Err(err.into());
+            };
+            tracing::warn!(%path, error = %err, ?delay, "store write failed; retrying");
+            ambiguous = true;
+            tokio::time::sleep(delay).await;
+        }
+    }
+
+    /// After an ambiguous write: the object's version if it holds exactly `bytes`.
+    async fn read_back(&self, path: &Path, bytes: &[u8]) -> object_store::Result<Option<Version>> {
+        match self.inner.get(path).await {
+            Ok(got) => {
+                let version = Version::of(&got);
+                Ok((got.bytes().await?.as_ref() == bytes).then_some(version))
+            }
+            // Gone again (removed in between): not ours to claim.
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn delete_path(&self, path: &Path) -> Result<()> {
+        let mut delays = self.retry.delays();
+        loop {
+            match self.inner.delete(path).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => return Ok(()),
+                Err(e) if is_transient(&e) => match delays.next() {
+                    Some(delay) => tokio::time::sleep(delay).await,
+                    None => return Err(e.into()),
+                },
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+}
+
+/// A name no other server's probe has: this process's id and a counter.
+fn probe_name() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let host = std::process::id();
+    format!(
+        "{host}-{}-{}",
+        N.fetch_add(1, Ordering::Relaxed),
+        chrono::Utc::now().timestamp_nanos_opt().unwrap_or(0)
+    )
+}

@@ -1,0 +1,161 @@
+//! Listing a scope a page at a time, in pages as small as the reader needs.
+//!
+//! object_store's `list` asks S3 and GCS for pages of up to 1,000 keys and Azure for up to
+//! 5,000, so a read that needs 24 names would pay for a first page that grows with the
+//! workspace. On those three, [`Pages`] uses `list_paginated` with `max_keys` set to what the
+//! reader asks for, and follows the page token while it asks for more. Elsewhere (memory, the
+//! local file system) it takes what it is asked for from the plain listing.
+
+use super::error::Result;
+use super::key::{Found, Scope};
+use super::{ListOrder, Store};
+use crate::id::ItemId;
+use futures::stream::BoxStream;
+use futures::StreamExt;
+use object_store::list::{PaginatedListOptions, PaginatedListStore};
+use object_store::path::Path;
+use object_store::ObjectMeta;
+use std::sync::Arc;
+
+/// The most keys one page may ask for (S3's and GCS's own limit).
+const MAX_PAGE: usize = 1_000;
+
+/// A listing of one scope, read a page at a time. On a sorted store the keys come in key
+/// order (newest item first); on others, in no order, and the caller sorts.
+pub struct Pages {
+    scope: Scope,
+    /// Only keys of items older than this one (the cursor of "Show older").
+    after: Option<ItemId>,
+    source: Source,
+    /// Keys seen so far, for the log line that reports a listing's cost.
+    pub returned: usize,
+}
+
+enum Source {
+    Paginated {
+        store: Arc<dyn PaginatedListStore>,
+        /// `{root}/{scope}/`: the raw prefix (a paginated listing adds no delimiter itself).
+        prefix: String,
+        /// The store's root, stripped from what it returns to get Pickup's paths.
+        root: String,
+        offset: Option<String>,
+        token: Option<String>,
+        done: bool,
+    },
+    Stream(BoxStream<'static, object_store::Result<ObjectMeta>>),
+}
+
+impl Pages {
+    pub(super) fn new(store: &Store, scope: &Scope, after: Option<&ItemId>) -> Self {
+        let offset = after.and_then(|id| scope.key_of(id)).map(|k| k.path());
+        let source = match &store.pages {
+            Some(paged) => {
+                let under = |p: &Path| join(&paged.root, p.as_ref());
+                Source::Paginated {
+                    store: paged.store.clone(),
+                    prefix: format!("{}/", under(&scope.prefix())),
+                    root: paged.root.clone(),
+                    offset: offset.as_ref().map(under),
+                    token: None,
+                    done: false,
+                }
+            }
+            None => {
+                let prefix = scope.prefix();
+                let listing = match (&offset, store.order) {
+                    (Some(offset), ListOrder::Sorted) => {
+                        store.inner.list_with_offset(Some(&prefix), offset)
+                    }
+                    _ => store.inner.list(Some(&prefix)),
+                };
+                Source::Stream(listing)
+            }
+        };
+        Pages {
+            scope: scope.clone(),
+            after: after.cloned(),
+            source,
+            returned: 0,
+        }
+    }
+
+    /// The next keys, about `want` of them (a page may be shorter, and a short page is not
+    /// the end); `None` once the listing is over. An error is an error, never an end.
+    pub async fn next(&mut self, want: usize) -> Result<Option<Found>> {
+        let want = want.clamp(1, MAX_PAGE);
+        let mut found = Found::default();
+        match &mut self.source {
+            Source::Paginated {
+                store,
+                prefix,
+                root,
+                offset,
+                token,
+                done,
+            } => {
+                if *done {
+                    return Ok(None);
+                }
+                let page = store
+                    .list_paginated(
+                        Some(prefix),
+                        PaginatedListOptions {
+                            offset: offset.clone(),
+                            max_keys: Some(want),
+                            page_token: token.clone(),
+                            ..Default::default()
+                        },
+                    )
+                    .await?;
+                *token = page.page_token;
+                *done = token.is_none();
+                for meta in &page.result.objects {
+                    let path = meta.location.as_ref();
+                    let path = path.strip_prefix(root.as_str()).unwrap_or(path);
+                    match Path::parse(path.trim_start_matches('/')) {
+                        Ok(path) => found.push(&self.scope, &path),
+                        Err(_) => found.strays.push(path.to_string()),
+                    }
+                }
+            }
+            Source::Stream(listing) => {
+                while found.keys.len() + found.strays.len() < want {
+                    match listing.next().await {
+                        Some(meta) => found.push(&self.scope, &meta?.location),
+                        None if found.keys.is_empty() && found.strays.is_empty() => {
+                            return Ok(None)
+                        }
+                        None => break,
+                    }
+                }
+            }
+        }
+        self.returned += found.keys.len() + found.strays.len();
+        // A store that cannot start at the offset (or does not list in order) lists it all.
+        if let Some(after) = &self.after {
+            found.keys.retain(|k| k.id() > after);
+        }
+        Ok(Some(found))
+    }
+
+    /// Everything left, in one [`Found`], in key order whatever the store's.
+    pub async fn rest(mut self) -> Result<Found> {
+        let mut all = Found::default();
+        while let Some(found) = self.next(MAX_PAGE).await? {
+            all.keys.extend(found.keys);
+            all.strays.extend(found.strays);
+        }
+        all.keys.sort_unstable();
+        all.keys.dedup();
+        Ok(all)
+    }
+}
+
+/// `root/path`, or `path` when there is no root.
+fn join(root: &str, path: &str) -> String {
+    if root.is_empty() {
+        path.to_string()
+    } else {
+        format!("{root}/{path}")
+    }
+}
