@@ -79,6 +79,9 @@ impl PruneReport {
 pub struct Read {
     pub page: RecentPage,
     pub prune: Prune,
+    /// How many keys the listing took from the store (on the clouds, all it returned): what a
+    /// read costs in listing, whatever the workspace's size.
+    pub listed: usize,
 }
 
 impl Index {
@@ -340,7 +343,7 @@ impl Index {
             Filter::All => Scope::Markers(ws.clone()),
             Filter::Mine => Scope::OwnerMarkers(ws.clone(), viewer.clone()),
         };
-        let (plan, listing_cut) = self
+        let (plan, listing_cut, listed) = self
             .plan_markers(&source, now, &dismissed, budget.candidates())
             .await?;
         // Markers to delete, by id: planned by name, then found dead by their records.
@@ -421,19 +424,24 @@ impl Index {
             generated_at: crate::record::ms_to_time(now)
                 .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         };
-        Ok(Read { page, prune })
+        Ok(Read {
+            page,
+            prune,
+            listed,
+        })
     }
 
     /// List the workspace's markers into a plan. On a sorted store the listing is read in
     /// pages of what the plan still lacks, and stops once the plan holds `budget` candidates
-    /// (the second value says it stopped early, so there may be more).
+    /// (the second value says it stopped early, so there may be more; the third is how many
+    /// keys it listed).
     async fn plan_markers(
         &self,
         scope: &Scope,
         now: u64,
         dismissed: &HashSet<ItemId>,
         budget: usize,
-    ) -> Result<(crate::plan::Plan, bool)> {
+    ) -> Result<(crate::plan::Plan, bool, usize)> {
         let ages = Ages {
             now_ms: now,
             ttl_ms: self.limits.ttl_ms,
@@ -442,32 +450,36 @@ impl Index {
         if self.store.order() == ListOrder::Unsorted {
             // The whole listing (the file system has no order); planning stops at the budget,
             // so what lies beyond is left to the janitor.
-            let listing = Listing::from_found(&*self.list_all(scope).await?);
-            return Ok(listing.plan(ages, dismissed, budget));
+            let found = self.list_all(scope).await?;
+            let (plan, cut) = Listing::from_found(&found).plan(ages, dismissed, budget);
+            return Ok((plan, cut, found.keys.len() + found.strays.len()));
         }
         let mut planner = Planner::new(ages, dismissed, budget);
         let mut pages = self.store.pages(scope, None);
-        while let Some(found) = pages.next(planner.missing()).await? {
+        // One more than the plan lacks: the extra key says whether there is more.
+        while let Some(found) = pages.next(planner.missing() + 1).await? {
             for name in &found.strays {
                 planner.stray(name.clone());
             }
             for id in found.ids() {
                 if planner.is_full() {
-                    return Ok((planner.finish(), true));
+                    return Ok((planner.finish(), true, pages.returned));
                 }
                 if !planner.push_id(id) {
                     // Not in order after all: list everything and plan from it sorted.
                     tracing::warn!(store = %self.store.url(), "listing was not in key order; sorting it");
-                    let listing = Listing::from_found(&*self.list_all(scope).await?);
-                    return Ok(listing.plan(ages, dismissed, usize::MAX));
+                    let found = self.list_all(scope).await?;
+                    let listed = pages.returned + found.keys.len() + found.strays.len();
+                    let (plan, _) = Listing::from_found(&found).plan(ages, dismissed, usize::MAX);
+                    return Ok((plan, false, listed));
                 }
             }
             if planner.is_full() {
                 let more = pages.next(1).await?.is_some_and(|f| !f.keys.is_empty());
-                return Ok((planner.finish(), more));
+                return Ok((planner.finish(), more, pages.returned));
             }
         }
-        Ok((planner.finish(), false))
+        Ok((planner.finish(), false, pages.returned))
     }
 
     /// Every key of a scope, in key order (through the read cache when there is one).

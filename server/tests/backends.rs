@@ -17,7 +17,6 @@ use backends::{backends, Backend};
 use common::fault::{FaultStore, Op};
 use common::*;
 use futures::StreamExt;
-use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use pickup::clock::{Clock, ManualClock};
 use pickup::error::Error;
 use pickup::id::ItemId;
@@ -25,7 +24,7 @@ use pickup::index::Index;
 use pickup::names::{SubKey, UserId, Workspace};
 use pickup::plan::Reason;
 use pickup::record::ItemUpdate;
-use pickup::store::{keys, Store};
+use pickup::store::{Expect, Scope, Store, StoreError};
 use pickup::verdict::Limits;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -47,8 +46,7 @@ fn index(store: Store, clock: &ManualClock) -> Index {
 
 /// The same store, behind the fault wrapper, so a test can count what the index listed and read.
 fn counted(store: &Store, clock: &ManualClock) -> (Index, Arc<FaultStore>) {
-    let faults = Arc::new(FaultStore::new(store.inner.clone()));
-    (index_on(faults.clone(), store.order, clock), faults)
+    faulty(store, clock)
 }
 
 fn id_of(s: &str) -> ItemId {
@@ -63,14 +61,14 @@ fn done(test: &str, b: &Backend, started: Instant) {
     );
 }
 
-/// The names under `prefix` in the order the store's listing yields them.
-async fn listed_in_order(store: &Store, prefix: &object_store::path::Path) -> Vec<String> {
-    store
-        .inner
-        .list(Some(prefix))
-        .map(|m| m.unwrap().location.filename().unwrap().to_string())
-        .collect()
-        .await
+/// The ids of a scope in the order the store's listing yields them.
+async fn listed_in_order(store: &Store, scope: Scope) -> Vec<String> {
+    let mut pages = store.pages(&scope, None);
+    let mut out = Vec::new();
+    while let Some(found) = pages.next(1_000).await.unwrap() {
+        out.extend(found.ids().map(|id| id.to_string()));
+    }
+    out
 }
 
 fn up(status: Status, progress: f64) -> ItemUpdate {
@@ -126,7 +124,7 @@ async fn register_and_list() {
         );
         if b.sorted {
             assert_eq!(
-                listed_in_order(&store, &keys::markers(&ws())).await,
+                listed_in_order(&store, scope::markers(&ws())).await,
                 ids,
                 "{}: a sorted store lists in key order",
                 b.name
@@ -173,11 +171,10 @@ async fn ordered_early_stop_and_list_time() {
         let t_reg = Instant::now();
         let ids: Vec<String> = futures::stream::iter(0..N)
             .map(|i| {
-                let inner = store.inner.clone();
-                let order = store.order;
+                let store = store.clone();
                 async move {
                     // Each its own millisecond: item i is created at T0 + i.
-                    let at = index_on(inner, order, &ManualClock::new(T0 + i));
+                    let at = index_of(store, &ManualClock::new(T0 + i));
                     at.register(
                         &ws(),
                         &new_item(&format!("k{i}"), Status::Running),
@@ -200,19 +197,35 @@ async fn ordered_early_stop_and_list_time() {
         let mut list_ms = Vec::new();
         for _ in 0..3 {
             let t = Instant::now();
-            let names = index.names_under(&keys::markers(&ws())).await.unwrap();
+            let names = names(index.store(), scope::markers(&ws())).await;
             list_ms.push(t.elapsed().as_secs_f64() * 1e3);
             assert_eq!(names.len(), N as usize, "{}", b.name);
         }
         if b.sorted {
             assert_eq!(
-                listed_in_order(&store, &keys::markers(&ws())).await,
+                listed_in_order(&store, scope::markers(&ws())).await,
                 sorted_ids,
                 "{}: a sorted store lists 1,500 markers in key order",
                 b.name
             );
         }
 
+        // Without a layer in between: on the clouds, the store's own pages, sized to the read.
+        let t = Instant::now();
+        let direct = index
+            .recent(&ws(), &alice(), Filter::All, Some(8))
+            .await
+            .unwrap();
+        let direct_ms = t.elapsed().as_secs_f64() * 1e3;
+        if b.sorted {
+            assert!(
+                direct.listed <= pickup::plan::Budget::new(8).candidates() + 1,
+                "{}: the store returned {} keys of 1,500 markers for a read of 8 (in pages: {})",
+                b.name,
+                direct.listed,
+                store.lists_in_pages()
+            );
+        }
         let (counting, faults) = counted(&store, &clock);
         let t = Instant::now();
         let read = counting
@@ -254,8 +267,17 @@ async fn ordered_early_stop_and_list_time() {
         assert_eq!((sweep.markers(), sweep.deletes.len()), (N as usize, 0));
         list_ms.sort_by(f64::total_cmp);
         println!(
-            "ordered_early_stop_and_list_time: backend {}: 1,500 markers registered in {reg_s:.1} s (32 at a time); listing all 1,500: {:.0} ms (median of 3; {:.0}..{:.0} ms); a read of 8 cards listed {listed} markers and took {read_ms:.0} ms; a janitor sweep (1,500 record reads) took {sweep_s:.1} s",
-            b.name, list_ms[1], list_ms[0], list_ms[2]
+            "ordered_early_stop_and_list_time: backend {}: 1,500 markers registered in {reg_s:.1} s (32 at a time); listing all 1,500: {:.0} ms (median of 3; {:.0}..{:.0} ms); a read of 8 cards took {direct_ms:.0} ms, the store returning {} keys ({}), and {read_ms:.0} ms through a layer that lists plainly (it took {listed}); a janitor sweep (1,500 record reads) took {sweep_s:.1} s",
+            b.name,
+            list_ms[1],
+            list_ms[0],
+            list_ms[2],
+            direct.listed,
+            if store.lists_in_pages() {
+                "in pages sized to the read"
+            } else {
+                "one listing"
+            }
         );
         done("ordered_early_stop_and_list_time", &b, started);
     }
@@ -291,7 +313,7 @@ async fn age_prune_by_name() {
         );
         assert_eq!(
             paths(&read.prune.deletes),
-            vec![(keys::marker(&ws(), &id_of(&old.id)), Reason::Expired)]
+            vec![(key::marker(&ws(), &id_of(&old.id)), Reason::Expired)]
         );
         index.apply(&read.prune).await;
         assert_eq!(markers(&index).await, vec![young.id], "{}", b.name);
@@ -337,7 +359,7 @@ async fn dedupe_older_runs() {
         assert_eq!(
             paths(&read.prune.deletes),
             vec![(
-                keys::marker(&ws(), &id_of(&first.id)),
+                key::marker(&ws(), &id_of(&first.id)),
                 Reason::Superseded(second.id.clone())
             )]
         );
@@ -378,10 +400,10 @@ async fn dead_items_and_unreadable_records() {
             .await
             .unwrap();
         store
-            .inner
-            .put(
-                &keys::item(&ws(), &id_of(&garbled.id)),
-                PutPayload::from_static(b"{not json"),
+            .write(
+                &key::item(&ws(), &id_of(&garbled.id)),
+                bytes::Bytes::from_static(b"{not json"),
+                Expect::Any,
             )
             .await
             .unwrap();
@@ -408,18 +430,18 @@ async fn dead_items_and_unreadable_records() {
             b.name
         );
         let mut dead: Vec<_> = paths(&read.prune.deletes);
-        dead.sort_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
+        dead.sort_by(|a, b| a.0.cmp(&b.0));
         let mut want = vec![
             (
-                keys::marker(&ws(), &id_of(&failed.id)),
+                key::marker(&ws(), &id_of(&failed.id)),
                 Reason::FinishedLongAgo,
             ),
             (
-                keys::marker(&ws(), &id_of(&finished.id)),
+                key::marker(&ws(), &id_of(&finished.id)),
                 Reason::FinishedLongAgo,
             ),
         ];
-        want.sort_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
+        want.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(dead, want, "{}", b.name);
         let report = index.apply(&read.prune).await;
         assert_eq!((report.total(), report.failed), (4, 0));
@@ -454,15 +476,15 @@ async fn dead_items_and_unreadable_records() {
         let a = UserId::parse("a").unwrap();
         let mut want = vec![
             (
-                keys::owner_marker(&ws(), &a, &id_of(&failed.id)),
+                key::owner_marker(&ws(), &a, &id_of(&failed.id)),
                 Reason::OrphanOwnerMarker,
             ),
             (
-                keys::owner_marker(&ws(), &a, &id_of(&finished.id)),
+                key::owner_marker(&ws(), &a, &id_of(&finished.id)),
                 Reason::OrphanOwnerMarker,
             ),
         ];
-        want.sort_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
+        want.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(sweep.unknown, 1, "{}", b.name);
         assert_eq!(paths(&sweep.deletes), want, "{}", b.name);
         done("dead_items_and_unreadable_records", &b, started);
@@ -478,11 +500,7 @@ async fn grace_for_a_recordless_marker() {
         let clock = ManualClock::new(T0);
         let index = index(store.clone(), &clock);
         let id = ItemId::new(T0, SubKey::parse("early").unwrap()).unwrap();
-        store
-            .inner
-            .put(&keys::marker(&ws(), &id), PutPayload::new())
-            .await
-            .unwrap();
+        store.mark(&key::marker(&ws(), &id)).await.unwrap();
         clock.advance(30_000);
         let read = index
             .recent(&ws(), &alice(), Filter::All, None)
@@ -503,7 +521,7 @@ async fn grace_for_a_recordless_marker() {
             .unwrap();
         assert_eq!(
             paths(&read.prune.deletes),
-            vec![(keys::marker(&ws(), &id), Reason::NoRecord)]
+            vec![(key::marker(&ws(), &id), Reason::NoRecord)]
         );
         index.apply(&read.prune).await;
         assert!(markers(&index).await.is_empty(), "{}", b.name);
@@ -565,11 +583,11 @@ async fn dismissals_are_per_viewer() {
             paths(&read.prune.deletes),
             vec![
                 (
-                    keys::marker(&ws(), &k1_id),
+                    key::marker(&ws(), &k1_id),
                     Reason::Superseded(k2.id.clone())
                 ),
                 (
-                    keys::dismissal(&ws(), &alice(), &k1_id),
+                    key::dismissal(&ws(), &alice(), &k1_id),
                     Reason::OrphanDismissal
                 )
             ]
@@ -581,7 +599,7 @@ async fn dismissals_are_per_viewer() {
         let read = page("bob").await;
         assert_eq!(
             paths(&read.prune.deletes),
-            vec![(keys::marker(&ws(), &a_id), Reason::FinishedLongAgo)]
+            vec![(key::marker(&ws(), &a_id), Reason::FinishedLongAgo)]
         );
         index.apply(&read.prune).await;
         let sweep = pickup::janitor::sweep(&index, &ws(), false).await.unwrap();
@@ -591,15 +609,15 @@ async fn dismissals_are_per_viewer() {
             paths(&sweep.deletes),
             vec![
                 (
-                    keys::dismissal(&ws(), &alice(), &a_id),
+                    key::dismissal(&ws(), &alice(), &a_id),
                     Reason::OrphanDismissal
                 ),
                 (
-                    keys::owner_marker(&ws(), &owner_a, &a_id),
+                    key::owner_marker(&ws(), &owner_a, &a_id),
                     Reason::OrphanOwnerMarker
                 ),
                 (
-                    keys::owner_marker(&ws(), &owner_a, &k1_id),
+                    key::owner_marker(&ws(), &owner_a, &k1_id),
                     Reason::OrphanOwnerMarker
                 ),
             ],
@@ -607,10 +625,8 @@ async fn dismissals_are_per_viewer() {
             b.name
         );
         assert_eq!(markers(&index).await, vec![k2.id.clone()]);
-        assert!(index
-            .names_under(&keys::dismissals(&ws()))
+        assert!(names(index.store(), scope::dismissals(&ws()))
             .await
-            .unwrap()
             .is_empty());
         done("dismissals_are_per_viewer", &b, started);
     }
@@ -643,11 +659,7 @@ async fn janitor_sweeps_workspaces() {
         let dup2 = reg("dup", Status::Running).await;
         let failed = reg("failed", Status::Failed).await;
         let ghost = ItemId::new(clock.now_ms(), SubKey::parse("ghost").unwrap()).unwrap();
-        store
-            .inner
-            .put(&keys::marker(&ws(), &ghost), PutPayload::new())
-            .await
-            .unwrap();
+        store.mark(&key::marker(&ws(), &ghost)).await.unwrap();
         let live = reg("live", Status::Running).await;
         let gone = reg("gone", Status::Running).await;
         index.dismiss(&ws(), &alice(), &id_of(&gone)).await.unwrap();
@@ -658,11 +670,7 @@ async fn janitor_sweeps_workspaces() {
             .unwrap();
         clock.advance(25 * HOUR);
         let fresh = ItemId::new(clock.now_ms(), SubKey::parse("fresh").unwrap()).unwrap();
-        store
-            .inner
-            .put(&keys::marker(&ws(), &fresh), PutPayload::new())
-            .await
-            .unwrap();
+        store.mark(&key::marker(&ws(), &fresh)).await.unwrap();
         let beta = Workspace::parse("beta").unwrap();
         index
             .register(&beta, &new_item("x", Status::Running), owner("a"))
@@ -684,27 +692,27 @@ async fn janitor_sweeps_workspaces() {
         );
 
         let mut want = vec![
-            (keys::marker(&ws(), &id_of(&old)), Reason::Expired),
+            (key::marker(&ws(), &id_of(&old)), Reason::Expired),
             (
-                keys::marker(&ws(), &id_of(&dup1)),
+                key::marker(&ws(), &id_of(&dup1)),
                 Reason::Superseded(dup2.clone()),
             ),
             (
-                keys::marker(&ws(), &id_of(&failed)),
+                key::marker(&ws(), &id_of(&failed)),
                 Reason::FinishedLongAgo,
             ),
-            (keys::marker(&ws(), &ghost), Reason::NoRecord),
+            (key::marker(&ws(), &ghost), Reason::NoRecord),
             (
-                keys::dismissal(&ws(), &alice(), &id_of(&gone)),
+                key::dismissal(&ws(), &alice(), &id_of(&gone)),
                 Reason::OrphanDismissal,
             ),
         ];
         // The dead items' owner markers go with their markers (the ghost never had one).
         for id in [&old, &dup1, &failed] {
-            let key = keys::owner_marker(&ws(), &user("a"), &id_of(id));
+            let key = key::owner_marker(&ws(), &user("a"), &id_of(id));
             want.push((key, Reason::OrphanOwnerMarker));
         }
-        want.sort_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
+        want.sort_by(|a, b| a.0.cmp(&b.0));
         let before = markers(&index).await;
         let dry = pickup::janitor::sweep(&index, &ws(), true).await.unwrap();
         assert_eq!(paths(&dry.deletes), want, "{}: what and why", b.name);
@@ -731,10 +739,8 @@ async fn janitor_sweeps_workspaces() {
         let mut left = vec![dup2.clone(), live.clone(), fresh.to_string()];
         left.sort();
         assert_eq!(markers(&index).await, left, "{}", b.name);
-        let dismissals: BTreeSet<String> = index
-            .names_under(&keys::dismissals(&ws()))
+        let dismissals: BTreeSet<String> = names(index.store(), scope::dismissals(&ws()))
             .await
-            .unwrap()
             .into_iter()
             .collect();
         assert_eq!(dismissals, BTreeSet::from([live.clone()]), "{}", b.name);
@@ -758,20 +764,15 @@ async fn conditional_update() {
             .await
             .unwrap();
         let id = id_of(&r.id);
-        let create = PutOptions {
-            mode: PutMode::Create,
-            ..Default::default()
-        };
         let again = store
-            .inner
-            .put_opts(
-                &keys::item(&ws(), &id),
-                PutPayload::from_static(b"{}"),
-                create,
+            .write(
+                &key::item(&ws(), &id),
+                bytes::Bytes::from_static(b"{}"),
+                Expect::Absent,
             )
             .await;
         assert!(
-            matches!(again, Err(object_store::Error::AlreadyExists { .. })),
+            matches!(again, Err(StoreError::Exists)),
             "{}: create-only put of a taken key: {again:?}",
             b.name
         );

@@ -10,7 +10,7 @@ use pickup::clock::Clock;
 use pickup::clock::ManualClock;
 use pickup::id::ItemId;
 use pickup::names::{UserId, Workspace};
-use pickup::store::keys;
+
 use std::collections::BTreeMap;
 
 const MINUTE: u64 = 60_000;
@@ -24,25 +24,13 @@ fn user(s: &str) -> UserId {
     UserId::parse(s).unwrap()
 }
 
-/// Every key under the three roots, by its item id.
+/// Every key of every workspace, by its path and item id.
 async fn all_keys(index: &pickup::index::Index) -> Vec<(String, ItemId)> {
-    let mut out = Vec::new();
-    for root in keys::ROOTS {
-        let listed: Vec<object_store::ObjectMeta> = futures::TryStreamExt::try_collect(
-            index
-                .store
-                .inner
-                .list(Some(&object_store::path::Path::from(root))),
-        )
+    common::all_keys(index.store())
         .await
-        .unwrap();
-        for meta in listed {
-            let name = meta.location.filename().unwrap();
-            let id = ItemId::parse(name.strip_suffix(".json").unwrap_or(name)).unwrap();
-            out.push((meta.location.to_string(), id));
-        }
-    }
-    out
+        .into_iter()
+        .map(|k| (k.path().to_string(), k.id().clone()))
+        .collect()
 }
 
 #[tokio::test]
@@ -132,10 +120,10 @@ async fn thirty_days_of_churn_stay_bounded_and_no_live_item_is_touched() {
             let present: std::collections::HashSet<&str> =
                 keys.iter().map(|(p, _)| p.as_str()).collect();
             for id in live.values() {
-                let mine = keys::owner_marker(&acme, &user("prod"), id);
-                for key in [keys::marker(&acme, id), keys::item(&acme, id), mine] {
+                let mine = key::owner_marker(&acme, &user("prod"), id);
+                for key in [key::marker(&acme, id), key::item(&acme, id), mine] {
                     assert!(
-                        present.contains(key.as_ref()),
+                        present.contains(key.path().as_ref()),
                         "day {}: live {key} was deleted",
                         (now - T0) / DAY
                     );

@@ -7,12 +7,12 @@ use app::model::{Filter, Status};
 use common::fault::Op;
 use common::naive::NaiveList;
 use common::*;
-use object_store::{ObjectStoreExt, PutPayload};
+
 use pickup::clock::ManualClock;
 use pickup::id::ItemId;
 use pickup::names::UserId;
 use pickup::plan::Reason;
-use pickup::store::{keys, Key};
+use pickup::store::{Expect, Key};
 use std::sync::Arc;
 
 fn alice() -> UserId {
@@ -61,7 +61,7 @@ async fn reader_prune_never_drops_a_concurrent_registration() {
     assert_eq!(page.cards[0].id, x.id);
 
     // The same interleaving against a read-modify-written list loses X.
-    let naive = NaiveList::new(index.store.inner.clone());
+    let naive = NaiveList::new(Arc::new(object_store::memory::InMemory::new()));
     naive.register(a.id.clone()).await;
     let snapshot = naive.read().await; // reader reads [A]
     naive.register(x.id.clone()).await; // producer writes [X, A]
@@ -279,10 +279,7 @@ async fn recordless_marker_waits_for_the_grace_period() {
     let clock = ManualClock::new(T0);
     let (index, _, _dir) = file_index(&clock);
     let id = ItemId::new(T0, pickup::names::SubKey::parse("early").unwrap()).unwrap();
-    index
-        .store
-        .inner
-        .put(&keys::marker(&ws(), &id), PutPayload::new())
+    index.store().mark(&key::marker(&ws(), &id))
         .await
         .unwrap();
     clock.advance(30_000);
@@ -374,10 +371,8 @@ async fn dismissals_are_per_viewer_and_cleaned_up() {
             Reason::OrphanDismissal
         )]
     );
-    assert!(index
-        .names_under(&keys::dismissals(&ws()))
+    assert!(names(index.store(), scope::dismissals(&ws()))
         .await
-        .unwrap()
         .is_empty());
 }
 
@@ -509,7 +504,7 @@ mod properties {
                     let created = start - age_h * HOUR + offset;
                     let c = ManualClock::new(created);
                     offset += 1;
-                    let at = common::index_on(index.store.inner.clone(), pickup::store::ListOrder::Sorted, &c);
+                    let at = index.clone().with_clock(Arc::new(c.clone()));
                     let r = at.register(&ws(), &new_item(&key, status(*st)), owner("a")).await.unwrap();
                     runs.entry(key).or_default().push((r.id, created, status(*st)));
                 }
@@ -589,7 +584,7 @@ async fn registration_survives_transient_faults_and_is_recorded_once() {
         listed, want,
         "every acknowledged registration has its marker"
     );
-    let records = index.names_under(&keys::items(&ws())).await.unwrap().len();
+    let records = names(index.store(), scope::items(&ws())).await.len();
     assert_eq!(
         records, 200,
         "and exactly one record each: none recorded twice"
@@ -620,7 +615,7 @@ async fn a_lost_answer_to_a_create_is_settled_by_reading_back() {
         "the first id, not the next millisecond's"
     );
     assert_eq!(
-        index.names_under(&keys::items(&ws())).await.unwrap().len(),
+        names(index.store(), scope::items(&ws())).await.len(),
         1,
         "one record"
     );
@@ -657,15 +652,13 @@ async fn unreadable(index: &pickup::index::Index, n: u64, from_ms: u64) {
             pickup::names::SubKey::parse(&format!("bad{i}")).unwrap(),
         )
         .unwrap();
-        let store = &index.store.inner;
+        let store = index.store();
+        let garbled = bytes::Bytes::from_static(b"{");
         store
-            .put(&keys::item(&ws(), &id), PutPayload::from_static(b"{"))
+            .write(&key::item(&ws(), &id), garbled, Expect::Any)
             .await
             .unwrap();
-        store
-            .put(&keys::marker(&ws(), &id), PutPayload::new())
-            .await
-            .unwrap();
+        store.mark(&key::marker(&ws(), &id)).await.unwrap();
     }
 }
 
@@ -677,11 +670,7 @@ async fn register_at(
     at_ms: u64,
 ) -> Vec<String> {
     let at = ManualClock::new(at_ms);
-    let then = common::index_on(
-        index.store.inner.clone(),
-        pickup::store::ListOrder::Sorted,
-        &at,
-    );
+    let then = index.clone().with_clock(Arc::new(at.clone()));
     let mut ids = Vec::new();
     for k in keys {
         ids.push(
@@ -731,26 +720,14 @@ async fn unreadable_records_do_not_hide_live_items() {
     else {
         unreachable!()
     };
-    let path = keys::item(&ws(), &ItemId::parse(newer).unwrap());
-    let text = String::from_utf8(
-        index
-            .store
-            .inner
-            .get(&path)
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap()
-            .to_vec(),
-    )
-    .unwrap();
+    let path = key::item(&ws(), &ItemId::parse(newer).unwrap());
+    let stored = index.store().read(&path).await.unwrap().unwrap();
+    let text = String::from_utf8(stored.bytes.to_vec()).unwrap();
     let paused = text.replace("\"status\":\"running\"", "\"status\":\"paused\"");
     assert_ne!(paused, text);
     index
-        .store
-        .inner
-        .put(&path, paused.into_bytes().into())
+        .store()
+        .write(&path, paused.into_bytes().into(), Expect::Any)
         .await
         .unwrap();
     let page = index
@@ -816,10 +793,7 @@ async fn taken_ids_are_a_conflict_not_a_store_failure() {
     let (index, _) = memory_index(&clock);
     for ms in T0..T0 + 5 {
         let id = ItemId::new(ms, pickup::names::SubKey::parse("k").unwrap()).unwrap();
-        index
-            .store
-            .inner
-            .put(&keys::item(&ws(), &id), PutPayload::from_static(b"{}"))
+        index.store().write(&key::item(&ws(), &id), bytes::Bytes::from_static(b"{}"), Expect::Any)
             .await
             .unwrap();
     }
@@ -931,10 +905,7 @@ async fn the_janitor_backfills_and_removes_owner_markers() {
         .await
         .unwrap();
     let id = ItemId::parse(&r.id).unwrap();
-    index
-        .store
-        .inner
-        .delete(&keys::owner_marker(&ws(), &a, &id))
+    index.store().delete(&key::owner_marker(&ws(), &a, &id))
         .await
         .unwrap();
     let mine = |index: pickup::index::Index| {
@@ -957,10 +928,8 @@ async fn the_janitor_backfills_and_removes_owner_markers() {
     common::finish(&index, &r.id, Status::Succeeded).await;
     clock.advance(25 * HOUR);
     pickup::janitor::sweep(&index, &ws(), false).await.unwrap();
-    let left = index
-        .names_under(&keys::all_owner_markers(&ws()))
-        .await
-        .unwrap();
+    let left = names(index.store(), scope::all_owner_markers(&ws()))
+        .await;
     assert!(left.is_empty(), "{left:?}");
     assert!(markers(&index).await.is_empty());
 }
@@ -972,10 +941,9 @@ async fn the_janitor_backfills_and_removes_owner_markers() {
 async fn a_fast_clock_does_not_hide_or_delete_a_live_re_run() {
     let real = ManualClock::new(T0);
     let (reader, _) = memory_index(&real);
-    let store = reader.store.inner.clone();
     let fast = ManualClock::new(T0 + 2_000);
-    let a = common::index_on(store.clone(), pickup::store::ListOrder::Sorted, &fast);
-    let b = common::index_on(store.clone(), pickup::store::ListOrder::Sorted, &real);
+    let a = reader.clone().with_clock(Arc::new(fast.clone()));
+    let b = reader.clone();
     let first = a
         .register(&ws(), &new_item("k", Status::Running), owner("a"))
         .await
@@ -1053,12 +1021,10 @@ async fn a_fast_reader_clock_deletes_nothing_by_age() {
         .await
         .unwrap();
     let reader = |clock: &ManualClock| {
-        common::index_on(
-            index.store.inner.clone(),
-            pickup::store::ListOrder::Sorted,
-            clock,
-        )
-        .with_clock_check()
+        index
+            .clone()
+            .with_clock(Arc::new(clock.clone()))
+            .with_clock_check()
     };
     // A day fast: the week-old item looks 9 days old, and so would every item a day younger.
     let fast = reader(&ManualClock::new(now + 24 * HOUR));

@@ -24,7 +24,7 @@ mod backends;
 use pickup::clock::SystemClock;
 use pickup::index::Index;
 use pickup::names::Workspace;
-use pickup::store::{keys, Store};
+use pickup::store::Store;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashSet};
 use std::io::{BufRead, BufReader};
@@ -251,11 +251,11 @@ struct Ledger {
 }
 
 async fn listing(index: &Index, ws: &str) -> BTreeSet<String> {
-    index
-        .names_under(&keys::markers(&Workspace::parse(ws).unwrap()))
-        .await
-        .unwrap()
-        .into_iter()
+    let scope = pickup::store::Scope::Markers(Workspace::parse(ws).unwrap());
+    let found = index.store().list(&scope).await.unwrap();
+    found
+        .ids()
+        .map(|id| id.to_string())
         .collect()
 }
 

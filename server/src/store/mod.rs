@@ -98,6 +98,20 @@ impl Store {
         self
     }
 
+    /// Put a layer between Pickup and the store, as object_store's own wrappers compose (a
+    /// fault injector, a counter, added latency): `wrap` is given the store as it is and
+    /// returns the layer, which is also handed back for the caller to steer. Listings then go
+    /// through the layer's `list`, not a paginated listing the layer would not see.
+    pub fn layer<L: ObjectStore>(
+        mut self,
+        wrap: impl FnOnce(Arc<dyn ObjectStore>) -> Arc<L>,
+    ) -> (Self, Arc<L>) {
+        let layer = wrap(self.inner.clone());
+        self.inner = layer.clone();
+        self.pages = None;
+        (self, layer)
+    }
+
     pub fn with_retry(mut self, retry: Retry) -> Self {
         self.retry = retry;
         self

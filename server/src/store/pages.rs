@@ -42,7 +42,8 @@ enum Source {
         token: Option<String>,
         done: bool,
     },
-    Stream(BoxStream<'static, object_store::Result<ObjectMeta>>),
+    /// Fused: a listing that ended stays ended, however often it is asked again.
+    Stream(futures::stream::Fuse<BoxStream<'static, object_store::Result<ObjectMeta>>>),
 }
 
 impl Pages {
@@ -68,7 +69,7 @@ impl Pages {
                     }
                     _ => store.inner.list(Some(&prefix)),
                 };
-                Source::Stream(listing)
+                Source::Stream(listing.fuse())
             }
         };
         Pages {

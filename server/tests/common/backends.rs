@@ -51,7 +51,7 @@ impl Backend {
         let url = self.fresh_url(label);
         let store = Store::open(&url).unwrap_or_else(|e| panic!("{}: {e}", self.name));
         assert_eq!(
-            store.order == pickup::store::ListOrder::Sorted,
+            store.order() == pickup::store::ListOrder::Sorted,
             self.sorted,
             "{}: Store::open's list order",
             self.name

@@ -45,14 +45,91 @@ pub fn index_on(
     order: ListOrder,
     clock: &ManualClock,
 ) -> Index {
-    let mut store = Store::wrap(inner, order, "test://");
-    // Faults injected here are meant to be seen: retry them, but quickly.
-    store.retry = pickup::store::Retry {
+    index_of(Store::wrap(inner, order, "test://"), clock)
+}
+
+/// An index on `store`, whose transient faults are retried quickly: faults injected in tests
+/// are meant to be seen.
+pub fn index_of(store: Store, clock: &ManualClock) -> Index {
+    let store = store.with_retry(pickup::store::Retry {
         retries: 3,
         min_delay: std::time::Duration::from_millis(1),
         max_delay: std::time::Duration::from_millis(5),
-    };
+    });
     Index::new(store, Limits::default(), 8, Arc::new(clock.clone()))
+}
+
+/// `store` behind a fault wrapper (which also counts what passes through it).
+pub fn faulty(store: &Store, clock: &ManualClock) -> (Index, Arc<fault::FaultStore>) {
+    let (store, faults) = store
+        .clone()
+        .layer(|inner| Arc::new(fault::FaultStore::new(inner)));
+    (index_of(store, clock), faults)
+}
+
+/// The keys of the tests, spelled as the old path helpers were.
+pub mod key {
+    use pickup::id::ItemId;
+    use pickup::names::{UserId, Workspace};
+    use pickup::store::Key;
+
+    pub fn marker(ws: &Workspace, id: &ItemId) -> Key {
+        Key::Marker(ws.clone(), id.clone())
+    }
+    pub fn item(ws: &Workspace, id: &ItemId) -> Key {
+        Key::Record(ws.clone(), id.clone())
+    }
+    pub fn dismissal(ws: &Workspace, user: &UserId, id: &ItemId) -> Key {
+        Key::Dismissal(ws.clone(), user.clone(), id.clone())
+    }
+    pub fn owner_marker(ws: &Workspace, user: &UserId, id: &ItemId) -> Key {
+        Key::OwnerMarker(ws.clone(), user.clone(), id.clone())
+    }
+}
+
+/// The listings of the tests.
+pub mod scope {
+    use pickup::names::Workspace;
+    use pickup::store::Scope;
+
+    pub fn markers(ws: &Workspace) -> Scope {
+        Scope::Markers(ws.clone())
+    }
+    pub fn items(ws: &Workspace) -> Scope {
+        Scope::Records(ws.clone())
+    }
+    pub fn dismissals(ws: &Workspace) -> Scope {
+        Scope::AllDismissals(ws.clone())
+    }
+    pub fn all_owner_markers(ws: &Workspace) -> Scope {
+        Scope::AllOwnerMarkers(ws.clone())
+    }
+}
+
+/// The item ids listed in a scope, sorted (keys and strays alike).
+pub async fn names(store: &Store, scope: pickup::store::Scope) -> Vec<String> {
+    let found = store.list(&scope).await.unwrap();
+    let mut v: Vec<String> = found.ids().map(|id| id.to_string()).collect();
+    v.extend(found.strays);
+    v.sort();
+    v
+}
+
+/// Every key of every workspace.
+pub async fn all_keys(store: &Store) -> Vec<pickup::store::Key> {
+    use pickup::store::Scope;
+    let mut out = Vec::new();
+    for ws in store.workspaces().await.unwrap() {
+        for scope in [
+            Scope::Markers(ws.clone()),
+            Scope::Records(ws.clone()),
+            Scope::AllDismissals(ws.clone()),
+            Scope::AllOwnerMarkers(ws.clone()),
+        ] {
+            out.extend(store.list(&scope).await.unwrap().keys);
+        }
+    }
+    out
 }
 
 /// Memory store (lists in key order) behind a fault wrapper.
@@ -77,14 +154,7 @@ pub fn file_index(clock: &ManualClock) -> (Index, Arc<fault::FaultStore>, tempfi
 
 /// The markers of `acme`, straight from the store's own listing.
 pub async fn markers(index: &Index) -> Vec<String> {
-    let mut v: Vec<String> = index
-        .names_under(&pickup::store::keys::markers(&ws()))
-        .await
-        .unwrap()
-        .into_iter()
-        .collect();
-    v.sort();
-    v
+    names(index.store(), scope::markers(&ws())).await
 }
 
 /// Mark an item finished at the clock's current time.
@@ -99,9 +169,9 @@ pub async fn finish(index: &Index, id: &str, status: Status) {
     index.update(&ws(), &id, &up, &owner, None).await.unwrap();
 }
 
-/// What a read or a sweep would delete, as store paths (comparable with `keys::…`).
+/// What a read or a sweep would delete (comparable with `key::…`).
 pub fn paths(
     deletes: &[(pickup::store::Key, pickup::plan::Reason)],
-) -> Vec<(object_store::path::Path, pickup::plan::Reason)> {
-    deletes.iter().map(|(k, r)| (k.path(), r.clone())).collect()
+) -> Vec<(pickup::store::Key, pickup::plan::Reason)> {
+    deletes.to_vec()
 }
