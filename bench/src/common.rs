@@ -1,13 +1,12 @@
 //! Small helpers shared by the sections.
 
 use app::model::{Owner, Status};
-use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions};
 use pickup::id::ItemId;
 use pickup::names::Workspace;
 use pickup::record::{ItemRecord, NewItem};
+use pickup::store::{Expect, Key, Store};
 use pickup::verdict::Lookup;
 use std::cell::Cell;
-use std::sync::Arc;
 
 pub fn ws_name() -> Workspace {
     Workspace::parse("bench").expect("a valid workspace")
@@ -43,38 +42,19 @@ pub fn record_bytes(ws: &Workspace, id: &ItemId, status: Status) -> Vec<u8> {
 
 /// Write a record create-only, as `Index::register` does.
 pub async fn put_record_create(
-    store: &Arc<dyn ObjectStore>,
+    store: &Store,
     ws: &Workspace,
     id: &ItemId,
     status: Status,
-) -> object_store::Result<()> {
-    let opts = PutOptions {
-        mode: PutMode::Create,
-        ..Default::default()
-    };
-    store
-        .put_opts(
-            &pickup::store::keys::item(ws, id),
-            record_bytes(ws, id, status).into(),
-            opts,
-        )
-        .await
-        .map(|_| ())
+) -> pickup::store::Result<()> {
+    let key = Key::Record(ws.clone(), id.clone());
+    let bytes = record_bytes(ws, id, status).into();
+    store.write(&key, bytes, Expect::Absent).await.map(drop)
 }
 
-/// Read `items/{ws}/{id}.json` the way the index's resolver does.
-pub async fn lookup(store: &Arc<dyn ObjectStore>, ws: &Workspace, id: &ItemId) -> Lookup {
-    let got = match store.get(&pickup::store::keys::item(ws, id)).await {
-        Ok(got) => got,
-        Err(object_store::Error::NotFound { .. }) => return Lookup::NotFound,
-        Err(e) => return Lookup::Failed(e.to_string()),
-    };
-    match got.bytes().await {
-        // `into`: whatever byte type the resolver's `Lookup` holds.
-        #[allow(clippy::useless_conversion)]
-        Ok(b) => Lookup::Found(b.into()),
-        Err(e) => Lookup::Failed(e.to_string()),
-    }
+/// Read an item's record through Pickup's store, as the index's resolver does.
+pub async fn lookup(store: &Store, ws: &Workspace, id: &ItemId) -> Lookup {
+    Lookup::from(store.read(&Key::Record(ws.clone(), id.clone())).await)
 }
 
 thread_local! {

@@ -11,6 +11,7 @@ use pickup::clock::SystemClock;
 use pickup::id::ItemId;
 use pickup::index::Index;
 use pickup::names::{SubKey, UserId};
+use pickup::store::Scope;
 use pickup::verdict::Limits;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
@@ -174,7 +175,7 @@ impl Subject {
             Subject::List(list) => {
                 let id = ItemId::new(now_ms(), SubKey::parse(&key).expect("a valid key"))
                     .expect("a valid id");
-                common::put_record_create(&list.store, &list.ws, &id, status)
+                common::put_record_create(&list.records, &list.ws, &id, status)
                     .await
                     .map_err(|e| e.to_string())?;
                 match list.register(&id.to_string(), deadline).await {
@@ -206,8 +207,10 @@ impl Subject {
     async fn present(&self) -> Result<HashSet<String>, String> {
         match self {
             Subject::Index(index) => index
-                .names_under(&pickup::store::keys::markers(&ws_name()))
+                .store()
+                .list(&Scope::Markers(ws_name()))
                 .await
+                .map(|found| found.ids().map(|id| id.to_string()).collect())
                 .map_err(|e| e.to_string()),
             Subject::List(list) => list.present().await.map_err(|e| e.to_string()),
         }
@@ -229,8 +232,15 @@ fn subject(design: Design, root: &Root, backoff: Backoff) -> Subject {
             8,
             Arc::new(SystemClock),
         )),
-        Design::NaiveList => Subject::List(SharedList::naive(root.inner(), limits())),
-        Design::CasList => Subject::List(SharedList::cas(root.inner(), limits(), backoff)),
+        Design::NaiveList => Subject::List(SharedList::naive(
+            (root.inner(), root.store.clone()),
+            limits(),
+        )),
+        Design::CasList => Subject::List(SharedList::cas(
+            (root.inner(), root.store.clone()),
+            limits(),
+            backoff,
+        )),
     }
 }
 

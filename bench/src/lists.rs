@@ -14,6 +14,8 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
 use pickup::id::ItemId;
 use pickup::names::Workspace;
+use pickup::plan::Budget;
+use pickup::store::{Key, Store};
 use pickup::verdict::{judge, Limits, Verdict};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -45,7 +47,10 @@ impl std::fmt::Display for ListError {
 }
 
 pub struct SharedList {
+    /// The bare store, for the list object (not a key Pickup writes).
     pub store: Arc<dyn ObjectStore>,
+    /// Pickup's store on the same objects, for the items' records.
+    pub records: Store,
     pub path: Path,
     pub ws: Workspace,
     pub limits: Limits,
@@ -62,10 +67,16 @@ struct Versioned {
 }
 
 impl SharedList {
-    fn new(store: Arc<dyn ObjectStore>, limits: Limits, cas: bool, backoff: Backoff) -> Self {
+    fn new(
+        (store, records): (Arc<dyn ObjectStore>, Store),
+        limits: Limits,
+        cas: bool,
+        backoff: Backoff,
+    ) -> Self {
         let ws = ws_name();
         SharedList {
             store,
+            records,
             path: Path::from(format!("lists/{ws}.json")),
             ws,
             limits,
@@ -75,7 +86,7 @@ impl SharedList {
         }
     }
 
-    pub fn naive(store: Arc<dyn ObjectStore>, limits: Limits) -> Self {
+    pub fn naive(store: (Arc<dyn ObjectStore>, Store), limits: Limits) -> Self {
         let none = Backoff {
             base_us: 0,
             cap_us: 0,
@@ -83,7 +94,7 @@ impl SharedList {
         Self::new(store, limits, false, none)
     }
 
-    pub fn cas(store: Arc<dyn ObjectStore>, limits: Limits, backoff: Backoff) -> Self {
+    pub fn cas(store: (Arc<dyn ObjectStore>, Store), limits: Limits, backoff: Backoff) -> Self {
         Self::new(store, limits, true, backoff)
     }
 
@@ -237,7 +248,8 @@ impl SharedList {
 
     async fn resolve_dead(&self, ids: &[String], now_ms: u64) -> HashSet<String> {
         const CAP: usize = 8;
-        const BUDGET: usize = 3 * CAP;
+        // The same budget as `recent`'s.
+        const BUDGET: usize = Budget::RESOLVES_PER_CARD * CAP;
         let mut dead = HashSet::new();
         let mut live = 0;
         let parsed: Vec<ItemId> = ids
@@ -249,9 +261,10 @@ impl SharedList {
             if live >= CAP {
                 break;
             }
-            let lookups =
-                futures::future::join_all(batch.iter().map(|id| lookup(&self.store, &self.ws, id)))
-                    .await;
+            let lookups = futures::future::join_all(
+                batch.iter().map(|id| lookup(&self.records, &self.ws, id)),
+            )
+            .await;
             for (id, l) in batch.iter().zip(lookups) {
                 match judge(id, l, now_ms, &self.limits) {
                     Verdict::Live(_) => live += 1,
@@ -268,10 +281,7 @@ impl SharedList {
     async fn delete_records(&self, ids: &HashSet<String>) {
         for id in ids {
             if let Ok(id) = ItemId::parse(id) {
-                let _ = self
-                    .store
-                    .delete(&pickup::store::keys::item(&self.ws, &id))
-                    .await;
+                let _ = self.records.delete(&Key::Record(self.ws.clone(), id)).await;
             }
         }
     }

@@ -11,7 +11,6 @@
 //! `scripts/emulators.sh run -- …` are set, and skipped with a printed reason otherwise.
 
 mod common;
-mod counting;
 mod designs;
 mod lists;
 mod read;

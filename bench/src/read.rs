@@ -6,17 +6,18 @@
 //! the TTL, each of its own sub-key (nothing is superseded, nothing is pruned).
 
 use crate::common::{self, median, ws_name};
-use crate::counting::Counting;
+
 use crate::stores::{self, Kind, Root};
 use app::model::{Filter, Status};
 use futures::{StreamExt, TryStreamExt};
 use object_store::list::{PaginatedListOptions, PaginatedListStore};
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::{ObjectStore, ObjectStoreExt};
 use pickup::clock::SystemClock;
 use pickup::id::ItemId;
 use pickup::index::Index;
 use pickup::names::{SubKey, UserId};
-use pickup::store::{keys, Store};
+use pickup::plan::Budget;
+use pickup::store::{Key, Scope, Store};
 use pickup::verdict::Limits;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -37,7 +38,8 @@ pub struct Row {
     /// Azure only: the floor with a listing that asks the service for 8 keys
     /// (`PaginatedListStore::list_paginated`, max_keys = 8) instead of its default page.
     pub paged_floor_ms: Option<f64>,
-    /// How many listing entries one `recent` pulled from the store's stream.
+    /// How many keys one `recent` took from the store's listing (on the clouds: how many
+    /// the store returned, in pages sized to the read).
     pub recent_listed: u64,
     pub cards: usize,
     pub recent_samples: Vec<f64>,
@@ -99,12 +101,7 @@ fn id_of(now: u64, i: usize) -> ItemId {
 
 /// Markers `from..to` (empty objects, written straight to the store), and the records of the
 /// newest ones.
-async fn seed(
-    store: &Arc<dyn ObjectStore>,
-    now: u64,
-    from: usize,
-    to: usize,
-) -> anyhow::Result<()> {
+async fn seed(store: &Store, now: u64, from: usize, to: usize) -> anyhow::Result<()> {
     let ws = ws_name();
     let concurrency = 64;
     futures::stream::iter(from..to)
@@ -115,10 +112,8 @@ async fn seed(
                 if i < WITH_RECORDS {
                     common::put_record_create(&store, &ws, &id, Status::Running).await?;
                 }
-                store
-                    .put(&keys::marker(&ws, &id), PutPayload::new())
-                    .await?;
-                Ok::<_, object_store::Error>(())
+                store.mark(&Key::Marker(ws, id)).await?;
+                Ok::<_, pickup::store::StoreError>(())
             }
         })
         .buffer_unordered(concurrency)
@@ -127,7 +122,8 @@ async fn seed(
     Ok(())
 }
 
-async fn time_recent(index: &Index, viewer: &UserId) -> anyhow::Result<(f64, usize)> {
+/// One `recent` and its prune, timed; with the cards shown and the keys the store returned.
+async fn time_recent(index: &Index, viewer: &UserId) -> anyhow::Result<(f64, usize, usize)> {
     let t = Instant::now();
     let read = index
         .recent(&ws_name(), viewer, Filter::All, Some(CAP as u32))
@@ -138,17 +134,17 @@ async fn time_recent(index: &Index, viewer: &UserId) -> anyhow::Result<(f64, usi
         read.prune.deletes.is_empty(),
         "the seeded workspace has nothing to prune"
     );
-    Ok((ms, read.page.cards.len()))
+    Ok((ms, read.page.cards.len(), read.listed))
 }
 
 /// The floor: one listing (stopped after 8 names where the store lists in key order) and the
 /// 8 newest records in parallel.
-async fn time_floor(store: &Store) -> anyhow::Result<f64> {
+async fn time_floor(root: &Root) -> anyhow::Result<f64> {
+    let (store, order) = (&root.inner(), root.store.order());
     let t = Instant::now();
-    let prefix = keys::markers(&ws_name());
-    let names: Vec<String> = if store.order == pickup::store::ListOrder::Sorted {
+    let prefix = Scope::Markers(ws_name()).prefix();
+    let names: Vec<String> = if order == pickup::store::ListOrder::Sorted {
         store
-            .inner
             .list(Some(&prefix))
             .take(CAP)
             .map_ok(|m| m.location.filename().unwrap_or_default().to_string())
@@ -156,7 +152,6 @@ async fn time_floor(store: &Store) -> anyhow::Result<f64> {
             .await?
     } else {
         let mut all: Vec<String> = store
-            .inner
             .list(Some(&prefix))
             .map_ok(|m| m.location.filename().unwrap_or_default().to_string())
             .try_collect()
@@ -168,7 +163,7 @@ async fn time_floor(store: &Store) -> anyhow::Result<f64> {
         all.truncate(n);
         all
     };
-    read_records(&store.inner, &names).await?;
+    read_records(store, &names).await?;
     Ok(t.elapsed().as_secs_f64() * 1e3)
 }
 
@@ -180,7 +175,7 @@ async fn read_records(store: &Arc<dyn ObjectStore>, names: &[String]) -> anyhow:
         let ws = ws.clone();
         async move {
             let id = id.map_err(|e| anyhow::anyhow!("{e}"))?;
-            let got = store.get(&keys::item(&ws, &id)).await?;
+            let got = store.get(&Key::Record(ws, id).path()).await?;
             got.bytes().await?;
             Ok::<_, anyhow::Error>(())
         }
@@ -198,7 +193,7 @@ async fn time_paged_floor(root: &Root) -> anyhow::Result<Option<f64>> {
         return Ok(None);
     };
     let t = Instant::now();
-    let full = format!("{prefix}/{}/", keys::markers(&ws_name()));
+    let full = format!("{prefix}/{}/", Scope::Markers(ws_name()).prefix());
     let page = az
         .list_paginated(
             Some(&full),
@@ -219,16 +214,16 @@ async fn time_paged_floor(root: &Root) -> anyhow::Result<Option<f64>> {
 }
 
 /// `recent`'s own CPU work, apart from the store: judging 8 fetched records into cards (JSON
-/// parsing included) and planning a budget of 3N = 24 names. Microseconds, medians of batches.
-async fn cpu_breakdown(
-    store: &Arc<dyn ObjectStore>,
-    now: u64,
-) -> anyhow::Result<serde_json::Value> {
+/// parsing included) and planning `recent`'s budget of names ([`Budget::RESOLVES_PER_CARD`]
+/// per card). Microseconds, medians of batches.
+async fn cpu_breakdown(store: &Store, now: u64) -> anyhow::Result<serde_json::Value> {
     let ws = ws_name();
-    let ids: Vec<ItemId> = (0..3 * CAP).map(|i| id_of(now, i)).collect();
+    let budget = Budget::RESOLVES_PER_CARD * CAP;
+    let ids: Vec<ItemId> = (0..budget).map(|i| id_of(now, i)).collect();
     let mut bodies = Vec::new();
     for id in &ids[..CAP] {
-        bodies.push(store.get(&keys::item(&ws, id)).await?.bytes().await?);
+        let key = Key::Record(ws.clone(), id.clone());
+        bodies.push(store.read(&key).await?.expect("seeded").bytes);
     }
     let names: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
     let limits = Limits::default();
@@ -252,7 +247,7 @@ async fn cpu_breakdown(
                 ttl_ms: limits.ttl_ms,
                 max_skew_ms: limits.max_skew_ms,
             };
-            let mut planner = pickup::plan::Planner::new(ages, &none, 3 * CAP);
+            let mut planner = pickup::plan::Planner::new(ages, &none, budget);
             for n in &names {
                 let _ = planner.push(n);
             }
@@ -280,13 +275,6 @@ pub async fn run_store(
         CAP as u32,
         Arc::new(SystemClock),
     );
-    let counting = Arc::new(Counting::new(root.inner()));
-    let counted = Index::new(
-        Store::wrap(counting.clone(), root.store.order, &root.store.url),
-        limits,
-        CAP as u32,
-        Arc::new(SystemClock),
-    );
     let viewer = UserId::parse("reader").expect("a valid user");
     let now = common::now_ms();
     let max = (plan.max)(kind);
@@ -309,42 +297,38 @@ pub async fn run_store(
             continue;
         }
         let t = Instant::now();
-        seed(&root.inner(), now, seeded, size).await?;
+        seed(&root.store, now, seeded, size).await?;
         seeded = size;
         let seed_s = t.elapsed().as_secs_f64();
         if kind == Kind::Memory && cpu.is_none() {
-            *cpu = Some(cpu_breakdown(&root.inner(), now).await?);
+            *cpu = Some(cpu_breakdown(&root.store, now).await?);
         }
 
         // Warm up (connections, caches), then interleave, alternating which goes first.
         for _ in 0..2 {
             time_recent(&index, &viewer).await?;
-            time_floor(&root.store).await?;
+            time_floor(&root).await?;
         }
         let reps = (plan.reps)(kind, size);
         let (mut recent, mut floor, mut paged) = (Vec::new(), Vec::new(), Vec::new());
-        let mut cards = 0;
+        let (mut cards, mut listed) = (0, 0);
         for r in 0..reps {
             if r % 2 == 0 {
-                let (ms, c) = time_recent(&index, &viewer).await?;
+                let (ms, c, l) = time_recent(&index, &viewer).await?;
                 recent.push(ms);
-                cards = c;
-                floor.push(time_floor(&root.store).await?);
+                (cards, listed) = (c, l);
+                floor.push(time_floor(&root).await?);
             } else {
-                floor.push(time_floor(&root.store).await?);
-                let (ms, c) = time_recent(&index, &viewer).await?;
+                floor.push(time_floor(&root).await?);
+                let (ms, c, l) = time_recent(&index, &viewer).await?;
                 recent.push(ms);
-                cards = c;
+                (cards, listed) = (c, l);
             }
             if let Some(ms) = time_paged_floor(&root).await? {
                 paged.push(ms);
             }
         }
-        let before = counting.listed();
-        counted
-            .recent(&ws_name(), &viewer, Filter::All, Some(CAP as u32))
-            .await?;
-        let recent_listed = counting.listed() - before;
+        let recent_listed = listed as u64;
 
         let (rm, fm) = (median(&recent), median(&floor));
         let row = Row {

@@ -76,6 +76,9 @@ pub fn azure_conf() -> Result<AzureConf, String> {
 /// One fresh root on one backend.
 pub struct Root {
     pub store: Store,
+    /// The bare store under `store`: for the floor (the store's own work, without Pickup) and
+    /// the shared-list designs, which are not Pickup's.
+    raw: Arc<dyn ObjectStore>,
     /// The Azure client itself and the root's prefix, for paginated listings.
     pub azure: Option<(Arc<MicrosoftAzure>, String)>,
     _dir: Option<tempfile::TempDir>,
@@ -83,7 +86,7 @@ pub struct Root {
 
 impl Root {
     pub fn inner(&self) -> Arc<dyn ObjectStore> {
-        self.store.inner.clone()
+        self.raw.clone()
     }
 }
 
@@ -103,22 +106,27 @@ fn unique(label: &str) -> String {
 
 pub fn open(kind: Kind, label: &str) -> anyhow::Result<Root> {
     match kind {
-        Kind::Memory => Ok(Root {
-            store: Store::memory(),
-            azure: None,
-            _dir: None,
-        }),
+        Kind::Memory => {
+            let raw: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+            Ok(Root {
+                store: Store::wrap(raw.clone(), ListOrder::Sorted, "memory://"),
+                raw,
+                azure: None,
+                _dir: None,
+            })
+        }
         Kind::File => {
             let dir = tempfile::Builder::new()
                 .prefix(&format!("pickup-bench-{label}-"))
                 .tempdir()?;
-            let fs = LocalFileSystem::new_with_prefix(dir.path())?;
+            let raw: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir.path())?);
             Ok(Root {
                 store: Store::wrap(
-                    Arc::new(fs),
+                    raw.clone(),
                     ListOrder::Unsorted,
                     &format!("file://{}", dir.path().display()),
                 ),
+                raw,
                 azure: None,
                 _dir: Some(dir),
             })
@@ -139,12 +147,16 @@ pub fn open(kind: Kind, label: &str) -> anyhow::Result<Root> {
             let prefix = unique(label);
             let inner: Arc<dyn ObjectStore> =
                 Arc::new(PrefixStore::new(az.clone(), prefix.as_str()));
+            // Pickup lists Azure in pages sized to the read, as `Store::open` sets it up.
+            let store = Store::wrap(
+                inner.clone(),
+                ListOrder::Sorted,
+                &format!("az://{}/{prefix}", conf.container),
+            )
+            .with_pages(az.clone(), &object_store::path::Path::from(prefix.as_str()));
             Ok(Root {
-                store: Store::wrap(
-                    inner,
-                    ListOrder::Sorted,
-                    &format!("az://{}/{prefix}", conf.container),
-                ),
+                store,
+                raw: inner,
                 azure: Some((az, prefix)),
                 _dir: None,
             })

@@ -171,7 +171,12 @@ mod tests {
         let counted = Arc::new(Counted::default());
         let store = Store::wrap(counted.clone(), crate::store::ListOrder::Sorted, "test://");
         let scope = Scope::Markers(Workspace::parse("w").unwrap());
-        (counted, ReadCache::new(store.clone(), fresh_for), scope, store)
+        (
+            counted,
+            ReadCache::new(store.clone(), fresh_for),
+            scope,
+            store,
+        )
     }
 
     fn marker(n: u64) -> Key {
@@ -187,10 +192,17 @@ mod tests {
         cache.list(&scope).await.unwrap();
         assert_eq!(counted.lists.load(Ordering::SeqCst), 1);
         store.mark(&marker(1)).await.unwrap();
-        assert!(cache.list(&scope).await.unwrap().keys.is_empty(), "still cached");
+        assert!(
+            cache.list(&scope).await.unwrap().keys.is_empty(),
+            "still cached"
+        );
         cache.wrote(scope.ws());
         assert_eq!(cache.list(&scope).await.unwrap().keys, vec![marker(1)]);
-        assert_eq!(counted.lists.load(Ordering::SeqCst), 2, "a write drops the cached listing");
+        assert_eq!(
+            counted.lists.load(Ordering::SeqCst),
+            2,
+            "a write drops the cached listing"
+        );
     }
 
     #[tokio::test]
@@ -198,7 +210,10 @@ mod tests {
         let (counted, cache, scope, _) = setup(Duration::from_secs(60));
         counted.down.store(true, Ordering::SeqCst);
         let (a, b) = tokio::join!(cache.list(&scope), cache.list(&scope));
-        assert!(matches!(a, Err(crate::store::StoreError::Unavailable(_))), "{a:?}");
+        assert!(
+            matches!(a, Err(crate::store::StoreError::Unavailable(_))),
+            "{a:?}"
+        );
         assert!(b.is_err());
         counted.down.store(false, Ordering::SeqCst);
         assert!(cache.list(&scope).await.is_ok());

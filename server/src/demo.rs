@@ -15,7 +15,11 @@ pub const DEMO_WS: &str = "demo";
 pub async fn seed(index: &Index) -> Result<()> {
     let ws = Workspace::parse(DEMO_WS)?;
     let mut markers = index.store().pages(&Scope::Markers(ws.clone()), None);
-    if markers.next(1).await?.is_some_and(|found| !found.keys.is_empty()) {
+    if markers
+        .next(1)
+        .await?
+        .is_some_and(|found| !found.keys.is_empty())
+    {
         return Ok(());
     }
     let person = |sub: &str, name: &str| Owner {

@@ -15,8 +15,8 @@ use crate::id::ItemId;
 use crate::names::{UserId, Workspace};
 use crate::plan::{Ages, Budget, Listing, Planner, Reason};
 use crate::record::{owner_of, ItemRecord, ItemUpdate, NewItem};
-use crate::store::{Expect, Found, Key, KeyKind, ListOrder, Scope, Store, StoreError, Stored};
 use crate::store::Version;
+use crate::store::{Expect, Found, Key, KeyKind, ListOrder, Scope, Store, StoreError, Stored};
 use crate::verdict::{judge, settle, Limits, Lookup, Verdict};
 use app::model::{Card, Filter, Owner, RecentPage, MAX_CAP};
 use std::collections::{BTreeMap, HashSet};
@@ -150,8 +150,8 @@ impl Index {
 
     /// Share listings and record reads between requests for up to `fresh_for`.
     pub fn with_read_cache(mut self, fresh_for: std::time::Duration) -> Self {
-        self.cache = (!fresh_for.is_zero())
-            .then(|| Arc::new(ReadCache::new(self.store.clone(), fresh_for)));
+        self.cache =
+            (!fresh_for.is_zero()).then(|| Arc::new(ReadCache::new(self.store.clone(), fresh_for)));
         self
     }
 
@@ -311,7 +311,11 @@ impl Index {
     /// A fact under the viewer's own key: "I dismissed this item". Only of an item that has a
     /// record (404 otherwise, and nothing is written).
     pub async fn dismiss(&self, ws: &Workspace, user: &UserId, id: &ItemId) -> Result<()> {
-        if !self.store.exists(&Key::Record(ws.clone(), id.clone())).await? {
+        if !self
+            .store
+            .exists(&Key::Record(ws.clone(), id.clone()))
+            .await?
+        {
             return Err(Error::NotFound);
         }
         self.store
@@ -502,15 +506,10 @@ impl Index {
     /// `NotFound`.
     pub(crate) async fn lookup(&self, ws: &Workspace, id: &ItemId) -> Lookup {
         let key = Key::Record(ws.clone(), id.clone());
-        let read = match &self.cache {
+        Lookup::from(match &self.cache {
             Some(cache) => cache.read(&key).await,
             None => self.store.read(&key).await,
-        };
-        match read {
-            Ok(Some(stored)) => Lookup::Found(stored.bytes),
-            Ok(None) => Lookup::NotFound,
-            Err(e) => Lookup::Failed(e.to_string()),
-        }
+        })
     }
 
     /// Step 8: delete what a read or a sweep found dead, one key at a time; a marker's record
@@ -555,6 +554,17 @@ impl Index {
             self.wrote(ws);
         }
         report
+    }
+}
+
+/// A record's read, for the resolver: an error is "unknown", never "not found".
+impl From<crate::store::Result<Option<Stored>>> for Lookup {
+    fn from(read: crate::store::Result<Option<Stored>>) -> Self {
+        match read {
+            Ok(Some(stored)) => Lookup::Found(stored.bytes),
+            Ok(None) => Lookup::NotFound,
+            Err(e) => Lookup::Failed(e.to_string()),
+        }
     }
 }
 

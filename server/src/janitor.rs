@@ -108,7 +108,9 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
         ttl_ms: limits.ttl_ms,
         max_skew_ms: limits.max_skew_ms,
     };
-    let p = Listing::from_found(&markers).plan(ages, &HashSet::new(), usize::MAX).0;
+    let p = Listing::from_found(&markers)
+        .plan(ages, &HashSet::new(), usize::MAX)
+        .0;
     let mut sweep = Sweep {
         ws: ws.to_string(),
         listed: BTreeMap::from([

@@ -697,10 +697,7 @@ async fn janitor_sweeps_workspaces() {
                 key::marker(&ws(), &id_of(&dup1)),
                 Reason::Superseded(dup2.clone()),
             ),
-            (
-                key::marker(&ws(), &id_of(&failed)),
-                Reason::FinishedLongAgo,
-            ),
+            (key::marker(&ws(), &id_of(&failed)), Reason::FinishedLongAgo),
             (key::marker(&ws(), &ghost), Reason::NoRecord),
             (
                 key::dismissal(&ws(), &alice(), &id_of(&gone)),

@@ -279,9 +279,7 @@ async fn recordless_marker_waits_for_the_grace_period() {
     let clock = ManualClock::new(T0);
     let (index, _, _dir) = file_index(&clock);
     let id = ItemId::new(T0, pickup::names::SubKey::parse("early").unwrap()).unwrap();
-    index.store().mark(&key::marker(&ws(), &id))
-        .await
-        .unwrap();
+    index.store().mark(&key::marker(&ws(), &id)).await.unwrap();
     clock.advance(30_000);
     let read = index
         .recent(&ws(), &alice(), Filter::All, None)
@@ -793,7 +791,13 @@ async fn taken_ids_are_a_conflict_not_a_store_failure() {
     let (index, _) = memory_index(&clock);
     for ms in T0..T0 + 5 {
         let id = ItemId::new(ms, pickup::names::SubKey::parse("k").unwrap()).unwrap();
-        index.store().write(&key::item(&ws(), &id), bytes::Bytes::from_static(b"{}"), Expect::Any)
+        index
+            .store()
+            .write(
+                &key::item(&ws(), &id),
+                bytes::Bytes::from_static(b"{}"),
+                Expect::Any,
+            )
             .await
             .unwrap();
     }
@@ -905,7 +909,9 @@ async fn the_janitor_backfills_and_removes_owner_markers() {
         .await
         .unwrap();
     let id = ItemId::parse(&r.id).unwrap();
-    index.store().delete(&key::owner_marker(&ws(), &a, &id))
+    index
+        .store()
+        .delete(&key::owner_marker(&ws(), &a, &id))
         .await
         .unwrap();
     let mine = |index: pickup::index::Index| {
@@ -928,8 +934,7 @@ async fn the_janitor_backfills_and_removes_owner_markers() {
     common::finish(&index, &r.id, Status::Succeeded).await;
     clock.advance(25 * HOUR);
     pickup::janitor::sweep(&index, &ws(), false).await.unwrap();
-    let left = names(index.store(), scope::all_owner_markers(&ws()))
-        .await;
+    let left = names(index.store(), scope::all_owner_markers(&ws())).await;
     assert!(left.is_empty(), "{left:?}");
     assert!(markers(&index).await.is_empty());
 }

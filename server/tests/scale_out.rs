@@ -253,10 +253,7 @@ struct Ledger {
 async fn listing(index: &Index, ws: &str) -> BTreeSet<String> {
     let scope = pickup::store::Scope::Markers(Workspace::parse(ws).unwrap());
     let found = index.store().list(&scope).await.unwrap();
-    found
-        .ids()
-        .map(|id| id.to_string())
-        .collect()
+    found.ids().map(|id| id.to_string()).collect()
 }
 
 async fn scale_out(backend: &str) {

@@ -179,7 +179,10 @@ impl Store {
     pub async fn workspaces(&self) -> Result<BTreeSet<Workspace>> {
         let mut found = BTreeSet::new();
         for root in ROOTS {
-            let listing = self.inner.list_with_delimiter(Some(&Path::from(root))).await?;
+            let listing = self
+                .inner
+                .list_with_delimiter(Some(&Path::from(root)))
+                .await?;
             for prefix in &listing.common_prefixes {
                 match prefix.filename().map(Workspace::parse) {
                     Some(Ok(ws)) => {

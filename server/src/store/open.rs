@@ -108,15 +108,27 @@ impl Store {
         let (inner, pages): (Arc<dyn ObjectStore>, Option<Arc<dyn PaginatedListStore>>) =
             match scheme {
                 Scheme::AmazonS3 => {
-                    let s = Arc::new(configured!(AmazonS3Builder, parsed, options).build().map_err(backend)?);
+                    let s = Arc::new(
+                        configured!(AmazonS3Builder, parsed, options)
+                            .build()
+                            .map_err(backend)?,
+                    );
                     (s.clone(), Some(s))
                 }
                 Scheme::GoogleCloudStorage => {
-                    let s = Arc::new(configured!(GoogleCloudStorageBuilder, parsed, options).build().map_err(backend)?);
+                    let s = Arc::new(
+                        configured!(GoogleCloudStorageBuilder, parsed, options)
+                            .build()
+                            .map_err(backend)?,
+                    );
                     (s.clone(), Some(s))
                 }
                 Scheme::MicrosoftAzure => {
-                    let s = Arc::new(configured!(MicrosoftAzureBuilder, parsed, options).build().map_err(backend)?);
+                    let s = Arc::new(
+                        configured!(MicrosoftAzureBuilder, parsed, options)
+                            .build()
+                            .map_err(backend)?,
+                    );
                     (s.clone(), Some(s))
                 }
                 _ => {

@@ -80,7 +80,6 @@ impl Version {
 #[error("If-Match must be the ETag a GET or PUT of this item answered, as it was given")]
 pub struct BadValidator;
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,5 +110,4 @@ mod tests {
             assert_eq!(Version::from_validator(bad), Err(BadValidator), "{bad:?}");
         }
     }
-
 }
