@@ -34,6 +34,9 @@ pub struct Claims {
 pub struct Caller {
     pub user: UserId,
     pub name: String,
+    /// When the token stops being valid (its `exp`, seconds since the epoch): a live stream
+    /// opened with it ends then.
+    pub expires_at: u64,
     workspaces: Vec<String>,
     can_write: bool,
 }
@@ -141,6 +144,7 @@ impl Auth {
         Ok(Caller {
             name,
             user,
+            expires_at: c.exp,
             workspaces: c.ws,
             can_write,
         })

@@ -100,6 +100,10 @@ pub struct ServeArgs {
     /// How long concurrent reads may share one listing and one read of each record (0s: never).
     #[arg(long, env = "PICKUP_READ_CACHE", default_value = "250ms", value_parser = humantime::parse_duration)]
     pub read_cache: Duration,
+    /// How often a workspace with live subscribers on this server is read again (0s: no live
+    /// streams; widgets poll).
+    #[arg(long, env = "PICKUP_LIVE_EVERY", default_value = "1s", value_parser = humantime::parse_duration)]
+    pub live_every: Duration,
     /// How often the server sweeps every workspace (0s: never).
     #[arg(long, env = "PICKUP_JANITOR_EVERY", default_value = "1h", value_parser = humantime::parse_duration)]
     pub janitor_every: Duration,
@@ -285,7 +289,10 @@ async fn serve(args: ServeArgs, demo: bool) -> anyhow::Result<()> {
     if !args.site.join("index.html").exists() {
         tracing::warn!(site = %args.site.display(), "no index.html in the site directory: run `make widget`");
     }
-    let pickup = Pickup::new(index, auth);
+    let mut pickup = Pickup::new(index, auth);
+    if !args.live_every.is_zero() {
+        pickup = pickup.with_live(args.live_every);
+    }
     if demo {
         let token = pickup.auth.mint(
             "you",
@@ -311,7 +318,16 @@ async fn serve(args: ServeArgs, demo: bool) -> anyhow::Result<()> {
         max_connections: args.max_connections as usize,
         grace: args.shutdown_grace,
     };
-    let deadline = crate::serve::serve(listener, app, limits, shutdown_signal()).await;
+    let live = pickup.live.clone();
+    let signal = async move {
+        shutdown_signal().await;
+        // Streams never finish by themselves: end them, so clients reconnect elsewhere and
+        // the graceful shutdown is not held up until its deadline.
+        if let Some(live) = live {
+            live.stop();
+        }
+    };
+    let deadline = crate::serve::serve(listener, app, limits, signal).await;
     // Requests are done (or dropped); let the deletes they scheduled finish too, within the same
     // deadline: a delete cut short happens again on a later read.
     pickup.background.close();

@@ -131,6 +131,7 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
         )
         .route("/api/v1/workspaces/{ws}/items/{id}/dismiss", post(dismiss))
         .route("/api/v1/workspaces/{ws}/recent", get(recent))
+        .route("/api/v1/workspaces/{ws}/live", get(live))
         .route("/api/recent", post(server_fn))
         .route("/api/dismiss", post(server_fn))
         // Anything else under /api is a name that did not fit a route (`a/b`, an empty segment).
@@ -414,6 +415,60 @@ async fn recent(
         .recent_page(bearer(&headers).as_deref(), &ws, q.filter, q.cap)
         .await?;
     Ok(Json(page).into_response())
+}
+
+/// How often a stream sends a comment when it has nothing to say, so that proxies between the
+/// server and the browser do not close it as idle.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// `GET /api/v1/workspaces/{ws}/live`: the viewer's page as server-sent events, read with
+/// `fetch` (the token travels in `Authorization`, never in the URL). Refusals (401, 403, 400)
+/// come before the stream, as JSON errors like every route's.
+async fn live(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Names(ws): Names<String>,
+    q: Result<Query<RecentQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, Error> {
+    use crate::live::{Event, Frame};
+    use axum::response::sse::{self, KeepAlive, Sse};
+    use futures::StreamExt;
+    let Query(q) = q.map_err(|e| {
+        Error::MalformedBody(format!(
+            "filter must be all or mine, cap a number: {}",
+            e.body_text()
+        ))
+    })?;
+    let (sub, expires_at) =
+        s.pickup
+            .subscribe(bearer(&headers).as_deref(), &ws, q.filter, q.cap)?;
+    let events = sub.frames(expires_at).map(|frame| {
+        let event = match frame {
+            Frame::Event(Event::Page(page)) => sse::Event::default().event("page").json_data(page),
+            Frame::Event(Event::Unavailable) => {
+                let e = ApiError::new(
+                    app::error::ErrorCode::StoreUnavailable,
+                    "the object store did not answer; the last page stands, and this stream retries",
+                );
+                sse::Event::default().event("unavailable").json_data(e)
+            }
+            Frame::Unauthenticated => {
+                let e = ApiError::from(Error::Unauthenticated(
+                    "the token expired; get a new one".into(),
+                ));
+                sse::Event::default().event("unauthenticated").json_data(e)
+            }
+            Frame::Reconnect => Ok(sse::Event::default().event("reconnect").data("{}")),
+        };
+        Ok::<_, std::convert::Infallible>(event.expect("a page serialises"))
+    });
+    let mut res = Sse::new(events)
+        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+        .into_response();
+    // Proxies that buffer responses (nginx) pass this one through as it comes.
+    res.headers_mut()
+        .insert("x-accel-buffering", HeaderValue::from_static("no"));
+    Ok(res)
 }
 
 /// The widget's server functions. The service and the caller's token go in through context;

@@ -19,7 +19,7 @@ use crate::store::Version;
 use crate::store::{Expect, Found, Key, KeyKind, ListOrder, Scope, Store, StoreError, Stored};
 use crate::verdict::{judge, settle, Limits, Lookup, Verdict};
 use app::model::{Card, Filter, Owner, RecentPage, MAX_CAP};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 /// How many times register moves `created_ms` on by 1 ms when its id is taken.
@@ -336,10 +336,24 @@ impl Index {
         filter: Filter,
         cap: Option<u32>,
     ) -> Result<Read> {
+        let dismissed = self.dismissals(ws, viewer).await?;
+        self.recent_without(ws, viewer, filter, cap, &dismissed)
+            .await
+    }
+
+    /// [`Index::recent`] for a viewer whose dismissals are known already (the live watcher
+    /// lists every viewer's at once).
+    pub async fn recent_without(
+        &self,
+        ws: &Workspace,
+        viewer: &UserId,
+        filter: Filter,
+        cap: Option<u32>,
+        dismissed: &HashSet<ItemId>,
+    ) -> Result<Read> {
         let cap = cap.unwrap_or(self.default_cap).clamp(1, MAX_CAP) as usize;
         let mut budget = Budget::new(cap);
         let now = self.clock.now_ms();
-        let dismissed = self.dismissals(ws, viewer).await?;
 
         // "Mine" lists the viewer's own markers: its cost does not depend on how busy the
         // workspace is.
@@ -348,7 +362,7 @@ impl Index {
             Filter::Mine => Scope::OwnerMarkers(ws.clone(), viewer.clone()),
         };
         let (plan, listing_cut, listed) = self
-            .plan_markers(&source, now, &dismissed, budget.candidates())
+            .plan_markers(&source, now, dismissed, budget.candidates())
             .await?;
         // Markers to delete, by id: planned by name, then found dead by their records.
         let mut dead: Vec<(ItemId, Reason)> = plan.delete.clone();
@@ -492,6 +506,18 @@ impl Index {
             Some(cache) => cache.list(scope).await?,
             None => Arc::new(self.store.list(scope).await?),
         })
+    }
+
+    /// Every viewer's dismissals in `ws` (one listing).
+    pub async fn all_dismissals(&self, ws: &Workspace) -> Result<HashMap<UserId, HashSet<ItemId>>> {
+        let found = self.store.list(&Scope::AllDismissals(ws.clone())).await?;
+        let mut out: HashMap<UserId, HashSet<ItemId>> = HashMap::new();
+        for key in found.keys {
+            if let Key::Dismissal(_, user, id) = key {
+                out.entry(user).or_default().insert(id);
+            }
+        }
+        Ok(out)
     }
 
     /// The ids this viewer dismissed in `ws`.

@@ -1,8 +1,9 @@
 //! Pickup's server: the marker index and everything around it.
 //!
 //! Pure logic, tested without a store: [`names`], [`id`], [`plan`], [`verdict`], [`record`].
-//! Store I/O: [`store`] (opening a URL), [`index`] (write and read paths), [`cache`] (reads
-//! shared by concurrent requests), [`janitor`].
+//! Store I/O: [`store`] (the only code that speaks object_store), [`index`] (write and read
+//! paths), [`cache`] (reads shared by concurrent requests), [`janitor`], [`live`] (one watcher
+//! per workspace for every live stream).
 //! Around them: [`auth`], [`service`] (every operation, for both doors), [`http`], [`serve`]
 //! (the accept loop: timeouts, connection cap, shutdown deadline), [`cli`].
 
@@ -16,6 +17,7 @@ pub mod http;
 pub mod id;
 pub mod index;
 pub mod janitor;
+pub mod live;
 pub mod names;
 pub mod plan;
 pub mod record;

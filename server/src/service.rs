@@ -5,6 +5,7 @@
 use crate::auth::{Access, Auth, Caller};
 use crate::error::Result;
 use crate::index::Index;
+use crate::live::{Live, Subscription};
 use crate::names::Workspace;
 use crate::record::{ItemRecord, ItemUpdate, NewItem};
 use app::error::ApiError;
@@ -18,6 +19,8 @@ pub struct Pickup {
     pub auth: Arc<Auth>,
     /// Deletes that run after an answer was sent; graceful shutdown waits for them.
     pub background: TaskTracker,
+    /// The watchers of live streams (`serve` turns them on).
+    pub live: Option<Arc<Live>>,
 }
 
 impl Pickup {
@@ -26,7 +29,41 @@ impl Pickup {
             index: Arc::new(index),
             auth: Arc::new(auth),
             background: TaskTracker::new(),
+            live: None,
         }
+    }
+
+    /// Serve live streams, reading each watched workspace every `every`.
+    pub fn with_live(mut self, every: std::time::Duration) -> Self {
+        self.live = Some(Live::new(
+            self.index.clone(),
+            every,
+            self.background.clone(),
+        ));
+        self
+    }
+
+    /// A write to `ws` went through this server: its live watcher, if any, reads again now.
+    fn wrote(&self, ws: &Workspace, dismissal: bool) {
+        if let Some(live) = &self.live {
+            live.wrote(ws, dismissal);
+        }
+    }
+
+    /// A live subscription to this viewer's page of `ws`, and when the token stops being valid.
+    pub fn subscribe(
+        &self,
+        bearer: Option<&str>,
+        ws: &str,
+        filter: Filter,
+        cap: Option<u32>,
+    ) -> Result<(Subscription, u64)> {
+        let (caller, ws) = self.enter(bearer, ws, Access::Read)?;
+        let live = self.live.as_ref().ok_or_else(|| {
+            crate::error::Error::NotSupported("this server does not serve live streams".into())
+        })?;
+        let sub = live.subscribe(&ws, &caller.user, filter, cap);
+        Ok((sub, caller.expires_at))
     }
 
     /// The token, the workspace's name and membership, checked before anything else (the REST
@@ -49,7 +86,9 @@ impl Pickup {
         item: NewItem,
     ) -> Result<ItemRecord> {
         let (caller, ws) = self.enter(bearer, ws, Access::Write)?;
-        self.index.register(&ws, &item, caller.owner()).await
+        let record = self.index.register(&ws, &item, caller.owner()).await?;
+        self.wrote(&ws, false);
+        Ok(record)
     }
 
     pub async fn update(
@@ -62,9 +101,12 @@ impl Pickup {
     ) -> Result<(ItemRecord, Option<String>)> {
         let (caller, ws) = self.enter(bearer, ws, Access::Write)?;
         let id = self.index.item_id(id)?;
-        self.index
+        let updated = self
+            .index
             .update(&ws, &id, &up, &caller.user, if_match)
-            .await
+            .await?;
+        self.wrote(&ws, false);
+        Ok(updated)
     }
 
     pub async fn get(
@@ -81,13 +123,17 @@ impl Pickup {
     pub async fn remove(&self, bearer: Option<&str>, ws: &str, id: &str) -> Result<()> {
         let (caller, ws) = self.enter(bearer, ws, Access::Write)?;
         let id = self.index.item_id(id)?;
-        self.index.remove(&ws, &id, &caller.user).await
+        self.index.remove(&ws, &id, &caller.user).await?;
+        self.wrote(&ws, false);
+        Ok(())
     }
 
     pub async fn dismiss_item(&self, bearer: Option<&str>, ws: &str, id: &str) -> Result<()> {
         let (caller, ws) = self.enter(bearer, ws, Access::Read)?;
         let id = self.index.item_id(id)?;
-        self.index.dismiss(&ws, &caller.user, &id).await
+        self.index.dismiss(&ws, &caller.user, &id).await?;
+        self.wrote(&ws, true);
+        Ok(())
     }
 
     /// The read path. The markers it found dead are deleted after the answer, in the background.
