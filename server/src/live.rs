@@ -283,7 +283,9 @@ fn same(old: &Option<Result<Shared, String>>, new: &Result<Shared, String>) -> b
             page(&a.all, &b.all)
                 && a.dismissed == b.dismissed
                 && a.mine.len() == b.mine.len()
-                && a.mine.iter().all(|(u, p)| b.mine.get(u).is_some_and(|q| page(p, q)))
+                && a.mine
+                    .iter()
+                    .all(|(u, p)| b.mine.get(u).is_some_and(|q| page(p, q)))
         }
         (Some(Err(_)), Err(_)) => true,
         _ => false,

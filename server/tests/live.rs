@@ -1,0 +1,231 @@
+//! Live streams over real HTTP: `pickup serve` processes, a file store, server-sent events
+//! read as a browser's `fetch` reads them.
+
+mod common;
+
+use common::server::{Server, SECRET};
+use serde_json::{json, Value};
+use std::process::Command;
+use std::time::Duration;
+
+/// Long enough for a busy machine; a stream that says nothing for this long has failed.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder().no_proxy().build().unwrap()
+}
+
+fn token(sub: &str, ws: &str, write: bool, ttl: &str) -> String {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pickup"));
+    c.args(["token", "--sub", sub, "--ws", ws, "--ttl", ttl])
+        .env("PICKUP_SECRET", SECRET);
+    if write {
+        c.arg("--write");
+    }
+    String::from_utf8(c.output().unwrap().stdout)
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+/// A stream of server-sent events, parsed.
+struct Events {
+    res: reqwest::Response,
+    buf: String,
+}
+
+impl Events {
+    async fn open(s: &Server, ws: &str, token: &str) -> Events {
+        let res = client()
+            .get(format!("{}/api/v1/workspaces/{ws}/live", s.url))
+            .bearer_auth(token)
+            .header("accept", "text/event-stream")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+        assert_eq!(
+            res.headers()["content-type"].to_str().unwrap(),
+            "text/event-stream"
+        );
+        Events {
+            res,
+            buf: String::new(),
+        }
+    }
+
+    /// The next event (name and data), skipping keep-alive comments; `None` when the stream
+    /// ends.
+    async fn next(&mut self) -> Option<(String, Value)> {
+        tokio::time::timeout(PATIENCE, self.next_now())
+            .await
+            .expect("the stream said nothing")
+    }
+
+    async fn next_now(&mut self) -> Option<(String, Value)> {
+        loop {
+            if let Some(end) = self.buf.find("\n\n") {
+                let block: String = self.buf.drain(..end + 2).collect();
+                let (mut event, mut data) = (String::new(), String::new());
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("event:") {
+                        event = v.trim().to_string();
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        data.push_str(v.trim());
+                    }
+                }
+                if event.is_empty() {
+                    continue;
+                }
+                return Some((event, serde_json::from_str(&data).unwrap()));
+            }
+            let chunk = self.res.chunk().await.unwrap()?;
+            self.buf.push_str(std::str::from_utf8(&chunk).unwrap());
+        }
+    }
+
+    /// The next page's card ids and statuses.
+    async fn page(&mut self) -> Vec<(String, String)> {
+        let (event, data) = self.next().await.expect("the stream ended");
+        assert_eq!(event, "page", "{data}");
+        data["cards"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                let field = |f: &str| c[f].as_str().unwrap().to_string();
+                (field("id"), field("status"))
+            })
+            .collect()
+    }
+}
+
+async fn register(s: &Server, token: &str, key: &str) -> String {
+    let res = client()
+        .post(format!("{}/api/v1/workspaces/acme/items", s.url))
+        .bearer_auth(token)
+        .json(&json!({"key": key, "title": format!("item {key}"), "status": "running"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201);
+    res.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// With a period of an hour, only the writes through this server can explain each page: a
+/// new item, its update, a dismissal by this viewer from elsewhere, and a removal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_delivers_each_change_as_it_happens() {
+    let s = Server::start(&[("PICKUP_LIVE_EVERY", "1h")]);
+    let writer = token("ada", "acme", true, "1h");
+    let viewer = token("bob", "acme", false, "1h");
+    let mut events = Events::open(&s, "acme", &viewer).await;
+    assert_eq!(events.page().await, vec![], "the first page, at once");
+
+    let a = register(&s, &writer, "a").await;
+    assert_eq!(events.page().await, vec![(a.clone(), "running".into())]);
+
+    let res = client()
+        .put(format!("{}/api/v1/workspaces/acme/items/{a}", s.url))
+        .bearer_auth(&writer)
+        .json(&json!({"title": "item a", "status": "succeeded", "progress": 1.0}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(events.page().await, vec![(a.clone(), "succeeded".into())]);
+
+    let b = register(&s, &writer, "b").await;
+    assert_eq!(events.page().await.len(), 2);
+    // The viewer dismisses b from another tab: this stream drops it.
+    let res = client()
+        .post(format!(
+            "{}/api/v1/workspaces/acme/items/{b}/dismiss",
+            s.url
+        ))
+        .bearer_auth(&viewer)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 204);
+    assert_eq!(events.page().await, vec![(a.clone(), "succeeded".into())]);
+
+    let res = client()
+        .delete(format!("{}/api/v1/workspaces/acme/items/{a}", s.url))
+        .bearer_auth(&writer)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 204);
+    assert_eq!(events.page().await, vec![]);
+}
+
+/// Two servers on one store: an item registered through A reaches a viewer of B within B's
+/// period, with nothing but B's watcher to carry it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_item_registered_on_one_server_reaches_a_viewer_of_another() {
+    let a = Server::start(&[("PICKUP_LIVE_EVERY", "1h")]);
+    let store = format!("file://{}", a.dir.path().display());
+    let b = Server::start(&[
+        ("PICKUP_STORE", store.as_str()),
+        ("PICKUP_LIVE_EVERY", "200ms"),
+    ]);
+    let mut events = Events::open(&b, "acme", &token("bob", "acme", false, "1h")).await;
+    assert_eq!(events.page().await, vec![]);
+    let id = register(&a, &token("ada", "acme", true, "1h"), "k").await;
+    assert_eq!(events.page().await, vec![(id, "running".into())]);
+}
+
+/// A token that expires ends its stream with an `unauthenticated` event, and nothing after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expiring_token_ends_its_stream() {
+    let s = Server::start(&[]);
+    let mut events = Events::open(&s, "acme", &token("bob", "acme", false, "2s")).await;
+    assert_eq!(events.page().await, vec![]);
+    let (event, data) = events.next().await.expect("a closing event");
+    assert_eq!(event, "unauthenticated", "{data}");
+    assert_eq!(data["error"], "unauthenticated");
+    assert_eq!(events.next().await, None, "the stream ends");
+}
+
+/// A stranger's subscription is refused before any stream: 403 and a JSON error, nothing else;
+/// no token, 401.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_non_member_gets_403_and_nothing_else() {
+    let s = Server::start(&[]);
+    let url = format!("{}/api/v1/workspaces/acme/live", s.url);
+    let res = client()
+        .get(&url)
+        .bearer_auth(token("eve", "other", false, "1h"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 403);
+    assert!(res.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("application/json"));
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"], "forbidden");
+    let res = client().get(&url).send().await.unwrap();
+    assert_eq!(res.status(), 401);
+}
+
+/// SIGTERM ends every stream with `reconnect` (so clients go to another server), and the server
+/// exits without waiting out its shutdown grace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_streams_with_reconnect() {
+    let mut s = Server::start(&[("PICKUP_SHUTDOWN_GRACE", "60s")]);
+    let mut events = Events::open(&s, "acme", &token("bob", "acme", false, "1h")).await;
+    assert_eq!(events.page().await, vec![]);
+    let status = s
+        .terminate_within(Duration::from_secs(30))
+        .expect("exits well before its 60 s grace");
+    assert!(status.success(), "{status:?}");
+    let (event, _) = events.next().await.expect("a closing event");
+    assert_eq!(event, "reconnect");
+    assert_eq!(events.next().await, None);
+}
