@@ -171,7 +171,7 @@ impl Live {
         let mut dismissed = HashMap::new();
         loop {
             let wants = w.wants.lock().expect("live lock").clone();
-            let list_dismissals = reads % DISMISSALS_EVERY == 0
+            let list_dismissals = reads.is_multiple_of(DISMISSALS_EVERY)
                 || w.dismissed.swap(false, std::sync::atomic::Ordering::SeqCst);
             let state = self
                 .read(&w.ws, &wants, list_dismissals, &mut dismissed)
