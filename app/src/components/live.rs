@@ -36,13 +36,10 @@ pub fn refresh_loop(period: Duration, failures: RwSignal<u32>, bump: impl Fn() +
     });
 }
 
-/// Hidden pages skip refreshes; when the page is shown again, fetch at once.
-pub fn refresh_when_shown(bump: impl Fn() + 'static) {
-    let on_change = Closure::<dyn Fn()>::new(move || {
-        if !document().hidden() {
-            bump();
-        }
-    });
+/// Call `shown(true)` when the page is shown again (fetch at once: hidden pages skip refreshes)
+/// and `shown(false)` when it is hidden (close the stream).
+pub fn on_visibility(shown: impl Fn(bool) + 'static) {
+    let on_change = Closure::<dyn Fn()>::new(move || shown(!document().hidden()));
     let _ = document()
         .add_event_listener_with_callback("visibilitychange", on_change.as_ref().unchecked_ref());
     // The listener lives as long as the page, like the widget.

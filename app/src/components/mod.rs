@@ -5,6 +5,7 @@ mod card;
 mod header;
 mod live;
 mod states;
+mod stream;
 
 use crate::api::{dismiss, recent, BearerToken};
 use crate::error::{ApiError, ErrorCode};
@@ -15,6 +16,7 @@ use leptos::prelude::*;
 use states::{EmptyState, ErrorState, Skeleton};
 use std::collections::HashSet;
 use std::time::Duration;
+use stream::Liveness;
 
 /// Everything a host page tells a widget (from `data-pickup-*` attributes or `mount` options).
 #[derive(Clone, Debug, PartialEq)]
@@ -40,22 +42,43 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
     let announcement = RwSignal::new(String::new());
 
     let (ws, cap) = (config.ws.clone(), config.cap);
+    // A page from a fetch or from the stream.
+    let accept = move |page: RecentPage| {
+        now.set(js_sys::Date::now());
+        let fresh = live::new_titles(last_good.get_untracked().as_ref(), &page);
+        if !fresh.is_empty() {
+            announcement.set(format!("New: {}", fresh.join(", ")));
+        }
+        last_good.set(Some(page));
+        error.set(None);
+        failures.set(0);
+    };
+    // Live when the server streams; polling whenever the stream is not up.
+    let liveness = RwSignal::new(Liveness::Connecting);
+    let stream_ws = config.ws.clone();
+    let stream = stream::follow(
+        move |f| stream::url(&stream_ws, f, cap),
+        &config.token,
+        filter,
+        liveness,
+        accept,
+        move || {
+            error.set(Some(ApiError::new(
+                ErrorCode::Unauthenticated,
+                "the token expired",
+            )))
+        },
+    );
+    let retune = stream.clone();
     let fetched = LocalResource::new(move || {
         let (ws, f) = (ws.clone(), filter.get());
+        // A new filter ends the stream of the old one.
+        retune.retune(Some(f));
         tick.track();
         async move { recent(ws, f, Some(cap)).await }
     });
     Effect::new(move |_| match fetched.get() {
-        Some(Ok(page)) => {
-            now.set(js_sys::Date::now());
-            let fresh = live::new_titles(last_good.get_untracked().as_ref(), &page);
-            if !fresh.is_empty() {
-                announcement.set(format!("New: {}", fresh.join(", ")));
-            }
-            last_good.set(Some(page));
-            error.set(None);
-            failures.set(0);
-        }
+        Some(Ok(page)) => accept(page),
         Some(Err(e)) => {
             error.set(Some(e));
             failures.update(|n| *n = n.saturating_add(1));
@@ -65,8 +88,20 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
     let bump = move || {
         tick.try_update(|t| *t += 1);
     };
-    live::refresh_loop(config.refresh, failures, bump);
-    live::refresh_when_shown(bump);
+    let poll = move || {
+        if liveness.get_untracked() != Liveness::Live {
+            bump();
+        }
+    };
+    live::refresh_loop(config.refresh, failures, poll);
+    live::on_visibility(move |shown| {
+        if shown {
+            bump();
+        } else {
+            // Hidden: close the stream; it reopens, and catches up, when the page is shown.
+            stream.retune(None);
+        }
+    });
     live::keep_time_current(now);
 
     // Owned by the widget, not the card: the card is gone before the call is made, and the call
@@ -85,7 +120,7 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
                 </p>
             }
             .into_any(),
-            (None, Some(e)) if e.error == ErrorCode::Unauthenticated => view! {
+            (_, Some(e)) if e.error == ErrorCode::Unauthenticated => view! {
                 <p class="pickup-state pickup-unauthenticated" role="alert">
                     "Your sign-in for this widget is missing or has expired. Reload the page to sign in again."
                 </p>
@@ -127,9 +162,19 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
     };
 
     view! {
-        <section class="pickup" aria-label="Pick up where you left off">
+        // Says quietly (a muted line from the stylesheet) when the cards are not live.
+        <section
+            class="pickup"
+            aria-label="Pick up where you left off"
+            data-live=move || match liveness.get() {
+                Liveness::Live => "live",
+                Liveness::Polling => "polling",
+                Liveness::Connecting => "connecting",
+            }
+        >
             <Header filter=filter on_refresh=bump/>
             <div class="pickup-body">{body}</div>
+
             <p class="pickup-visually-hidden" aria-live="polite" role="status">{move || announcement.get()}</p>
         </section>
     }

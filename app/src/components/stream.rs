@@ -1,0 +1,211 @@
+//! The live stream: the server's pages as they change (`GET /api/v1/workspaces/{ws}/live`),
+//! read with `fetch` so the token travels in `Authorization`, never in a URL (an
+//! `EventSource` cannot send headers). Server-sent events are plain text: `event:` and `data:`
+//! lines, a blank line after each event, comments (keep-alives) ignored.
+//!
+//! The widget keeps polling whenever the stream is not up: blocked, failing, hidden, or an
+//! old server that has no stream.
+
+use crate::model::{Filter, RecentPage};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use std::time::Duration;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+/// Whether the widget's cards arrive live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Liveness {
+    /// Not known yet (the first connection is being made).
+    Connecting,
+    Live,
+    /// Polling instead: the stream failed, was blocked, or this server has none.
+    Polling,
+}
+
+/// How a stream ended.
+enum End {
+    /// The server asked for a new connection (it is stopping): reconnect now.
+    Reconnect,
+    /// The token is no longer valid.
+    Unauthenticated,
+    /// No stream here (an old server, or live turned off): poll from now on.
+    Unsupported,
+    /// A network error, a refusal, or a stream cut short: try again after a while.
+    Failed,
+}
+
+/// The longest wait between two tries of a failing stream.
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// The widget's stream: which filter it was opened for, and how to end it.
+#[derive(Clone, Default)]
+pub struct Handle(std::rc::Rc<std::cell::RefCell<Option<(Filter, web_sys::AbortController)>>>);
+
+impl Handle {
+    /// End the open stream if it was opened for a filter other than `filter` (the loop opens
+    /// one for `filter` at once); with `None`, end it whatever it was for.
+    pub fn retune(&self, filter: Option<Filter>) {
+        if let Some((f, abort)) = self.0.borrow().as_ref() {
+            if filter != Some(*f) {
+                abort.abort();
+            }
+        }
+    }
+}
+
+/// Keep a stream open while the widget lives and its page is visible (the widget ends it with
+/// [`Handle::retune`] when the page is hidden); reconnect with back-off, and at once when
+/// `retune` ends it for a new filter. Each page goes to `on_page`;
+/// an expired token to `on_unauthenticated`.
+pub fn follow(
+    url: impl Fn(Filter) -> String + 'static,
+    token: &str,
+    filter: RwSignal<Filter>,
+    live: RwSignal<Liveness>,
+    on_page: impl Fn(RecentPage) + Clone + 'static,
+    on_unauthenticated: impl Fn() + 'static,
+) -> Handle {
+    let current = Handle::default();
+    let handle = current.clone();
+    let authorization = format!("Bearer {token}");
+    spawn_local(async move {
+        let mut failures = 0u32;
+        loop {
+            if document().hidden() {
+                // Closed while hidden; the first page after reopening catches up.
+                wait_until_shown().await;
+            }
+            let Some(f) = filter.try_get_untracked() else {
+                return; // the widget is gone
+            };
+            let Ok(abort) = web_sys::AbortController::new() else {
+                return;
+            };
+            *current.0.borrow_mut() = Some((f, abort.clone()));
+            let on_page = on_page.clone();
+            let got_a_page = std::cell::Cell::new(false);
+            let end = read(&url(f), &authorization, &abort, &mut |page| {
+                got_a_page.set(true);
+                live.try_set(Liveness::Live);
+                on_page(page);
+            })
+            .await;
+            if got_a_page.get() {
+                failures = 0;
+            }
+            if live.try_set(Liveness::Polling).is_some() {
+                return;
+            }
+            // Aborted for a new filter, or closed because the page was hidden: no back-off.
+            if filter.try_get_untracked().is_some_and(|now| now != f) || document().hidden() {
+                continue;
+            }
+            match end {
+                End::Reconnect => {}
+                End::Unauthenticated => return on_unauthenticated(),
+                End::Unsupported => return,
+                End::Failed => {
+                    failures = failures.saturating_add(1);
+                    let wait = Duration::from_secs(1)
+                        .saturating_mul(1 << failures.min(6))
+                        .min(MAX_BACKOFF);
+                    gloo_timers::future::sleep(wait).await;
+                }
+            }
+        }
+    });
+    handle
+}
+
+/// The stream's URL for a widget: the server the page names (or this page's), its workspace,
+/// filter and cap.
+pub fn url(ws: &str, filter: Filter, cap: u32) -> String {
+    let base = leptos::server_fn::client::get_server_url();
+    let filter = match filter {
+        Filter::All => "all",
+        Filter::Mine => "mine",
+    };
+    let ws = js_sys::encode_uri_component(ws);
+    format!("{base}/api/v1/workspaces/{ws}/live?filter={filter}&cap={cap}")
+}
+
+/// One stream, read until it ends (or is aborted: the page was hidden, the filter changed).
+async fn read(
+    url: &str,
+    authorization: &str,
+    abort: &web_sys::AbortController,
+    on_page: &mut dyn FnMut(RecentPage),
+) -> End {
+    read_until_end(url, authorization, abort, on_page)
+        .await
+        .unwrap_or(End::Failed)
+}
+
+async fn read_until_end(
+    url: &str,
+    authorization: &str,
+    abort: &web_sys::AbortController,
+    on_page: &mut dyn FnMut(RecentPage),
+) -> Result<End, JsValue> {
+    let init = web_sys::RequestInit::new();
+    let headers = web_sys::Headers::new()?;
+    headers.set("Authorization", authorization)?;
+    init.set_headers(&headers);
+    init.set_signal(Some(&abort.signal()));
+    let res: web_sys::Response = JsFuture::from(window().fetch_with_str_and_init(url, &init))
+        .await?
+        .dyn_into()?;
+    match res.status() {
+        200 => {}
+        401 => return Ok(End::Unauthenticated),
+        404 | 405 | 501 => return Ok(End::Unsupported),
+        _ => return Ok(End::Failed),
+    }
+    let reader: web_sys::ReadableStreamDefaultReader =
+        res.body().ok_or(JsValue::NULL)?.get_reader().dyn_into()?;
+    // Bytes, not text: an event ends at a blank line, and its data is JSON, parsed from bytes.
+    let mut buf: Vec<u8> = Vec::new();
+    loop {
+        let chunk = JsFuture::from(reader.read()).await?;
+        if js_sys::Reflect::get(&chunk, &"done".into())?.is_truthy() {
+            return Ok(End::Failed); // cut short: no closing event
+        }
+        let bytes: js_sys::Uint8Array =
+            js_sys::Reflect::get(&chunk, &"value".into())?.dyn_into()?;
+        buf.extend(bytes.to_vec());
+        while let Some(at) = buf.windows(2).position(|w| w == b"\n\n") {
+            let block: Vec<u8> = buf.drain(..at + 2).collect();
+            match parse(&block) {
+                Some((b"page", data)) => {
+                    if let Ok(page) = serde_json::from_slice(data) {
+                        on_page(page);
+                    }
+                }
+                Some((b"unauthenticated", _)) => return Ok(End::Unauthenticated),
+                Some((b"reconnect", _)) => return Ok(End::Reconnect),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// An event's name and data (`None` for a comment). Pickup's events have one data line.
+fn parse(block: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (mut event, mut data): (Option<&[u8]>, &[u8]) = (None, b"");
+    for line in block.split(|b| *b == b'\n') {
+        if let Some(v) = line.strip_prefix(b"event:") {
+            event = Some(v.trim_ascii());
+        } else if let Some(v) = line.strip_prefix(b"data:") {
+            data = v.trim_ascii();
+        }
+    }
+    Some((event?, data))
+}
+
+/// Resolves once the page is visible (checked twice a second: a hidden page has time).
+async fn wait_until_shown() {
+    while document().hidden() {
+        gloo_timers::future::sleep(Duration::from_millis(500)).await;
+    }
+}
