@@ -35,10 +35,11 @@ export class Pickup {
   }
 
   /** `pickup token`, exactly as a script would call it. */
-  token(sub: string, ws: string[], opts: { name?: string; write?: boolean } = {}): string {
+  token(sub: string, ws: string[], opts: { name?: string; write?: boolean; ttl?: string } = {}): string {
     const args = ["token", "--sub", sub, "--ws", ws.join(",")];
     if (opts.name) args.push("--name", opts.name);
     if (opts.write) args.push("--write");
+    if (opts.ttl) args.push("--ttl", opts.ttl);
     return execFileSync(BIN, args, { env: { ...process.env, PICKUP_SECRET: this.secret } })
       .toString()
       .trim();

@@ -188,6 +188,8 @@ impl Live {
                 changed
             });
             tokio::select! {
+                // Stopping: the streams end on their own; the watcher reads no more.
+                () = self.stop.cancelled() => return,
                 () = tokio::time::sleep(self.every) => {}
                 () = w.wake.notified() => {}
                 () = w.tx.closed() => {
