@@ -16,7 +16,20 @@ export class Pickup {
     private readonly secret: string,
     private proc: ChildProcess,
     private readonly env: Record<string, string>,
+    /** `/metrics`, when started with PICKUP_METRICS_ADDR. */
+    readonly metricsUrl?: string,
   ) {}
+
+  /** The server's process id (for its memory, in benchmarks). */
+  get pid(): number {
+    return this.proc.pid!;
+  }
+
+  /** A second server on the same store, with the same secret. */
+  async twin(env: Record<string, string> = {}): Promise<Pickup> {
+    const { proc, url, metricsUrl } = await launch(this.storeDir, this.secret, env);
+    return new Pickup(url, this.storeDir, this.secret, proc, env, metricsUrl);
+  }
 
   /** Start again on the same address, store and secret (after `stop`). */
   async restart(): Promise<void> {
@@ -84,8 +97,8 @@ async function launch(storeDir: string, secret: string, env: Record<string, stri
     stdio: ["ignore", "pipe", "inherit"],
   });
   // The server prints its address once it is listening: no polling, no sleeps.
+  let out = "";
   const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
     proc.stdout!.on("data", (chunk) => {
       out += chunk;
       const m = out.match(/listening on (http:\/\/[\d.:]+)/);
@@ -93,14 +106,15 @@ async function launch(storeDir: string, secret: string, env: Record<string, stri
     });
     proc.once("exit", (code) => reject(new Error(`pickup exited with ${code}: ${out}`)));
   });
-  return { proc, url };
+  const metricsUrl = out.match(/metrics on (http:\/\/[\d.:]+\/metrics)/)?.[1];
+  return { proc, url, metricsUrl };
 }
 
 export async function startPickup(env: Record<string, string> = {}): Promise<Pickup> {
   const storeDir = mkdtempSync(join(tmpdir(), "pickup-e2e-"));
   const secret = randomBytes(32).toString("hex");
-  const { proc, url } = await launch(storeDir, secret, env);
-  return new Pickup(url, storeDir, secret, proc, env);
+  const { proc, url, metricsUrl } = await launch(storeDir, secret, env);
+  return new Pickup(url, storeDir, secret, proc, env, metricsUrl);
 }
 
 export const test = base.extend<{ pickup: Pickup }>({

@@ -104,6 +104,10 @@ pub struct ServeArgs {
     /// streams; widgets poll).
     #[arg(long, env = "PICKUP_LIVE_EVERY", default_value = "1s", value_parser = humantime::parse_duration)]
     pub live_every: Duration,
+    /// Serve Prometheus metrics at http://ADDR/metrics (a listener of its own, for operators
+    /// only; off when unset).
+    #[arg(long, env = "PICKUP_METRICS_ADDR")]
+    pub metrics_addr: Option<String>,
     /// How often the server sweeps every workspace (0s: never).
     #[arg(long, env = "PICKUP_JANITOR_EVERY", default_value = "1h", value_parser = humantime::parse_duration)]
     pub janitor_every: Duration,
@@ -275,6 +279,9 @@ async fn serve(args: ServeArgs, demo: bool) -> anyhow::Result<()> {
         frame_ancestors: crate::http::frame_ancestors(&args.frame_ancestors)?,
         request_timeout: args.request_timeout,
     };
+    if let Some(addr) = &args.metrics_addr {
+        crate::metrics::serve(addr).await?;
+    }
     let index = args.store.index()?.with_read_cache(args.read_cache);
     if demo {
         crate::demo::seed(&index)

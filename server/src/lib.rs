@@ -18,6 +18,7 @@ pub mod id;
 pub mod index;
 pub mod janitor;
 pub mod live;
+pub mod metrics;
 pub mod names;
 pub mod plan;
 pub mod record;

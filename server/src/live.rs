@@ -125,6 +125,8 @@ impl Live {
             .clone();
         // Subscribed under the lock, so the watcher cannot retire between lookup and here.
         let rx = watcher.tx.subscribe();
+        metrics::gauge!("pickup_live_watchers").set(watchers.len() as f64);
+        metrics::gauge!("pickup_live_subscribers").increment(1);
         drop(watchers);
         let version = watcher.want(|w| {
             *w.caps.entry(cap).or_default() += 1;
@@ -210,6 +212,7 @@ impl Live {
         if watchers.get(&w.ws).is_some_and(|v| Arc::ptr_eq(v, w)) {
             watchers.remove(&w.ws);
         }
+        metrics::gauge!("pickup_live_watchers").set(watchers.len() as f64);
         true
     }
 
@@ -410,6 +413,7 @@ pub fn cut(page: &RecentPage, dismissed: &HashSet<ItemId>, cap: usize) -> Recent
 
 impl Drop for Subscription {
     fn drop(&mut self) {
+        metrics::gauge!("pickup_live_subscribers").decrement(1);
         let (cap, filter, viewer) = (self.cap, self.filter, self.viewer.clone());
         self.watcher.want(|w| {
             release(&mut w.caps, &cap);

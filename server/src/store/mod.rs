@@ -152,6 +152,7 @@ impl Store {
 
     /// A key's bytes and version, or `None` if it does not exist.
     pub async fn read(&self, key: &Key) -> Result<Option<Stored>> {
+        let _timer = Timer::start(Op::Get);
         match self.inner.get(&key.path()).await {
             Ok(got) => {
                 let version = Version::of(&got);
@@ -167,6 +168,7 @@ impl Store {
 
     /// Whether a key exists, without reading it.
     pub async fn exists(&self, key: &Key) -> Result<bool> {
+        let _timer = Timer::start(Op::Head);
         match self.inner.head(&key.path()).await {
             Ok(_) => Ok(true),
             Err(object_store::Error::NotFound { .. }) => Ok(false),
@@ -255,11 +257,13 @@ impl Store {
                 mode: mode.clone(),
                 ..Default::default()
             };
-            let err = match self
+            let timer = Timer::start(Op::Put);
+            let put = self
                 .inner
                 .put_opts(path, PutPayload::from_bytes(bytes.clone()), opts)
-                .await
-            {
+                .await;
+            drop(timer);
+            let err = match put {
                 Ok(r) => {
                     return Ok(Version {
                         e_tag: r.e_tag,
@@ -304,7 +308,10 @@ impl Store {
     async fn delete_path(&self, path: &Path) -> Result<()> {
         let mut delays = self.retry.delays();
         loop {
-            match self.inner.delete(path).await {
+            let timer = Timer::start(Op::Delete);
+            let deleted = self.inner.delete(path).await;
+            drop(timer);
+            match deleted {
                 Ok(()) | Err(object_store::Error::NotFound { .. }) => return Ok(()),
                 Err(e) if is_transient(&e) => match delays.next() {
                     Some(delay) => tokio::time::sleep(delay).await,
@@ -313,6 +320,46 @@ impl Store {
                 Err(e) => return Err(e.into()),
             }
         }
+    }
+}
+
+/// A kind of store request, for the operators' numbers.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Op {
+    List,
+    Get,
+    Head,
+    Put,
+    Delete,
+}
+
+impl Op {
+    fn name(self) -> &'static str {
+        match self {
+            Op::List => "list",
+            Op::Get => "get",
+            Op::Head => "head",
+            Op::Put => "put",
+            Op::Delete => "delete",
+        }
+    }
+}
+
+/// Counts one store request and records how long it took (when dropped). Without a metrics
+/// recorder installed (no `PICKUP_METRICS_ADDR`) both are no-ops.
+pub(crate) struct Timer(Op, std::time::Instant);
+
+impl Timer {
+    pub(crate) fn start(op: Op) -> Self {
+        metrics::counter!("pickup_store_requests_total", "op" => op.name()).increment(1);
+        Timer(op, std::time::Instant::now())
+    }
+}
+
+impl Drop for Timer {
+    fn drop(&mut self) {
+        metrics::histogram!("pickup_store_request_seconds", "op" => self.0.name())
+            .record(self.1.elapsed().as_secs_f64());
     }
 }
 

@@ -63,6 +63,8 @@ impl Pages {
             }
             None => {
                 let prefix = scope.prefix();
+                // Counted once: one listing, whose pages the backend fetches behind its stream.
+                drop(super::Timer::start(super::Op::List));
                 let listing = match (&offset, store.order) {
                     (Some(offset), ListOrder::Sorted) => {
                         store.inner.list_with_offset(Some(&prefix), offset)
@@ -97,6 +99,7 @@ impl Pages {
                 if *done {
                     return Ok(None);
                 }
+                let _timer = super::Timer::start(super::Op::List);
                 let page = store
                     .list_paginated(
                         Some(prefix),
@@ -132,6 +135,8 @@ impl Pages {
             }
         }
         self.returned += found.keys.len() + found.strays.len();
+        metrics::counter!("pickup_store_keys_listed_total")
+            .increment((found.keys.len() + found.strays.len()) as u64);
         // A store that cannot start at the offset (or does not list in order) lists it all.
         if let Some(after) = &self.after {
             found.keys.retain(|k| k.id() > after);
