@@ -130,7 +130,7 @@ async fn seed(
 async fn time_recent(index: &Index, viewer: &UserId) -> anyhow::Result<(f64, usize)> {
     let t = Instant::now();
     let read = index
-        .recent(&ws_name(), viewer, Filter::All, Some(CAP as u32))
+        .recent(&ws_name(), viewer, Filter::All, Some(CAP as u32), None)
         .await?;
     index.apply(&read.prune).await;
     let ms = t.elapsed().as_secs_f64() * 1e3;
@@ -342,7 +342,7 @@ pub async fn run_store(
         }
         let before = counting.listed();
         counted
-            .recent(&ws_name(), &viewer, Filter::All, Some(CAP as u32))
+            .recent(&ws_name(), &viewer, Filter::All, Some(CAP as u32), None)
             .await?;
         let recent_listed = counting.listed() - before;
 

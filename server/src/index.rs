@@ -321,12 +321,17 @@ impl Index {
 
     /// DESIGN.md steps 2–7. Deletes nothing itself: the caller applies [`Read::prune`] after
     /// answering (step 8).
+    ///
+    /// `before`: the last id of the page the viewer has; the answer is the next page, the cards
+    /// a page without a cap would show after that id (an older run of a key shown before the
+    /// cursor is not a card of its own: see [`Planner::after`]).
     pub async fn recent(
         &self,
         ws: &Workspace,
         viewer: &UserId,
         filter: Filter,
         cap: Option<u32>,
+        before: Option<&ItemId>,
     ) -> Result<Read> {
         let cap = cap.unwrap_or(self.default_cap).clamp(1, MAX_CAP) as usize;
         let mut budget = Budget::new(cap);
@@ -340,7 +345,7 @@ impl Index {
             Filter::Mine => Markers::Of(ws.clone(), viewer.clone()),
         };
         let (plan, listing_cut) = self
-            .plan_markers(&source, now, &dismissed, budget.candidates())
+            .plan_markers(&source, now, &dismissed, budget.candidates(), before)
             .await?;
         // Markers to delete, by id: planned by name, then found dead by their records.
         let mut dead: Vec<(ItemId, Reason)> = plan.delete.clone();
@@ -352,9 +357,18 @@ impl Index {
         let mut partial = false;
         let mut resolved = 0;
         let rivals = plan.rivals_by_key();
-        // Newest first, N keys at a time (each with its rivals), until N cards or the budget
-        // is spent.
-        while cards.len() < cap && budget.left() > 0 && resolved < plan.candidates.len() {
+        // A rival shown in place of its key's newest id may sort after the next key's card: a
+        // card is certain only once every candidate before it is resolved.
+        let certain = |cards: &[Card], resolved: usize| match plan.candidates.get(resolved) {
+            Some(next) => cards.iter().filter(|c| c.id < next.to_string()).count(),
+            None => cards.len(),
+        };
+        // Newest first, N keys at a time (each with its rivals), until N certain cards or the
+        // budget is spent.
+        while certain(&cards, resolved) < cap
+            && budget.left() > 0
+            && resolved < plan.candidates.len()
+        {
             let n = cap.min(budget.left()).min(plan.candidates.len() - resolved);
             let batch = &plan.candidates[resolved..resolved + n];
             resolved += n;
@@ -385,15 +399,22 @@ impl Index {
                     tracing::warn!(ws = %ws, id = %id, why, "could not resolve an item; keeping its marker");
                     partial = true;
                 }
-                if let Some((_, card)) = settled.shown {
-                    if filter == Filter::All || card.owner.sub == viewer.as_str() {
+                if let Some((shown, card)) = settled.shown {
+                    // A key whose newest run is before the cursor, settled on a run before it
+                    // too, was shown on an earlier page.
+                    let earlier = before.is_some_and(|cursor| shown <= *cursor);
+                    if !earlier && (filter == Filter::All || card.owner.sub == viewer.as_str()) {
                         cards.push(card);
                     }
                 }
             }
         }
-        // A rival shown in place of its key's newest id may sort after the next key's card.
         cards.sort_by(|a, b| a.id.cmp(&b.id));
+        // Not past a candidate left unresolved: its card would belong before them, and a next
+        // page (after the last card shown) would never show it.
+        if let Some(next) = plan.candidates.get(resolved).map(ItemId::to_string) {
+            cards.retain(|c| c.id < next);
+        }
         let mut prune = Prune::default();
         for (id, reason) in dead {
             // A viewer's dismissal of an item that is going away goes with it, after it.
@@ -424,13 +445,15 @@ impl Index {
     }
 
     /// List the workspace's markers into a plan. On a sorted store the listing stops once the
-    /// plan holds `budget` candidates (the second value says it stopped early).
+    /// plan holds `budget` candidates (the second value says it stopped early). `before`: plan
+    /// the page after this id ([`Planner::after`]).
     async fn plan_markers(
         &self,
         source: &Markers,
         now: u64,
         dismissed: &HashSet<String>,
         budget: usize,
+        before: Option<&ItemId>,
     ) -> Result<(crate::plan::Plan, bool)> {
         let ages = Ages {
             now_ms: now,
@@ -438,7 +461,7 @@ impl Index {
             max_skew_ms: self.limits.max_skew_ms,
         };
         if self.store.order == ListOrder::Sorted {
-            let mut planner = Planner::new(ages, dismissed, budget);
+            let mut planner = Planner::new(ages, dismissed, budget).after(before.cloned());
             let mut listing = self.store.inner.list(Some(&source.prefix()));
             while let Some(meta) = listing.next().await {
                 if planner.is_full() {
@@ -453,7 +476,7 @@ impl Index {
                     // Not in order after all: list everything again and plan from it sorted.
                     tracing::warn!(store = %self.store.url, "listing was not in key order; sorting it");
                     let all = self.marker_listing(source).await?;
-                    return Ok((all.plan(ages, dismissed, usize::MAX).0, false));
+                    return Ok((all.plan(ages, dismissed, usize::MAX, before).0, false));
                 }
             }
             Ok((planner.finish(), false))
@@ -461,7 +484,7 @@ impl Index {
             // The whole listing (the file system has no order); planning stops at the budget,
             // so what lies beyond is left to the janitor.
             let listing = self.marker_listing(source).await?;
-            Ok(listing.plan(ages, dismissed, budget))
+            Ok(listing.plan(ages, dismissed, budget, before))
         }
     }
 
