@@ -8,7 +8,8 @@ mod states;
 
 use crate::api::{dismiss, recent, BearerToken};
 use crate::error::{ApiError, ErrorCode};
-use crate::model::{Filter, RecentPage};
+use crate::model::{Card, Filter, RecentPage};
+use crate::older;
 use card::CardView;
 use header::Header;
 use leptos::prelude::*;
@@ -38,12 +39,27 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
     // Hidden at once when the viewer dismisses, before the server confirms.
     let dismissed = RwSignal::new(HashSet::<String>::new());
     let announcement = RwSignal::new(String::new());
+    // "Show older": the cards of the older pages asked for, below the first page, which keeps
+    // refreshing (see `older`). `older_more` is `None` until the viewer asks, then the `more` of
+    // the last older page.
+    let older = RwSignal::new(Vec::<Card>::new());
+    let older_more = RwSignal::new(None::<bool>);
+    let older_failed = RwSignal::new(false);
+    let reset_older = move || {
+        older.set(Vec::new());
+        older_more.set(None);
+        older_failed.set(false);
+    };
+    Effect::new(move |_| {
+        filter.track();
+        reset_older();
+    });
 
     let (ws, cap) = (config.ws.clone(), config.cap);
     let fetched = LocalResource::new(move || {
         let (ws, f) = (ws.clone(), filter.get());
         tick.track();
-        async move { recent(ws, f, Some(cap)).await }
+        async move { recent(ws, f, Some(cap), None).await }
     });
     Effect::new(move |_| match fetched.get() {
         Some(Ok(page)) => {
@@ -51,6 +67,13 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
             let fresh = live::new_titles(last_good.get_untracked().as_ref(), &page);
             if !fresh.is_empty() {
                 announcement.set(format!("New: {}", fresh.join(", ")));
+            }
+            if !page.more {
+                // Nothing lies beyond the first page any more.
+                reset_older();
+            } else if older_more.get_untracked().is_some() {
+                let before = last_good.get_untracked().map(|p| p.cards).unwrap_or_default();
+                older.update(|o| *o = older::refreshed(std::mem::take(o), &before, &page.cards));
             }
             last_good.set(Some(page));
             error.set(None);
@@ -76,6 +99,22 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
         let (ws, id) = (ws.clone(), id.clone());
         async move { dismiss(ws, id).await }
     });
+    let ws = config.ws.clone();
+    let older_action = Action::new_local(move |(f, before): &(Filter, String)| {
+        let (ws, f, before) = (ws.clone(), *f, before.clone());
+        async move { (f, recent(ws, f, Some(cap), Some(before)).await) }
+    });
+    Effect::new(move |_| match older_action.value().get() {
+        // An answer for the filter shown (not one the viewer switched away from meanwhile).
+        Some((f, Ok(page))) if f == filter.get_untracked() => {
+            let first = last_good.get_untracked().map(|p| p.cards).unwrap_or_default();
+            older.update(|o| *o = older::below(&first, std::mem::take(o).into_iter().chain(page.cards)));
+            older_more.set(Some(page.more));
+            older_failed.set(false);
+        }
+        Some((f, Err(_))) if f == filter.get_untracked() => older_failed.set(true),
+        _ => {}
+    });
     let body = move || {
         match (last_good.get(), error.get()) {
             (None, None) => Skeleton().into_any(),
@@ -94,7 +133,11 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
             (None, Some(e)) => view! { <ErrorState error=e retry=bump/> }.into_any(),
             (Some(page), stale) => {
                 let hidden = dismissed.get();
-                let cards: Vec<_> = page.cards.into_iter().filter(|c| !hidden.contains(&c.id)).collect();
+                let older = older.get();
+                // The older pages continue after the last card of all, hidden ones included.
+                let cursor = older.last().or(page.cards.last()).map(|c| c.id.clone());
+                let show_older = older_more.get().unwrap_or(page.more);
+                let cards: Vec<_> = page.cards.into_iter().chain(older).filter(|c| !hidden.contains(&c.id)).collect();
                 if cards.is_empty() && stale.is_none() {
                     return EmptyState().into_any();
                 }
@@ -118,7 +161,17 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
                             }
                         }).collect_view()}
                     </ul>
-                    {page.more.then(|| view! { <p class="pickup-more">"Older items are not shown."</p> })}
+                    {older_failed.get().then(|| view! { <p class="pickup-note" role="status">"Couldn't load older items."</p> })}
+                    {cursor.filter(|_| show_older).map(|before| view! {
+                        <button
+                            type="button"
+                            class="pickup-more"
+                            disabled=move || older_action.pending().get()
+                            on:click=move |_| { older_action.dispatch((filter.get_untracked(), before.clone())); }
+                        >
+                            "Show older"
+                        </button>
+                    })}
                     {page.partial.then(|| view! { <p class="pickup-note">"Some items could not be read just now."</p> })}
                 }
                 .into_any()
