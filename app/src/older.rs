@@ -58,7 +58,12 @@ mod tests {
     fn appended_pages_are_ordered_without_duplicates_or_keys_already_shown() {
         let first = [card("1_a"), card("2_b")];
         let older = below(&first, [card("4_d"), card("3_c")]);
-        let older = below(&first, older.into_iter().chain([card("4_d"), card("5_a"), card("6_e")]));
+        let older = below(
+            &first,
+            older
+                .into_iter()
+                .chain([card("4_d"), card("5_a"), card("6_e")]),
+        );
         assert_eq!(ids(&older), ["3_c", "4_d", "6_e"]);
     }
 

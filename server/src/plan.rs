@@ -378,7 +378,10 @@ mod tests {
         let listing = Listing::from_names(&names);
         let (p, _) = listing.plan(ages, &none, usize::MAX, Some(&cursor));
         let text = |v: &[ItemId]| v.iter().map(|i| i.to_string()).collect::<Vec<_>>();
-        assert_eq!(text(&p.candidates), vec![id(NOW, "a"), id(NOW - 1_500, "c")]);
+        assert_eq!(
+            text(&p.candidates),
+            vec![id(NOW, "a"), id(NOW - 1_500, "c")]
+        );
         assert_eq!(text(&p.rivals), vec![id(NOW - 1_000, "a")]);
         assert_eq!(
             p.delete,

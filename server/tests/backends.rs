@@ -152,7 +152,13 @@ async fn register_and_list() {
         assert!(read.prune.deletes.is_empty(), "{}", b.name);
         let _ = newer;
         let mine = index
-            .recent(&ws(), &UserId::parse("a").unwrap(), Filter::Mine, Some(50), None)
+            .recent(
+                &ws(),
+                &UserId::parse("a").unwrap(),
+                Filter::Mine,
+                Some(50),
+                None,
+            )
             .await
             .unwrap()
             .page;

@@ -840,7 +840,11 @@ async fn recent_before_takes_a_real_id_and_gives_the_next_page() {
         assert_eq!(body["error"], "invalid_name", "before={bad}");
         let form = [("ws", "acme"), ("filter", "all"), ("before", bad)];
         let (status, body) = server_fn(&s, "recent", &form, Some(&alice)).await;
-        assert_eq!(status, StatusCode::BAD_REQUEST, "server fn, before={bad}: {body}");
+        assert_eq!(
+            status,
+            StatusCode::BAD_REQUEST,
+            "server fn, before={bad}: {body}"
+        );
     }
     let form = [("ws", "acme"), ("filter", "all"), ("cap", "1")];
     let form: Vec<(&str, &str)> = form

@@ -354,7 +354,13 @@ async fn dismissals_are_per_viewer_and_cleaned_up() {
         .unwrap()
         .page;
     let bob_page = index
-        .recent(&ws(), &UserId::parse("bob").unwrap(), Filter::All, None, None)
+        .recent(
+            &ws(),
+            &UserId::parse("bob").unwrap(),
+            Filter::All,
+            None,
+            None,
+        )
         .await
         .unwrap()
         .page;
@@ -904,7 +910,13 @@ async fn mine_finds_your_items_in_a_busy_workspace_at_a_bounded_cost() {
     faults.forget_calls();
     let listed_before = faults.listed.load(std::sync::atomic::Ordering::SeqCst);
     let page = index
-        .recent(&ws(), &UserId::parse("a").unwrap(), Filter::Mine, Some(8), None)
+        .recent(
+            &ws(),
+            &UserId::parse("a").unwrap(),
+            Filter::Mine,
+            Some(8),
+            None,
+        )
         .await
         .unwrap()
         .page;
@@ -1109,7 +1121,13 @@ async fn run_at(index: &pickup::index::Index, key: &str, status: Status, at_ms: 
 async fn seed_for_paging(index: &pickup::index::Index) {
     let s = 1_000;
     for i in 0..14 {
-        run_at(index, &format!("k{i}"), Status::Running, T0 - (i + 1) * 10 * s).await;
+        run_at(
+            index,
+            &format!("k{i}"),
+            Status::Running,
+            T0 - (i + 1) * 10 * s,
+        )
+        .await;
     }
     // Older runs of k0..k3 an hour back: superseded, so never a card of their own.
     for i in 0..4 {
@@ -1118,7 +1136,13 @@ async fn seed_for_paging(index: &pickup::index::Index) {
     // Rivals (1 s older than the newest run): both in flight, the newest is shown (k4, k5);
     // the newest finished and the rival in flight, the rival is shown (k6, k7).
     for i in 4..8 {
-        run_at(index, &format!("k{i}"), Status::Running, T0 - (i + 1) * 10 * s - s).await;
+        run_at(
+            index,
+            &format!("k{i}"),
+            Status::Running,
+            T0 - (i + 1) * 10 * s - s,
+        )
+        .await;
     }
     for i in [6, 7] {
         let newest = ItemId::new(
@@ -1136,7 +1160,13 @@ async fn seed_for_paging(index: &pickup::index::Index) {
     common::finish(index, &m.to_string(), Status::Succeeded).await;
     // Finished long ago: dead, never shown.
     for i in 0..3 {
-        run_at(index, &format!("old{i}"), Status::Succeeded, T0 - 3 * 86_400_000 + i).await;
+        run_at(
+            index,
+            &format!("old{i}"),
+            Status::Succeeded,
+            T0 - 3 * 86_400_000 + i,
+        )
+        .await;
     }
 }
 

@@ -72,7 +72,10 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
                 // Nothing lies beyond the first page any more.
                 reset_older();
             } else if older_more.get_untracked().is_some() {
-                let before = last_good.get_untracked().map(|p| p.cards).unwrap_or_default();
+                let before = last_good
+                    .get_untracked()
+                    .map(|p| p.cards)
+                    .unwrap_or_default();
                 older.update(|o| *o = older::refreshed(std::mem::take(o), &before, &page.cards));
             }
             last_good.set(Some(page));
@@ -107,8 +110,13 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
     Effect::new(move |_| match older_action.value().get() {
         // An answer for the filter shown (not one the viewer switched away from meanwhile).
         Some((f, Ok(page))) if f == filter.get_untracked() => {
-            let first = last_good.get_untracked().map(|p| p.cards).unwrap_or_default();
-            older.update(|o| *o = older::below(&first, std::mem::take(o).into_iter().chain(page.cards)));
+            let first = last_good
+                .get_untracked()
+                .map(|p| p.cards)
+                .unwrap_or_default();
+            older.update(|o| {
+                *o = older::below(&first, std::mem::take(o).into_iter().chain(page.cards))
+            });
             older_more.set(Some(page.more));
             older_failed.set(false);
         }
