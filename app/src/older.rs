@@ -4,14 +4,15 @@
 use crate::model::Card;
 use std::collections::HashSet;
 
-/// The older cards to show below the first page's `first`: each once, newest first, none of a
-/// key the first page shows (its newer run is there).
+/// The older cards to show below the first page's `first`: each once, none of a key the first
+/// page shows (its newer run is there). `older` comes newest first already (each page is older
+/// than the card before it), so nothing is sorted: a sort would cost the widget kilobytes.
 pub fn below(first: &[Card], older: impl IntoIterator<Item = Card>) -> Vec<Card> {
     let mut keys: HashSet<String> = first.iter().map(|c| c.key.clone()).collect();
-    let mut out: Vec<Card> = older.into_iter().collect();
-    out.sort_by(|a, b| a.id.cmp(&b.id));
-    out.retain(|c| keys.insert(c.key.clone()));
-    out
+    older
+        .into_iter()
+        .filter(|c| keys.insert(c.key.clone()))
+        .collect()
 }
 
 /// The older cards after the first page refreshed from `before` to `after`: the cards that fell
@@ -57,7 +58,7 @@ mod tests {
     #[test]
     fn appended_pages_are_ordered_without_duplicates_or_keys_already_shown() {
         let first = [card("1_a"), card("2_b")];
-        let older = below(&first, [card("4_d"), card("3_c")]);
+        let older = below(&first, [card("3_c"), card("4_d")]);
         let older = below(
             &first,
             older

@@ -102,27 +102,41 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
         let (ws, id) = (ws.clone(), id.clone());
         async move { dismiss(ws, id).await }
     });
-    let ws = config.ws.clone();
-    let older_action = Action::new_local(move |(f, before): &(Filter, String)| {
-        let (ws, f, before) = (ws.clone(), *f, before.clone());
-        async move { (f, recent(ws, f, Some(cap), Some(before)).await) }
-    });
-    Effect::new(move |_| match older_action.value().get() {
-        // An answer for the filter shown (not one the viewer switched away from meanwhile).
-        Some((f, Ok(page))) if f == filter.get_untracked() => {
-            let first = last_good
-                .get_untracked()
-                .map(|p| p.cards)
-                .unwrap_or_default();
-            older.update(|o| {
-                *o = older::below(&first, std::mem::take(o).into_iter().chain(page.cards))
-            });
-            older_more.set(Some(page.more));
-            older_failed.set(false);
-        }
-        Some((f, Err(_))) if f == filter.get_untracked() => older_failed.set(true),
-        _ => {}
-    });
+    // Run under the widget's owner, so the call has the widget's context (its token). No
+    // `Action`: its machinery costs the widget kilobytes.
+    let owner = Owner::current().expect("a widget has an owner");
+    let older_pending = RwSignal::new(false);
+    let (ws, owner) = (config.ws.clone(), owner);
+    let show_older_now = move |before: String| {
+        let (ws, f) = (ws.clone(), filter.get_untracked());
+        older_pending.set(true);
+        owner.with(|| {
+            leptos::task::spawn_local_scoped(async move {
+                let res = recent(ws, f, Some(cap), Some(before)).await;
+                // Not for a filter the viewer switched away from meanwhile.
+                if older_pending.try_set(false).is_some() || f != filter.get_untracked() {
+                    return;
+                }
+                match res {
+                    Ok(page) => {
+                        let first = last_good
+                            .get_untracked()
+                            .map(|p| p.cards)
+                            .unwrap_or_default();
+                        older.update(|o| {
+                            *o = older::below(
+                                &first,
+                                std::mem::take(o).into_iter().chain(page.cards),
+                            )
+                        });
+                        older_more.set(Some(page.more));
+                        older_failed.set(false);
+                    }
+                    Err(_) => older_failed.set(true),
+                }
+            })
+        });
+    };
     let body = move || {
         match (last_good.get(), error.get()) {
             (None, None) => Skeleton().into_any(),
@@ -170,16 +184,18 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
                         }).collect_view()}
                     </ul>
                     {older_failed.get().then(|| view! { <p class="pickup-note" role="status">"Couldn't load older items."</p> })}
-                    {cursor.filter(|_| show_older).map(|before| view! {
+                    {cursor.filter(|_| show_older).map(|before| {
+                        let show_older = show_older_now.clone();
+                        view! {
                         <button
                             type="button"
                             class="pickup-more"
-                            disabled=move || older_action.pending().get()
-                            on:click=move |_| { older_action.dispatch((filter.get_untracked(), before.clone())); }
+                            disabled=move || older_pending.get()
+                            on:click=move |_| show_older(before.clone())
                         >
                             "Show older"
                         </button>
-                    })}
+                    }})}
                     {page.partial.then(|| view! { <p class="pickup-note">"Some items could not be read just now."</p> })}
                 }
                 .into_any()
