@@ -21,11 +21,19 @@ type Client = crate::client::AuthClient;
 #[cfg(not(feature = "csr"))]
 type Client = leptos::server_fn::client::browser::BrowserClient;
 
-/// The newest items of `ws` that the viewer may see.
+/// The newest items of `ws` that the viewer may see; with `before` (the last id of the page
+/// the viewer has), the next page of older ones.
 #[server(prefix = "/api", endpoint = "recent", client = Client)]
-pub async fn recent(ws: String, filter: Filter, cap: Option<u32>) -> Result<RecentPage, ApiError> {
+pub async fn recent(
+    ws: String,
+    filter: Filter,
+    cap: Option<u32>,
+    before: Option<String>,
+) -> Result<RecentPage, ApiError> {
     let (svc, bearer) = service()?;
-    svc.0.recent(bearer.0.as_deref(), &ws, filter, cap).await
+    svc.0
+        .recent(bearer.0.as_deref(), &ws, filter, cap, before.as_deref())
+        .await
 }
 
 /// Hide one item for this viewer only.

@@ -4,12 +4,14 @@
 //! - [`error`]: the one error type every call returns, with its HTTP status.
 //! - [`api`]: the server functions (`/api/recent`, `/api/dismiss`). In the browser they are
 //!   HTTP calls; on the server (`ssr`) they call the [`service::Service`] the server provides.
+//! - [`older`]: how pages fetched with "Show older" sit below the refreshing first page.
 //! - [`options`]: the one rule for the widget's numeric options (cap, refresh) from host pages.
 //! - [`components`]: the widget itself (browser only, feature `csr`).
 
 pub mod api;
 pub mod error;
 pub mod model;
+pub mod older;
 pub mod options;
 pub mod relative;
 

@@ -13,6 +13,7 @@ pub trait Service: Send + Sync + 'static {
         ws: &str,
         filter: Filter,
         cap: Option<u32>,
+        before: Option<&str>,
     ) -> Result<RecentPage, ApiError>;
 
     async fn dismiss(&self, bearer: Option<&str>, ws: &str, id: &str) -> Result<(), ApiError>;

@@ -191,7 +191,7 @@ impl Subject {
         match self {
             Subject::Index(index) => {
                 let read = index
-                    .recent(&ws_name(), viewer, Filter::All, Some(8))
+                    .recent(&ws_name(), viewer, Filter::All, Some(8), None)
                     .await
                     .map_err(|e| e.to_string())?;
                 Ok(index.apply(&read.prune).await.total())

@@ -126,7 +126,7 @@ async fn seed(store: &Store, now: u64, from: usize, to: usize) -> anyhow::Result
 async fn time_recent(index: &Index, viewer: &UserId) -> anyhow::Result<(f64, usize, usize)> {
     let t = Instant::now();
     let read = index
-        .recent(&ws_name(), viewer, Filter::All, Some(CAP as u32))
+        .recent(&ws_name(), viewer, Filter::All, Some(CAP as u32), None)
         .await?;
     index.apply(&read.prune).await;
     let ms = t.elapsed().as_secs_f64() * 1e3;

@@ -1,5 +1,5 @@
 // A real `pickup serve` per test: its own empty file store, its own port, its own secret.
-import { test as base, expect } from "@playwright/test";
+import { test as base, expect, Page } from "@playwright/test";
 import { spawn, execFileSync, ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -127,3 +127,6 @@ export const test = base.extend<{ pickup: Pickup }>({
 });
 
 export { expect };
+
+/** The titles of the cards shown, in order. */
+export const titles = (page: Page) => page.locator(".pickup-card-title");

@@ -396,6 +396,8 @@ struct RecentQuery {
     #[serde(default)]
     filter: Filter,
     cap: Option<u32>,
+    /// The last id of the page the caller has: answer the next page.
+    before: Option<String>,
 }
 
 async fn recent(
@@ -406,13 +408,19 @@ async fn recent(
 ) -> Result<Response, Error> {
     let Query(q) = q.map_err(|e| {
         Error::MalformedBody(format!(
-            "filter must be all or mine, cap a number: {}",
+            "filter must be all or mine, cap a number, before an id: {}",
             e.body_text()
         ))
     })?;
     let page = s
         .pickup
-        .recent_page(bearer(&headers).as_deref(), &ws, q.filter, q.cap)
+        .recent_page(
+            bearer(&headers).as_deref(),
+            &ws,
+            q.filter,
+            q.cap,
+            q.before.as_deref(),
+        )
         .await?;
     Ok(Json(page).into_response())
 }

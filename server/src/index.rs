@@ -329,26 +329,32 @@ impl Index {
 
     /// DESIGN.md steps 2–7. Deletes nothing itself: the caller applies [`Read::prune`] after
     /// answering (step 8).
+    ///
+    /// `before`: the last id of the page the viewer has; the answer is the next page, the cards
+    /// a page without a cap would show after that id (an older run of a key shown before the
+    /// cursor is not a card of its own: see [`Planner::after`]).
     pub async fn recent(
         &self,
         ws: &Workspace,
         viewer: &UserId,
         filter: Filter,
         cap: Option<u32>,
+        before: Option<&ItemId>,
     ) -> Result<Read> {
         let dismissed = self.dismissals(ws, viewer).await?;
-        self.recent_without(ws, viewer, filter, cap, &dismissed)
+        self.recent_without(ws, viewer, filter, cap, before, &dismissed)
             .await
     }
 
     /// [`Index::recent`] for a viewer whose dismissals are known already (the live watcher
-    /// lists every viewer's at once).
+    /// lists every viewer's at once; a live page is always the first, `before` = `None`).
     pub async fn recent_without(
         &self,
         ws: &Workspace,
         viewer: &UserId,
         filter: Filter,
         cap: Option<u32>,
+        before: Option<&ItemId>,
         dismissed: &HashSet<ItemId>,
     ) -> Result<Read> {
         let cap = cap.unwrap_or(self.default_cap).clamp(1, MAX_CAP) as usize;
@@ -362,7 +368,7 @@ impl Index {
             Filter::Mine => Scope::OwnerMarkers(ws.clone(), viewer.clone()),
         };
         let (plan, listing_cut, listed) = self
-            .plan_markers(&source, now, dismissed, budget.candidates())
+            .plan_markers(&source, now, dismissed, budget.candidates(), before)
             .await?;
         // Markers to delete, by id: planned by name, then found dead by their records.
         let mut dead: Vec<(ItemId, Reason)> = plan.delete.clone();
@@ -374,9 +380,18 @@ impl Index {
         let mut partial = false;
         let mut resolved = 0;
         let rivals = plan.rivals_by_key();
-        // Newest first, N keys at a time (each with its rivals), until N cards or the budget
-        // is spent.
-        while cards.len() < cap && budget.left() > 0 && resolved < plan.candidates.len() {
+        // A rival shown in place of its key's newest id may sort after the next key's card: a
+        // card is certain only once every candidate before it is resolved.
+        let certain = |cards: &[Card], resolved: usize| match plan.candidates.get(resolved) {
+            Some(next) => cards.iter().filter(|c| c.id < next.to_string()).count(),
+            None => cards.len(),
+        };
+        // Newest first, N keys at a time (each with its rivals), until N certain cards or the
+        // budget is spent.
+        while certain(&cards, resolved) < cap
+            && budget.left() > 0
+            && resolved < plan.candidates.len()
+        {
             let n = cap.min(budget.left()).min(plan.candidates.len() - resolved);
             let batch = &plan.candidates[resolved..resolved + n];
             resolved += n;
@@ -407,15 +422,22 @@ impl Index {
                     tracing::warn!(ws = %ws, id = %id, why, "could not resolve an item; keeping its marker");
                     partial = true;
                 }
-                if let Some((_, card)) = settled.shown {
-                    if filter == Filter::All || card.owner.sub == viewer.as_str() {
+                if let Some((shown, card)) = settled.shown {
+                    // A key whose newest run is before the cursor, settled on a run before it
+                    // too, was shown on an earlier page.
+                    let earlier = before.is_some_and(|cursor| shown <= *cursor);
+                    if !earlier && (filter == Filter::All || card.owner.sub == viewer.as_str()) {
                         cards.push(card);
                     }
                 }
             }
         }
-        // A rival shown in place of its key's newest id may sort after the next key's card.
         cards.sort_by(|a, b| a.id.cmp(&b.id));
+        // Not past a candidate left unresolved: its card would belong before them, and a next
+        // page (after the last card shown) would never show it.
+        if let Some(next) = plan.candidates.get(resolved).map(ItemId::to_string) {
+            cards.retain(|c| c.id < next);
+        }
         let mut prune = Prune::default();
         for (id, reason) in dead {
             // A viewer's dismissal of an item that is going away goes with it, after it.
@@ -452,13 +474,14 @@ impl Index {
     /// List the workspace's markers into a plan. On a sorted store the listing is read in
     /// pages of what the plan still lacks, and stops once the plan holds `budget` candidates
     /// (the second value says it stopped early, so there may be more; the third is how many
-    /// keys it listed).
+    /// keys it listed). `before`: plan the page after this id ([`Planner::after`]).
     async fn plan_markers(
         &self,
         scope: &Scope,
         now: u64,
         dismissed: &HashSet<ItemId>,
         budget: usize,
+        before: Option<&ItemId>,
     ) -> Result<(crate::plan::Plan, bool, usize)> {
         let ages = Ages {
             now_ms: now,
@@ -469,10 +492,12 @@ impl Index {
             // The whole listing (the file system has no order); planning stops at the budget,
             // so what lies beyond is left to the janitor.
             let found = self.list_all(scope).await?;
-            let (plan, cut) = Listing::from_found(&found).plan(ages, dismissed, budget);
+            let (plan, cut) = Listing::from_found(&found).plan(ages, dismissed, budget, before);
             return Ok((plan, cut, found.keys.len() + found.strays.len()));
         }
-        let mut planner = Planner::new(ages, dismissed, budget);
+        let mut planner = Planner::new(ages, dismissed, budget).after(before.cloned());
+        // From the start even with `before`: the names before the cursor say which keys were
+        // shown already (their records are not read).
         let mut pages = self.store.pages(scope, None);
         // One more than the plan lacks: the extra key says whether there is more.
         while let Some(found) = pages.next(planner.missing() + 1).await? {
@@ -488,7 +513,8 @@ impl Index {
                     tracing::warn!(store = %self.store.url(), "listing was not in key order; sorting it");
                     let found = self.list_all(scope).await?;
                     let listed = pages.returned + found.keys.len() + found.strays.len();
-                    let (plan, _) = Listing::from_found(&found).plan(ages, dismissed, usize::MAX);
+                    let (plan, _) =
+                        Listing::from_found(&found).plan(ages, dismissed, usize::MAX, before);
                     return Ok((plan, false, listed));
                 }
             }

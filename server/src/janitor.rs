@@ -109,7 +109,7 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
         max_skew_ms: limits.max_skew_ms,
     };
     let p = Listing::from_found(&markers)
-        .plan(ages, &HashSet::new(), usize::MAX)
+        .plan(ages, &HashSet::new(), usize::MAX, None)
         .0;
     let mut sweep = Sweep {
         ws: ws.to_string(),

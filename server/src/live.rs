@@ -239,7 +239,7 @@ impl Live {
         let none = HashSet::new();
         let all = self
             .index
-            .recent_without(ws, &nobody, Filter::All, Some(cap), &none)
+            .recent_without(ws, &nobody, Filter::All, Some(cap), None, &none)
             .await
             .map_err(|e| {
                 log(&e);
@@ -251,7 +251,7 @@ impl Live {
             let theirs = dismissed.get(user).unwrap_or(&none);
             let read = self
                 .index
-                .recent_without(ws, user, Filter::Mine, Some(MAX_CAP), theirs)
+                .recent_without(ws, user, Filter::Mine, Some(MAX_CAP), None, theirs)
                 .await
                 .map_err(|e| {
                     log(&e);

@@ -143,9 +143,12 @@ pub struct Planner<'a> {
     ages: Ages,
     dismissed: &'a HashSet<ItemId>,
     want: usize,
-    /// The newest run of each key seen so far, and how many rivals it has.
-    newest_of_key: std::collections::HashMap<String, (ItemId, usize)>,
+    /// The newest run of each key seen so far, how many rivals it has, and whether it lies at
+    /// or before the cursor and would be a candidate (see [`Planner::after`]).
+    newest_of_key: std::collections::HashMap<String, (ItemId, usize, bool)>,
     last: Option<ItemId>,
+    /// The cursor of a later page: only cards after it are wanted.
+    after: Option<ItemId>,
     plan: Plan,
 }
 
@@ -158,8 +161,25 @@ impl<'a> Planner<'a> {
             want,
             newest_of_key: Default::default(),
             last: None,
+            after: None,
             plan: Plan::default(),
         }
+    }
+
+    /// Plan a later page: the one after `cursor` (the last id of the page the viewer has).
+    /// Names at or before it are still fed in, so that dedupe is that of the whole listing: an
+    /// older run of a key whose newest run lies before the cursor is not a candidate of its
+    /// own (it is superseded, or a rival resolved with that newest run). A key whose newest
+    /// run is at or before the cursor is a candidate only if it has a rival after the cursor:
+    /// the caller resolves them together and shows the settled run only if it is after the
+    /// cursor. So every page is the next slice of what one unbounded page would show.
+    pub fn after(mut self, cursor: Option<ItemId>) -> Self {
+        self.after = cursor;
+        self
+    }
+
+    fn behind_cursor(&self, id: &ItemId) -> bool {
+        self.after.as_ref().is_some_and(|cursor| id <= cursor)
     }
 
     /// Feed the next marker name. Returns `false` if the name came out of order: the caller
@@ -193,7 +213,8 @@ impl<'a> Planner<'a> {
         let dismissed = !expired && self.dismissed.contains(id);
         // The newest run of a key is seen first. A later one made more than the clock skew
         // before it is superseded; one within the skew may be the real newest: a rival.
-        if let Some((newest, rivals)) = self.newest_of_key.get_mut(id.key().as_str()) {
+        let past_cursor = !self.behind_cursor(id);
+        if let Some((newest, rivals, waiting)) = self.newest_of_key.get_mut(id.key().as_str()) {
             let behind = newest.created_ms() - id.created_ms();
             if behind > self.ages.max_skew_ms {
                 let reason = Reason::Superseded(newest.to_string());
@@ -203,16 +224,25 @@ impl<'a> Planner<'a> {
             } else if !dismissed && *rivals < RIVALS_PER_KEY {
                 *rivals += 1;
                 self.plan.rivals.push(id.clone());
+                if *waiting && past_cursor {
+                    // Its key's runs are settled together; the one shown may be after the
+                    // cursor. Candidates stay in order: those before the cursor come first.
+                    *waiting = false;
+                    let newest = newest.clone();
+                    let at = self.plan.candidates.partition_point(|c| *c < newest);
+                    self.plan.candidates.insert(at, newest);
+                }
             }
             return true;
         }
+        let waiting = !expired && !dismissed && !past_cursor;
         self.newest_of_key
-            .insert(id.key().to_string(), (id.clone(), 0));
+            .insert(id.key().to_string(), (id.clone(), 0, waiting));
         if expired {
             self.plan.delete.push((id.clone(), Reason::Expired));
         } else if dismissed {
             self.plan.dismissed.push(id.clone());
-        } else {
+        } else if past_cursor {
             self.plan.candidates.push(id.clone());
         }
         true
@@ -267,8 +297,16 @@ impl Listing {
 
     /// Plan until `want` candidates are found (`usize::MAX`: everything). The second value
     /// says whether it stopped before the end: what lies beyond is left for the janitor.
-    pub fn plan(&self, ages: Ages, dismissed: &HashSet<ItemId>, want: usize) -> (Plan, bool) {
-        let mut planner = Planner::new(ages, dismissed, want);
+    ///
+    /// `after`: plan the page after this cursor ([`Planner::after`]).
+    pub fn plan(
+        &self,
+        ages: Ages,
+        dismissed: &HashSet<ItemId>,
+        want: usize,
+        after: Option<&ItemId>,
+    ) -> (Plan, bool) {
+        let mut planner = Planner::new(ages, dismissed, want).after(after.cloned());
         planner.plan.unparsable = self.unparsable.clone();
         for (i, id) in self.ids.iter().enumerate() {
             if planner.is_full() {
@@ -284,7 +322,7 @@ impl Listing {
 /// Plan from a complete listing in any order.
 pub fn plan<S: AsRef<str>>(names: &[S], ages: Ages, dismissed: &HashSet<ItemId>) -> Plan {
     Listing::from_names(names)
-        .plan(ages, dismissed, usize::MAX)
+        .plan(ages, dismissed, usize::MAX, None)
         .0
 }
 
@@ -335,6 +373,47 @@ mod tests {
         let many: Vec<String> = (0..10).map(|i| id(NOW - i, "k")).collect();
         let p = plan(&many, ages, &HashSet::new());
         assert_eq!((p.rivals.len(), p.delete.len()), (RIVALS_PER_KEY, 0));
+    }
+
+    /// A later page (after a cursor) plans as the whole listing would: an older run of a key
+    /// whose newest run lies before the cursor is no candidate of its own. It is superseded
+    /// (deleted, as the first page would have), or a rival: then the key's newest run comes
+    /// back as a candidate, so the two are settled together as on the first page, and the
+    /// reader shows the settled run only if it lies after the cursor.
+    #[test]
+    fn a_later_page_does_not_show_an_older_run_of_a_key_before_the_cursor() {
+        let ages = Ages {
+            max_skew_ms: 2_000,
+            ..AGES
+        };
+        let names = [
+            id(NOW, "a"),
+            id(NOW - 500, "b"),
+            id(NOW - 1_000, "a"), // a rival of a's newest run, after the cursor
+            id(NOW - 1_500, "c"), // a key seen after the cursor only
+            id(NOW - 3_000, "b"), // superseded by b's newest run, before the cursor
+        ];
+        let cursor = ItemId::parse(&id(NOW - 500, "b")).unwrap();
+        let none = HashSet::new();
+        let listing = Listing::from_names(&names);
+        let (p, _) = listing.plan(ages, &none, usize::MAX, Some(&cursor));
+        let text = |v: &[ItemId]| v.iter().map(|i| i.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            text(&p.candidates),
+            vec![id(NOW, "a"), id(NOW - 1_500, "c")]
+        );
+        assert_eq!(text(&p.rivals), vec![id(NOW - 1_000, "a")]);
+        assert_eq!(
+            p.delete,
+            vec![(
+                ItemId::parse(&id(NOW - 3_000, "b")).unwrap(),
+                Reason::Superseded(id(NOW - 500, "b"))
+            )]
+        );
+        // Without a rival after the cursor, a key before it is not planned at all.
+        let cursor = ItemId::parse(&id(NOW - 1_000, "a")).unwrap();
+        let (p, _) = listing.plan(ages, &none, usize::MAX, Some(&cursor));
+        assert_eq!(text(&p.candidates), vec![id(NOW - 1_500, "c")]);
     }
 
     #[test]

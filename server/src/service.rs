@@ -137,15 +137,21 @@ impl Pickup {
     }
 
     /// The read path. The markers it found dead are deleted after the answer, in the background.
+    /// `before`: the last id of the page the caller has; the answer is the next page.
     pub async fn recent_page(
         &self,
         bearer: Option<&str>,
         ws: &str,
         filter: Filter,
         cap: Option<u32>,
+        before: Option<&str>,
     ) -> Result<RecentPage> {
         let (caller, ws) = self.enter(bearer, ws, Access::Read)?;
-        let read = self.index.recent(&ws, &caller.user, filter, cap).await?;
+        let before = before.map(|id| self.index.item_id(id)).transpose()?;
+        let read = self
+            .index
+            .recent(&ws, &caller.user, filter, cap, before.as_ref())
+            .await?;
         if !read.prune.deletes.is_empty() {
             let index = self.index.clone();
             self.background.spawn(async move {
@@ -164,8 +170,9 @@ impl app::service::Service for Pickup {
         ws: &str,
         filter: Filter,
         cap: Option<u32>,
+        before: Option<&str>,
     ) -> Result<RecentPage, ApiError> {
-        Ok(self.recent_page(bearer, ws, filter, cap).await?)
+        Ok(self.recent_page(bearer, ws, filter, cap, before).await?)
     }
 
     async fn dismiss(&self, bearer: Option<&str>, ws: &str, id: &str) -> Result<(), ApiError> {

@@ -138,7 +138,7 @@ async fn register_and_list() {
 
         clock.advance(1_000);
         let read = index
-            .recent(&ws(), &alice(), Filter::All, Some(50))
+            .recent(&ws(), &alice(), Filter::All, Some(50), None)
             .await
             .unwrap();
         let shown: Vec<String> = read.page.cards.iter().map(|c| c.id.clone()).collect();
@@ -150,7 +150,13 @@ async fn register_and_list() {
         assert!(read.prune.deletes.is_empty(), "{}", b.name);
         let _ = newer;
         let mine = index
-            .recent(&ws(), &UserId::parse("a").unwrap(), Filter::Mine, Some(50))
+            .recent(
+                &ws(),
+                &UserId::parse("a").unwrap(),
+                Filter::Mine,
+                Some(50),
+                None,
+            )
             .await
             .unwrap()
             .page;
@@ -213,7 +219,7 @@ async fn ordered_early_stop_and_list_time() {
         // Without a layer in between: on the clouds, the store's own pages, sized to the read.
         let t = Instant::now();
         let direct = index
-            .recent(&ws(), &alice(), Filter::All, Some(8))
+            .recent(&ws(), &alice(), Filter::All, Some(8), None)
             .await
             .unwrap();
         let direct_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -229,7 +235,7 @@ async fn ordered_early_stop_and_list_time() {
         let (counting, faults) = counted(&store, &clock);
         let t = Instant::now();
         let read = counting
-            .recent(&ws(), &alice(), Filter::All, Some(8))
+            .recent(&ws(), &alice(), Filter::All, Some(8), None)
             .await
             .unwrap();
         let read_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -302,7 +308,7 @@ async fn age_prune_by_name() {
             .unwrap();
         faults.forget_calls();
         let read = index
-            .recent(&ws(), &alice(), Filter::All, None)
+            .recent(&ws(), &alice(), Filter::All, None, None)
             .await
             .unwrap();
         assert_eq!(
@@ -343,7 +349,7 @@ async fn dedupe_older_runs() {
             .await
             .unwrap();
         let read = index
-            .recent(&ws(), &alice(), Filter::All, None)
+            .recent(&ws(), &alice(), Filter::All, None, None)
             .await
             .unwrap();
         let mut want = vec![second.id.clone(), other.id.clone()];
@@ -420,7 +426,7 @@ async fn dead_items_and_unreadable_records() {
         }
         faults.forget_calls();
         let read = index
-            .recent(&ws(), &alice(), Filter::All, None)
+            .recent(&ws(), &alice(), Filter::All, None, None)
             .await
             .unwrap();
         assert_eq!(read.page.cards.len(), 2, "{}", b.name);
@@ -503,7 +509,7 @@ async fn grace_for_a_recordless_marker() {
         store.mark(&key::marker(&ws(), &id)).await.unwrap();
         clock.advance(30_000);
         let read = index
-            .recent(&ws(), &alice(), Filter::All, None)
+            .recent(&ws(), &alice(), Filter::All, None, None)
             .await
             .unwrap();
         assert!(read.page.cards.is_empty() && !read.page.partial);
@@ -516,7 +522,7 @@ async fn grace_for_a_recordless_marker() {
         );
         clock.advance(31_000);
         let read = index
-            .recent(&ws(), &alice(), Filter::All, None)
+            .recent(&ws(), &alice(), Filter::All, None, None)
             .await
             .unwrap();
         assert_eq!(
@@ -542,7 +548,7 @@ async fn dismissals_are_per_viewer() {
             let index = index.clone();
             async move {
                 index
-                    .recent(&ws(), &UserId::parse(who).unwrap(), Filter::All, None)
+                    .recent(&ws(), &UserId::parse(who).unwrap(), Filter::All, None, None)
                     .await
                     .unwrap()
             }
@@ -868,7 +874,7 @@ async fn missing_bucket_is_an_error_not_empty() {
         let store = Store::open(&url).unwrap();
         let clock = ManualClock::new(T0);
         let index = index(store, &clock);
-        let read = index.recent(&ws(), &alice(), Filter::All, None).await;
+        let read = index.recent(&ws(), &alice(), Filter::All, None, None).await;
         assert!(read.is_err(), "{}: {read:?}", b.name);
         assert!(pickup::janitor::sweep(&index, &ws(), false).await.is_err());
         done("missing_bucket_is_an_error_not_empty", &b, started);

@@ -803,6 +803,59 @@ async fn only_real_ids_are_written() {
     assert_eq!(s.files(), before, "nothing was created");
 }
 
+/// `before` is an id like any other: malformed or dated in the future, 400 `invalid_name`, on
+/// both doors; a real one gives the next page.
+#[tokio::test]
+async fn recent_before_takes_a_real_id_and_gives_the_next_page() {
+    let s = Server::start(&[]);
+    let alice = s.token("alice", "acme", true);
+    let older = register(&s, &alice, "acme", "older").await;
+    let newer = register(&s, &alice, "acme", "newer").await;
+    let page = |query: String| {
+        let (url, alice) = (s.url.clone(), alice.clone());
+        async move {
+            let res = client()
+                .get(format!("{url}/api/v1/workspaces/acme/recent?{query}"))
+                .bearer_auth(&alice)
+                .send()
+                .await
+                .unwrap();
+            (res.status(), res.json::<Value>().await.unwrap())
+        }
+    };
+    let (status, first) = page("cap=1".into()).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(first["cards"][0]["id"], newer["id"]);
+    assert_eq!(first["more"], true);
+    let (status, next) = page(format!("cap=1&before={}", newer["id"].as_str().unwrap())).await;
+    assert_eq!(status, StatusCode::OK, "{next}");
+    assert_eq!(next["cards"][0]["id"], older["id"]);
+    assert_eq!(next["more"], false);
+
+    let now_ms = now_secs() * 1000;
+    let future = format!("{:013}_future", 9_999_999_999_999 - (now_ms + 3_600_000));
+    for bad in ["junk", "123_a", future.as_str()] {
+        let (status, body) = page(format!("before={bad}")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "before={bad}: {body}");
+        assert_eq!(body["error"], "invalid_name", "before={bad}");
+        let form = [("ws", "acme"), ("filter", "all"), ("before", bad)];
+        let (status, body) = server_fn(&s, "recent", &form, Some(&alice)).await;
+        assert_eq!(
+            status,
+            StatusCode::BAD_REQUEST,
+            "server fn, before={bad}: {body}"
+        );
+    }
+    let form = [("ws", "acme"), ("filter", "all"), ("cap", "1")];
+    let form: Vec<(&str, &str)> = form
+        .into_iter()
+        .chain([("before", newer["id"].as_str().unwrap())])
+        .collect();
+    let (status, body) = server_fn(&s, "recent", &form, Some(&alice)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body.contains("\"more\":false") && body.contains(older["id"].as_str().unwrap()));
+}
+
 /// A token from `pickup token` with extra arguments (and the test secret).
 fn token_with(args: &[&str]) -> String {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_pickup"))

@@ -103,7 +103,7 @@ async fn thirty_days_of_churn_stay_bounded_and_no_live_item_is_touched() {
         if now % HOUR < EVERY {
             // Readers prune as they read. Keys the read path deletes are dead ones only.
             let read = index
-                .recent(&acme, &user("alice"), Filter::All, Some(8))
+                .recent(&acme, &user("alice"), Filter::All, Some(8), None)
                 .await
                 .unwrap();
             index.apply(&read.prune).await;

@@ -32,7 +32,7 @@ async fn reader_prune_never_drops_a_concurrent_registration() {
 
     // The reader lists and decides…
     let read = index
-        .recent(&ws(), &alice(), Filter::All, None)
+        .recent(&ws(), &alice(), Filter::All, None, None)
         .await
         .unwrap();
     assert!(
@@ -53,7 +53,7 @@ async fn reader_prune_never_drops_a_concurrent_registration() {
     let after = markers(&index).await;
     assert_eq!(after, vec![x.id.clone()], "X is listed, A is gone");
     let page = index
-        .recent(&ws(), &alice(), Filter::All, None)
+        .recent(&ws(), &alice(), Filter::All, None, None)
         .await
         .unwrap()
         .page;
@@ -116,7 +116,7 @@ async fn pruning_deletes_only_the_dead_marker() {
     }
     faults.forget_calls();
     let read = index
-        .recent(&ws(), &alice(), Filter::All, None)
+        .recent(&ws(), &alice(), Filter::All, None, None)
         .await
         .unwrap();
     assert_eq!(read.page.cards.len(), 3);
@@ -159,7 +159,7 @@ async fn expired_markers_are_deleted_without_a_resolve() {
             .unwrap();
         faults.forget_calls();
         let read = index
-            .recent(&ws(), &alice(), Filter::All, None)
+            .recent(&ws(), &alice(), Filter::All, None, None)
             .await
             .unwrap();
         let gets = faults.calls_of(Op::Get);
@@ -193,7 +193,7 @@ async fn list_error_fails_closed() {
     faults.fail(Op::List, "markers/");
     faults.forget_calls();
     assert!(index
-        .recent(&ws(), &alice(), Filter::All, None)
+        .recent(&ws(), &alice(), Filter::All, None, None)
         .await
         .is_err());
     assert!(pickup::janitor::sweep(&index, &ws(), false).await.is_err());
@@ -221,7 +221,7 @@ async fn record_read_error_is_unknown_not_dead() {
     clock.advance(2 * HOUR);
     faults.fail(Op::Get, &format!("items/acme/{}", a.id));
     let read = index
-        .recent(&ws(), &alice(), Filter::All, None)
+        .recent(&ws(), &alice(), Filter::All, None, None)
         .await
         .unwrap();
     assert!(read.page.partial);
@@ -253,7 +253,7 @@ async fn failed_delete_is_retried_by_a_later_read() {
     clock.advance(25 * HOUR);
     faults.fail(Op::Delete, "markers/");
     let read = index
-        .recent(&ws(), &alice(), Filter::All, None)
+        .recent(&ws(), &alice(), Filter::All, None, None)
         .await
         .unwrap();
     let report = index.apply(&read.prune).await;
@@ -261,7 +261,7 @@ async fn failed_delete_is_retried_by_a_later_read() {
     assert_eq!(markers(&index).await, vec![dead.id.clone()]);
     faults.heal();
     let read = index
-        .recent(&ws(), &alice(), Filter::All, None)
+        .recent(&ws(), &alice(), Filter::All, None, None)
         .await
         .unwrap();
     let report = index.apply(&read.prune).await;
@@ -282,7 +282,7 @@ async fn recordless_marker_waits_for_the_grace_period() {
     index.store().mark(&key::marker(&ws(), &id)).await.unwrap();
     clock.advance(30_000);
     let read = index
-        .recent(&ws(), &alice(), Filter::All, None)
+        .recent(&ws(), &alice(), Filter::All, None, None)
         .await
         .unwrap();
     assert!(read.page.cards.is_empty());
@@ -290,7 +290,7 @@ async fn recordless_marker_waits_for_the_grace_period() {
     assert!(!read.page.partial);
     clock.advance(31_000);
     let read = index
-        .recent(&ws(), &alice(), Filter::All, None)
+        .recent(&ws(), &alice(), Filter::All, None, None)
         .await
         .unwrap();
     assert_eq!(
@@ -316,7 +316,7 @@ async fn older_runs_of_a_key_are_superseded() {
         .await
         .unwrap();
     let read = index
-        .recent(&ws(), &alice(), Filter::All, None)
+        .recent(&ws(), &alice(), Filter::All, None, None)
         .await
         .unwrap();
     assert_eq!(
@@ -344,12 +344,18 @@ async fn dismissals_are_per_viewer_and_cleaned_up() {
     let a_id = ItemId::parse(&a.id).unwrap();
     index.dismiss(&ws(), &alice(), &a_id).await.unwrap();
     let alice_page = index
-        .recent(&ws(), &alice(), Filter::All, None)
+        .recent(&ws(), &alice(), Filter::All, None, None)
         .await
         .unwrap()
         .page;
     let bob_page = index
-        .recent(&ws(), &UserId::parse("bob").unwrap(), Filter::All, None)
+        .recent(
+            &ws(),
+            &UserId::parse("bob").unwrap(),
+            Filter::All,
+            None,
+            None,
+        )
         .await
         .unwrap()
         .page;
@@ -389,7 +395,7 @@ async fn mine_filter_and_stalled() {
         .unwrap();
     clock.advance(16 * 60_000);
     let page = index
-        .recent(&ws(), &alice(), Filter::Mine, None)
+        .recent(&ws(), &alice(), Filter::Mine, None, None)
         .await
         .unwrap()
         .page;
@@ -416,7 +422,7 @@ async fn sorted_listing_stops_early() {
     }
     faults.listed.store(0, std::sync::atomic::Ordering::SeqCst);
     let page = index
-        .recent(&ws(), &alice(), Filter::All, Some(8))
+        .recent(&ws(), &alice(), Filter::All, Some(8), None)
         .await
         .unwrap()
         .page;
@@ -530,7 +536,7 @@ mod properties {
                     .collect();
                 want.sort();
                 want.truncate(cap as usize);
-                let read = index.recent(&ws(), &alice(), Filter::All, Some(cap)).await.unwrap();
+                let read = index.recent(&ws(), &alice(), Filter::All, Some(cap), None).await.unwrap();
                 let cards = &read.page.cards;
                 let got: Vec<String> = cards.iter().map(|c| c.id.clone()).collect();
                 prop_assert_eq!(&got, &want, "the page is the N newest live items");
@@ -696,7 +702,7 @@ async fn unreadable_records_do_not_hide_live_items() {
     let live = register_at(&index, &keys_named("live", 8), Status::Running, T0 - 1_000).await;
     unreadable(&index, 40, T0).await;
     let read = index
-        .recent(&ws(), &alice(), Filter::All, Some(8))
+        .recent(&ws(), &alice(), Filter::All, Some(8), None)
         .await
         .unwrap();
     let got: Vec<String> = read.page.cards.iter().map(|c| c.id.clone()).collect();
@@ -729,7 +735,7 @@ async fn unreadable_records_do_not_hide_live_items() {
         .await
         .unwrap();
     let page = index
-        .recent(&ws(), &alice(), Filter::All, Some(8))
+        .recent(&ws(), &alice(), Filter::All, Some(8), None)
         .await
         .unwrap()
         .page;
@@ -762,7 +768,7 @@ async fn more_is_false_when_the_listing_ends_at_the_last_candidate() {
     unreadable(&index, 10, T0).await;
     clock.advance(1_000);
     let page = index
-        .recent(&ws(), &alice(), Filter::All, Some(2))
+        .recent(&ws(), &alice(), Filter::All, Some(2), None)
         .await
         .unwrap()
         .page;
@@ -777,7 +783,7 @@ async fn more_is_false_when_the_listing_ends_at_the_last_candidate() {
     )
     .await;
     let page = index
-        .recent(&ws(), &alice(), Filter::All, Some(2))
+        .recent(&ws(), &alice(), Filter::All, Some(2), None)
         .await
         .unwrap()
         .page;
@@ -882,7 +888,13 @@ async fn mine_finds_your_items_in_a_busy_workspace_at_a_bounded_cost() {
     faults.forget_calls();
     let listed_before = faults.listed.load(std::sync::atomic::Ordering::SeqCst);
     let page = index
-        .recent(&ws(), &UserId::parse("a").unwrap(), Filter::Mine, Some(8))
+        .recent(
+            &ws(),
+            &UserId::parse("a").unwrap(),
+            Filter::Mine,
+            Some(8),
+            None,
+        )
         .await
         .unwrap()
         .page;
@@ -918,7 +930,7 @@ async fn the_janitor_backfills_and_removes_owner_markers() {
         let a = a.clone();
         async move {
             index
-                .recent(&ws(), &a, Filter::Mine, None)
+                .recent(&ws(), &a, Filter::Mine, None, None)
                 .await
                 .unwrap()
                 .page
@@ -963,7 +975,7 @@ async fn a_fast_clock_does_not_hide_or_delete_a_live_re_run() {
     assert!(first.id < rerun.id, "the cancelled run's id looks newer");
     for filter in [Filter::All, Filter::Mine] {
         let read = reader
-            .recent(&ws(), &UserId::parse("a").unwrap(), filter, None)
+            .recent(&ws(), &UserId::parse("a").unwrap(), filter, None, None)
             .await
             .unwrap();
         let shown: Vec<&str> = read.page.cards.iter().map(|c| c.id.as_str()).collect();
@@ -999,7 +1011,7 @@ async fn a_fast_clock_does_not_hide_or_delete_a_live_re_run() {
         .await
         .unwrap();
     let read = reader
-        .recent(&ws(), &alice(), Filter::All, None)
+        .recent(&ws(), &alice(), Filter::All, None, None)
         .await
         .unwrap();
     assert_eq!(read.page.cards[0].id, third.id);
@@ -1034,7 +1046,7 @@ async fn a_fast_reader_clock_deletes_nothing_by_age() {
     // A day fast: the week-old item looks 9 days old, and so would every item a day younger.
     let fast = reader(&ManualClock::new(now + 24 * HOUR));
     let read = fast
-        .recent(&ws(), &alice(), Filter::All, None)
+        .recent(&ws(), &alice(), Filter::All, None, None)
         .await
         .unwrap();
     assert_eq!(read.prune.deletes.len(), 1, "planned as expired by name");
@@ -1050,7 +1062,7 @@ async fn a_fast_reader_clock_deletes_nothing_by_age() {
     // The same reader with the store's time deletes it.
     let true_clock = reader(&ManualClock::new(now));
     let read = true_clock
-        .recent(&ws(), &alice(), Filter::All, None)
+        .recent(&ws(), &alice(), Filter::All, None, None)
         .await
         .unwrap();
     let report = true_clock.apply(&read.prune).await;
@@ -1062,4 +1074,174 @@ async fn a_fast_reader_clock_deletes_nothing_by_age() {
         (0, Some(&1))
     );
     assert!(markers(&index).await.is_empty());
+}
+
+/// Register one run of `key` at `at_ms` (through an index whose clock says so); its id.
+async fn run_at(index: &pickup::index::Index, key: &str, status: Status, at_ms: u64) -> String {
+    let at = ManualClock::new(at_ms);
+    let then = index.clone().with_clock(Arc::new(at.clone()));
+    then.register(&ws(), &new_item(key, status), owner("a"))
+        .await
+        .unwrap()
+        .id
+}
+
+/// A workspace where paging is hard: re-runs of keys far apart (the older run superseded but
+/// not yet pruned) and within the clock skew (rivals, one of them shown in place of the
+/// newest), items finished long ago, and more live items than any small cap.
+async fn seed_for_paging(index: &pickup::index::Index) {
+    let s = 1_000;
+    for i in 0..14 {
+        run_at(
+            index,
+            &format!("k{i}"),
+            Status::Running,
+            T0 - (i + 1) * 10 * s,
+        )
+        .await;
+    }
+    // Older runs of k0..k3 an hour back: superseded, so never a card of their own.
+    for i in 0..4 {
+        run_at(index, &format!("k{i}"), Status::Running, T0 - HOUR - i * s).await;
+    }
+    // Rivals (1 s older than the newest run): both in flight, the newest is shown (k4, k5);
+    // the newest finished and the rival in flight, the rival is shown (k6, k7).
+    for i in 4..8 {
+        run_at(
+            index,
+            &format!("k{i}"),
+            Status::Running,
+            T0 - (i + 1) * 10 * s - s,
+        )
+        .await;
+    }
+    for i in [6, 7] {
+        let newest = ItemId::new(
+            T0 - (i + 1) * 10 * s,
+            pickup::names::SubKey::parse(&format!("k{i}")).unwrap(),
+        )
+        .unwrap();
+        common::finish(index, &newest.to_string(), Status::Succeeded).await;
+    }
+    // m's newest run finished, its rival in flight is shown, and n sorts between them.
+    run_at(index, "m", Status::Running, T0 - 95 * s).await;
+    run_at(index, "n", Status::Running, T0 - 96 * s).await;
+    run_at(index, "m", Status::Running, T0 - 97 * s).await;
+    let m = ItemId::new(T0 - 95 * s, pickup::names::SubKey::parse("m").unwrap()).unwrap();
+    common::finish(index, &m.to_string(), Status::Succeeded).await;
+    // Finished long ago: dead, never shown.
+    for i in 0..3 {
+        run_at(
+            index,
+            &format!("old{i}"),
+            Status::Succeeded,
+            T0 - 3 * 86_400_000 + i,
+        )
+        .await;
+    }
+}
+
+/// "Show older": for every cap, paging with `before` = the last card's id yields pages that
+/// are disjoint, ordered, at most `cap` long, and together exactly the one page a big cap
+/// shows, on a store that lists in key order and on one that does not; whether or not the
+/// earlier pages' prunes were applied in between.
+#[tokio::test]
+async fn older_pages_are_disjoint_ordered_and_cover_what_a_big_cap_shows() {
+    for store in ["memory", "file"] {
+        for apply in [false, true] {
+            for cap in 1..=6u32 {
+                let clock = ManualClock::new(T0);
+                let (index, _dir) = match store {
+                    "memory" => (memory_index(&clock).0, None),
+                    _ => {
+                        let (index, _, dir) = file_index(&clock);
+                        (index, Some(dir))
+                    }
+                };
+                seed_for_paging(&index).await;
+                let all = index
+                    .recent(&ws(), &alice(), Filter::All, Some(50), None)
+                    .await
+                    .unwrap()
+                    .page;
+                assert!(!all.more);
+                assert_eq!(all.cards.len(), 16, "one card per live key");
+                let all: Vec<String> = all.cards.into_iter().map(|c| c.id).collect();
+
+                let mut paged: Vec<String> = Vec::new();
+                let mut before: Option<ItemId> = None;
+                for _ in 0..20 {
+                    let read = index
+                        .recent(&ws(), &alice(), Filter::All, Some(cap), before.as_ref())
+                        .await
+                        .unwrap();
+                    if apply {
+                        index.apply(&read.prune).await;
+                    }
+                    let ids: Vec<String> = read.page.cards.iter().map(|c| c.id.clone()).collect();
+                    let what = format!("{store}, cap {cap}, prunes applied: {apply}");
+                    assert!(ids.len() <= cap as usize, "{what}: {ids:?}");
+                    assert!(ids.windows(2).all(|w| w[0] < w[1]), "{what}: {ids:?}");
+                    if let (Some(last), Some(first)) = (paged.last(), ids.first()) {
+                        assert!(last < first, "{what}: pages overlap or go back");
+                    }
+                    paged.extend(ids);
+                    if !read.page.more {
+                        break;
+                    }
+                    before = Some(ItemId::parse(paged.last().expect("a page with more")).unwrap());
+                }
+                assert_eq!(paged, all, "{store}, cap {cap}, prunes applied: {apply}");
+            }
+        }
+    }
+}
+
+/// The key's newest run was shown before the cursor: its older runs after the cursor (one
+/// superseded, one a rival) are no cards of their own. But a rival shown in place of its
+/// key's newest run (the newest finished, the rival in flight) that sorts after the cursor is
+/// shown after it, exactly once.
+#[tokio::test]
+async fn a_later_page_shows_no_older_run_of_a_key_already_shown() {
+    let clock = ManualClock::new(T0);
+    let (index, _) = memory_index(&clock);
+    let a = run_at(&index, "a", Status::Running, T0 - 1_000).await;
+    let b = run_at(&index, "b", Status::Running, T0 - 1_500).await;
+    let a_rival = run_at(&index, "a", Status::Running, T0 - 1_800).await;
+    let a_old = run_at(&index, "a", Status::Running, T0 - HOUR).await;
+    let c = run_at(&index, "c", Status::Running, T0 - 2 * HOUR).await;
+    let page = |before: Option<String>| {
+        let index = index.clone();
+        async move {
+            let before = before.map(|b| ItemId::parse(&b).unwrap());
+            let read = index
+                .recent(&ws(), &alice(), Filter::All, Some(2), before.as_ref())
+                .await
+                .unwrap();
+            let ids: Vec<String> = read.page.cards.iter().map(|c| c.id.clone()).collect();
+            (ids, read.page.more)
+        }
+    };
+    assert_eq!(page(None).await, (vec![a.clone(), b.clone()], true));
+    assert_eq!(
+        page(Some(b.clone())).await,
+        (vec![c.clone()], false),
+        "neither {a_rival} nor {a_old}"
+    );
+    // The newest run of a finishes: its rival in flight is a's card, and it sorts after b.
+    common::finish(&index, &a, Status::Succeeded).await;
+    assert_eq!(page(None).await, (vec![b.clone(), a_rival.clone()], true));
+    assert_eq!(page(Some(a_rival.clone())).await, (vec![c.clone()], false));
+    // With a cap of 1 the first page is b (the rival sorts after it) and the second a's rival.
+    let read = index
+        .recent(&ws(), &alice(), Filter::All, Some(1), None)
+        .await
+        .unwrap();
+    assert_eq!(read.page.cards[0].id, b);
+    let after_b = ItemId::parse(&b).unwrap();
+    let read = index
+        .recent(&ws(), &alice(), Filter::All, Some(1), Some(&after_b))
+        .await
+        .unwrap();
+    assert_eq!(read.page.cards[0].id, a_rival);
 }

@@ -49,7 +49,7 @@ async fn marker_index_loses_nothing_under_concurrent_load() {
                         break;
                     }
                     let read = index
-                        .recent(&ws(), &viewer, Filter::All, None)
+                        .recent(&ws(), &viewer, Filter::All, None, None)
                         .await
                         .unwrap();
                     let n = index.apply(&read.prune).await.total();

@@ -9,7 +9,8 @@ mod stream;
 
 use crate::api::{dismiss, recent, BearerToken};
 use crate::error::{ApiError, ErrorCode};
-use crate::model::{Filter, RecentPage};
+use crate::model::{Card, Filter, RecentPage};
+use crate::older;
 use card::CardView;
 use header::Header;
 use leptos::prelude::*;
@@ -40,6 +41,21 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
     // Hidden at once when the viewer dismisses, before the server confirms.
     let dismissed = RwSignal::new(HashSet::<String>::new());
     let announcement = RwSignal::new(String::new());
+    // "Show older": the cards of the older pages asked for, below the first page, which keeps
+    // refreshing (see `older`). `older_more` is `None` until the viewer asks, then the `more` of
+    // the last older page.
+    let older = RwSignal::new(Vec::<Card>::new());
+    let older_more = RwSignal::new(None::<bool>);
+    let older_failed = RwSignal::new(false);
+    let reset_older = move || {
+        older.set(Vec::new());
+        older_more.set(None);
+        older_failed.set(false);
+    };
+    Effect::new(move |_| {
+        filter.track();
+        reset_older();
+    });
 
     let (ws, cap) = (config.ws.clone(), config.cap);
     // A page from a fetch or from the stream.
@@ -48,6 +64,16 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
         let fresh = live::new_titles(last_good.get_untracked().as_ref(), &page);
         if !fresh.is_empty() {
             announcement.set(format!("New: {}", fresh.join(", ")));
+        }
+        if !page.more {
+            // Nothing lies beyond the first page any more.
+            reset_older();
+        } else if older_more.get_untracked().is_some() {
+            let before = last_good
+                .get_untracked()
+                .map(|p| p.cards)
+                .unwrap_or_default();
+            older.update(|o| *o = older::refreshed(std::mem::take(o), &before, &page.cards));
         }
         last_good.set(Some(page));
         error.set(None);
@@ -75,7 +101,7 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
         // A new filter ends the stream of the old one.
         retune.retune(Some(f));
         tick.track();
-        async move { recent(ws, f, Some(cap)).await }
+        async move { recent(ws, f, Some(cap), None).await }
     });
     Effect::new(move |_| match fetched.get() {
         Some(Ok(page)) => accept(page),
@@ -111,6 +137,41 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
         let (ws, id) = (ws.clone(), id.clone());
         async move { dismiss(ws, id).await }
     });
+    // Run under the widget's owner, so the call has the widget's context (its token). No
+    // `Action`: its machinery costs the widget kilobytes.
+    let owner = Owner::current().expect("a widget has an owner");
+    let older_pending = RwSignal::new(false);
+    let (ws, owner) = (config.ws.clone(), owner);
+    let show_older_now = move |before: String| {
+        let (ws, f) = (ws.clone(), filter.get_untracked());
+        older_pending.set(true);
+        owner.with(|| {
+            leptos::task::spawn_local_scoped(async move {
+                let res = recent(ws, f, Some(cap), Some(before)).await;
+                // Not for a filter the viewer switched away from meanwhile.
+                if older_pending.try_set(false).is_some() || f != filter.get_untracked() {
+                    return;
+                }
+                match res {
+                    Ok(page) => {
+                        let first = last_good
+                            .get_untracked()
+                            .map(|p| p.cards)
+                            .unwrap_or_default();
+                        older.update(|o| {
+                            *o = older::below(
+                                &first,
+                                std::mem::take(o).into_iter().chain(page.cards),
+                            )
+                        });
+                        older_more.set(Some(page.more));
+                        older_failed.set(false);
+                    }
+                    Err(_) => older_failed.set(true),
+                }
+            })
+        });
+    };
     let body = move || {
         match (last_good.get(), error.get()) {
             (None, None) => Skeleton().into_any(),
@@ -129,7 +190,11 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
             (None, Some(e)) => view! { <ErrorState error=e retry=bump/> }.into_any(),
             (Some(page), stale) => {
                 let hidden = dismissed.get();
-                let cards: Vec<_> = page.cards.into_iter().filter(|c| !hidden.contains(&c.id)).collect();
+                let older = older.get();
+                // The older pages continue after the last card of all, hidden ones included.
+                let cursor = older.last().or(page.cards.last()).map(|c| c.id.clone());
+                let show_older = older_more.get().unwrap_or(page.more);
+                let cards: Vec<_> = page.cards.into_iter().chain(older).filter(|c| !hidden.contains(&c.id)).collect();
                 if cards.is_empty() && stale.is_none() {
                     return EmptyState().into_any();
                 }
@@ -153,7 +218,19 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
                             }
                         }).collect_view()}
                     </ul>
-                    {page.more.then(|| view! { <p class="pickup-more">"Older items are not shown."</p> })}
+                    {older_failed.get().then(|| view! { <p class="pickup-note" role="status">"Couldn't load older items."</p> })}
+                    {cursor.filter(|_| show_older).map(|before| {
+                        let show_older = show_older_now.clone();
+                        view! {
+                        <button
+                            type="button"
+                            class="pickup-more"
+                            disabled=move || older_pending.get()
+                            on:click=move |_| show_older(before.clone())
+                        >
+                            "Show older"
+                        </button>
+                    }})}
                     {page.partial.then(|| view! { <p class="pickup-note">"Some items could not be read just now."</p> })}
                 }
                 .into_any()

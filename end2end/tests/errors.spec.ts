@@ -1,0 +1,27 @@
+// When things go wrong: a token for another workspace, a server that stops and comes back.
+import { test, expect, titles } from "./pickup";
+
+test("a token without the workspace shows the non-member message and no cards", async ({ page, pickup }) => {
+  const bot = pickup.token("bot", ["acme"], { write: true });
+  await pickup.register(bot, "acme", { key: "secret", title: "Members only", status: "running" });
+  await page.goto(pickup.home("acme", pickup.token("mallory", ["beta"])));
+  await expect(page.locator(".pickup-forbidden")).toContainText("not a member");
+  await expect(page.locator(".pickup-card")).toHaveCount(0);
+});
+
+test("with the server stopped the last cards stay with a note; restarted, it recovers", async ({ page, pickup }) => {
+  const bot = pickup.token("bot", ["acme"], { write: true });
+  await pickup.register(bot, "acme", { key: "steady", title: "Steady run", status: "running" });
+  await page.goto(pickup.home("acme", pickup.token("alice", ["acme"])) + "&refresh=1");
+  await expect(titles(page)).toHaveText(["Steady run"]);
+
+  await pickup.stop();
+  await expect(page.locator(".pickup-stale")).toBeVisible({ timeout: 5_000 });
+  await expect(titles(page)).toHaveText(["Steady run"]);
+
+  await pickup.restart();
+  await pickup.register(bot, "acme", { key: "after", title: "After the restart", status: "running" });
+  // Back-off doubles the wait after each failure (1 s, 2 s, 4 s, …): recovery is automatic.
+  await expect(page.locator(".pickup-stale")).toBeHidden({ timeout: 20_000 });
+  await expect(titles(page)).toHaveText(["After the restart", "Steady run"]);
+});
