@@ -140,6 +140,10 @@ pub struct Machine {
     pub memory_gib: f64,
     pub cpu: String,
     pub kernel: String,
+    /// The 1-minute load average when the section started (/proc/loadavg): the cores are
+    /// shared, and a load above `nproc` means the section got less than all of them.
+    #[serde(default)]
+    pub load_avg_1m: Option<f64>,
 }
 
 pub fn machine() -> Machine {
@@ -168,5 +172,8 @@ pub fn machine() -> Machine {
             .unwrap_or_default()
             .trim()
             .to_string(),
+        load_avg_1m: std::fs::read_to_string("/proc/loadavg")
+            .ok()
+            .and_then(|l| l.split_whitespace().next()?.parse().ok()),
     }
 }

@@ -410,6 +410,7 @@ pub async fn run_store(
 
 pub async fn run(plan: &Plan, kinds: &[Kind]) -> anyhow::Result<Results> {
     let started = Instant::now();
+    let machine = common::machine();
     let mut rows = Vec::new();
     let mut skipped = Vec::new();
     let mut cpu = None;
@@ -427,7 +428,7 @@ pub async fn run(plan: &Plan, kinds: &[Kind]) -> anyhow::Result<Results> {
     }
     let results = Results {
         measured_at: common::now_rfc3339(),
-        machine: common::machine(),
+        machine,
         cap: CAP,
         records_seeded: WITH_RECORDS,
         sizes: plan.sizes.clone(),

@@ -58,6 +58,18 @@ fn load<T: DeserializeOwned>(name: &str) -> Loaded<T> {
     }
 }
 
+/// What the load average says about the cores a section got.
+fn load_note(m: &crate::common::Machine) -> String {
+    match m.load_avg_1m {
+        Some(l) if l > m.nproc as f64 => format!(
+            ", with a load average of {l:.1} on {} cores at its start: it shared the cores with other work, so compare its numbers with each other, not with another run's",
+            m.nproc
+        ),
+        Some(l) => format!(", load average {l:.1} on {} cores at its start", m.nproc),
+        None => String::new(),
+    }
+}
+
 /// `2026-11-29T22:37:56Z` as `2026-11-29 22:37:56`.
 fn when(rfc3339: &str) -> String {
     rfc3339.replace('T', " ").trim_end_matches('Z').to_string()
@@ -94,21 +106,30 @@ pub fn write() -> anyhow::Result<()> {
         out,
         "- **Command:** `make bench` — builds `pickup-bench` (release), runs `pickup-bench designs` and `pickup-bench read` under `scripts/emulators.sh run` (Azurite and moto on loopback), the HTTP and widget measurements, then `pickup-bench report`, which writes this file and the plots in `docs/bench/`. Raw numbers: `target/bench/{{designs,read,http,widget}}.json`."
     );
-    if let Loaded::Read(d) = &designs {
-        let _ = writeln!(
-            out,
-            "- **Section designs** measured at {} UTC in {:.0} s.",
-            when(&d.measured_at),
-            d.wall_s
-        );
-    }
-    if let Loaded::Read(r) = &read {
-        let _ = writeln!(
-            out,
-            "- **Section read** measured at {} UTC in {:.0} s.",
-            when(&r.measured_at),
-            r.wall_s
-        );
+    let sections = [
+        (
+            "designs",
+            designs
+                .or_why()
+                .ok()
+                .map(|d| (&d.measured_at, d.wall_s, &d.machine)),
+        ),
+        (
+            "read",
+            read.or_why()
+                .ok()
+                .map(|r| (&r.measured_at, r.wall_s, &r.machine)),
+        ),
+    ];
+    for (name, run) in sections {
+        if let Some((at, wall_s, machine)) = run {
+            let _ = writeln!(
+                out,
+                "- **Section {name}** measured at {} UTC in {wall_s:.0} s{}.",
+                when(at),
+                load_note(machine)
+            );
+        }
     }
     let _ = writeln!(out, "\n## Targets\n");
     let _ = writeln!(out, "| section | target | measured | |");
