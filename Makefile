@@ -52,7 +52,7 @@ e2e-deps:
 test-e2e: setup widget server e2e-deps
 	cd end2end && PICKUP_BIN=$(CURDIR)/$(PICKUP) PICKUP_SITE=$(CURDIR)/dist npx playwright test
 
-## bench: every benchmark in one run, written to BENCHMARKS.md and docs/bench/*.svg (~10 min)
+## bench: every benchmark in one run, written to BENCHMARKS.md and docs/bench/*.svg (~12 min after the builds)
 bench: setup widget e2e-deps
 	@command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
 	cargo build --release -p pickup -p pickup-bench

@@ -98,7 +98,10 @@ pub fn bench_dir() -> std::path::PathBuf {
     std::path::PathBuf::from("target/bench")
 }
 
-pub fn write_json(name: &str, value: &serde_json::Value) -> anyhow::Result<std::path::PathBuf> {
+pub fn write_json<T: serde::Serialize>(
+    name: &str,
+    value: &T,
+) -> anyhow::Result<std::path::PathBuf> {
     let dir = bench_dir();
     std::fs::create_dir_all(&dir)?;
     let path = dir.join(name);
@@ -106,7 +109,24 @@ pub fn write_json(name: &str, value: &serde_json::Value) -> anyhow::Result<std::
     Ok(path)
 }
 
-pub fn machine() -> serde_json::Value {
+pub fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// The machine a section ran on, as its JSON records it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Machine {
+    pub nproc: usize,
+    pub memory_gib: f64,
+    pub cpu: String,
+    pub kernel: String,
+    /// The 1-minute load average when the section started (/proc/loadavg): the cores are
+    /// shared, and a load above `nproc` means the section got less than all of them.
+    #[serde(default)]
+    pub load_avg_1m: Option<f64>,
+}
+
+pub fn machine() -> Machine {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let cpu = cpuinfo
         .lines()
@@ -124,10 +144,16 @@ pub fn machine() -> serde_json::Value {
     let nproc = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
-    serde_json::json!({
-        "nproc": nproc,
-        "memory_gib": (mem_kb as f64 / 1024.0 / 1024.0 * 10.0).round() / 10.0,
-        "cpu": cpu,
-        "kernel": std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim(),
-    })
+    Machine {
+        nproc,
+        memory_gib: (mem_kb as f64 / 1024.0 / 1024.0 * 10.0).round() / 10.0,
+        cpu,
+        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
+        load_avg_1m: std::fs::read_to_string("/proc/loadavg")
+            .ok()
+            .and_then(|l| l.split_whitespace().next()?.parse().ok()),
+    }
 }

@@ -28,7 +28,7 @@ const WITH_RECORDS: usize = 30;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Row {
-    pub store: String,
+    pub store: Kind,
     pub markers: usize,
     pub reps: usize,
     /// Medians, in milliseconds.
@@ -41,6 +41,10 @@ pub struct Row {
     /// How many keys one `recent` took from the store's listing (on the clouds: how many
     /// the store returned, in pages sized to the read).
     pub recent_listed: u64,
+    /// Keys (object metadata entries) the store returned to listings, per `recent` call: what
+    /// the listing costs the store, where `recent_listed` is what `recent` consumed of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys_per_recent: Option<f64>,
     pub cards: usize,
     pub recent_samples: Vec<f64>,
     pub floor_samples: Vec<f64>,
@@ -49,9 +53,34 @@ pub struct Row {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Skip {
-    pub store: String,
+    pub store: Kind,
     pub markers: Option<usize>,
     pub reason: String,
+}
+
+/// target/bench/read.json: written by [`run`], read by the report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Results {
+    /// RFC 3339, UTC.
+    pub measured_at: String,
+    pub machine: common::Machine,
+    /// Cards per `recent`.
+    pub cap: usize,
+    /// The newest markers that have records.
+    pub records_seeded: usize,
+    pub sizes: Vec<usize>,
+    pub rows: Vec<Row>,
+    pub skipped: Vec<Skip>,
+    /// `recent`'s own CPU work, measured on memory.
+    pub cpu_us: Option<CpuBreakdown>,
+    pub wall_s: f64,
+}
+
+/// `recent`'s CPU work apart from the store, in µs (medians of batches).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct CpuBreakdown {
+    pub judge_8_records_us: f64,
+    pub plan_24_names_us: f64,
 }
 
 #[derive(Debug, Clone)]
@@ -64,8 +93,8 @@ pub struct Plan {
 
 pub fn default_max(kind: Kind) -> usize {
     match kind {
-        Kind::Memory | Kind::File => 100_000,
-        Kind::Azure => 10_000,
+        Kind::Memory | Kind::File | Kind::Latency => 100_000,
+        Kind::Azure | Kind::S3 => 10_000,
     }
 }
 
@@ -216,7 +245,7 @@ async fn time_paged_floor(root: &Root) -> anyhow::Result<Option<f64>> {
 /// `recent`'s own CPU work, apart from the store: judging 8 fetched records into cards (JSON
 /// parsing included) and planning `recent`'s budget of names ([`Budget::RESOLVES_PER_CARD`]
 /// per card). Microseconds, medians of batches.
-async fn cpu_breakdown(store: &Store, now: u64) -> anyhow::Result<serde_json::Value> {
+async fn cpu_breakdown(store: &Store, now: u64) -> anyhow::Result<CpuBreakdown> {
     let ws = ws_name();
     let budget = Budget::RESOLVES_PER_CARD * CAP;
     let ids: Vec<ItemId> = (0..budget).map(|i| id_of(now, i)).collect();
@@ -255,17 +284,17 @@ async fn cpu_breakdown(store: &Store, now: u64) -> anyhow::Result<serde_json::Va
         }
         plan_us.push(t.elapsed().as_secs_f64() * 1e6 / batch as f64);
     }
-    Ok(serde_json::json!({
-        "judge_8_records_us": median(&judge_us),
-        "plan_24_names_us": median(&plan_us),
-    }))
+    Ok(CpuBreakdown {
+        judge_8_records_us: median(&judge_us),
+        plan_24_names_us: median(&plan_us),
+    })
 }
 
 pub async fn run_store(
     kind: Kind,
     plan: &Plan,
     skipped: &mut Vec<Skip>,
-    cpu: &mut Option<serde_json::Value>,
+    cpu: &mut Option<CpuBreakdown>,
 ) -> anyhow::Result<Vec<Row>> {
     let root = stores::open(kind, "read")?;
     let limits = Limits::default();
@@ -283,7 +312,7 @@ pub async fn run_store(
     for &size in &plan.sizes {
         if size > max {
             skipped.push(Skip {
-                store: kind.name().into(),
+                store: kind,
                 markers: Some(size),
                 reason: format!(
                     "over this run's limit for {} ({max} markers): seeding and listing it does not fit the time budget",
@@ -332,7 +361,7 @@ pub async fn run_store(
 
         let (rm, fm) = (median(&recent), median(&floor));
         let row = Row {
-            store: kind.name().into(),
+            store: kind,
             markers: size,
             reps,
             recent_ms: rm,
@@ -340,6 +369,7 @@ pub async fn run_store(
             ratio: rm / fm,
             paged_floor_ms: (!paged.is_empty()).then(|| median(&paged)),
             recent_listed,
+            keys_per_recent: Some(listed as f64),
             cards,
             recent_samples: recent,
             floor_samples: floor,
@@ -347,7 +377,7 @@ pub async fn run_store(
         };
         eprintln!(
             "read: {:8} {:>7} markers: recent {:8.3} ms, floor {:8.3} ms, ratio {:5.2}{}, recent pulled {} listing entries, {} cards (seeded in {:.1} s, {} reps)",
-            row.store,
+            row.store.name(),
             size,
             rm,
             fm,
@@ -365,8 +395,9 @@ pub async fn run_store(
     Ok(rows)
 }
 
-pub async fn run(plan: &Plan, kinds: &[Kind]) -> anyhow::Result<serde_json::Value> {
+pub async fn run(plan: &Plan, kinds: &[Kind]) -> anyhow::Result<Results> {
     let started = Instant::now();
+    let machine = common::machine();
     let mut rows = Vec::new();
     let mut skipped = Vec::new();
     let mut cpu = None;
@@ -374,7 +405,7 @@ pub async fn run(plan: &Plan, kinds: &[Kind]) -> anyhow::Result<serde_json::Valu
         if let Err(reason) = stores::available(kind) {
             eprintln!("read: skipping {}: {reason}", kind.name());
             skipped.push(Skip {
-                store: kind.name().into(),
+                store: kind,
                 markers: None,
                 reason,
             });
@@ -382,22 +413,22 @@ pub async fn run(plan: &Plan, kinds: &[Kind]) -> anyhow::Result<serde_json::Valu
         }
         rows.extend(run_store(kind, plan, &mut skipped, &mut cpu).await?);
     }
-    let value = serde_json::json!({
-        "measured_at": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        "machine": common::machine(),
-        "cap": CAP,
-        "records_seeded": WITH_RECORDS,
-        "sizes": plan.sizes,
-        "rows": rows,
-        "skipped": skipped,
-        "cpu_us": cpu,
-        "wall_s": started.elapsed().as_secs_f64(),
-    });
-    let path = common::write_json("read.json", &value)?;
+    let results = Results {
+        measured_at: common::now_rfc3339(),
+        machine,
+        cap: CAP,
+        records_seeded: WITH_RECORDS,
+        sizes: plan.sizes.clone(),
+        rows,
+        skipped,
+        cpu_us: cpu,
+        wall_s: started.elapsed().as_secs_f64(),
+    };
+    let path = common::write_json("read.json", &results)?;
     eprintln!(
         "read: wrote {} ({:.0} s)",
         path.display(),
         started.elapsed().as_secs_f64()
     );
-    Ok(value)
+    Ok(results)
 }
