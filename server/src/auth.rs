@@ -346,10 +346,11 @@ impl Auth {
             Lookup::Unknown => return Err(Error::Unauthenticated(jwks.why_missing(kid))),
         };
         let mut validation = self.validation.clone();
-        validation.algorithms = vec![alg];
         let mut last = None;
         for key in keys {
-            debug_assert_eq!(key.alg, alg);
+            // The key's one algorithm, not the header's: jsonwebtoken refuses a header that
+            // names another (a second check behind `lookup`'s).
+            validation.algorithms = vec![key.alg];
             match decode::<Map<String, Value>>(token, &key.key, &validation) {
                 Ok(data) => return self.mapping.caller(&data.claims),
                 Err(e) => last = Some(e),
