@@ -415,7 +415,7 @@ mod tests {
             match (got, want) {
                 (Ok(a), Ok(b)) => assert_eq!(a, b, "{json}"),
                 (Err(e), Err(part)) => assert!(e.contains(part), "{json}: {e}"),
-                (got, want) => panic!("{json}: got {:?}, want {want:?}", got.map_err(|e| e)),
+                (got, want) => panic!("{json}: got {:?}, want {want:?}", got),
             }
         }
     }
