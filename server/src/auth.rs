@@ -1,18 +1,49 @@
-//! Tokens: HS256 JWTs signed with the server's secret (the `jsonwebtoken` crate).
-//! Claims: `sub`, `name`, `ws` (workspaces), `scope` (`read` or `read write`), `exp` (required);
-//! `nbf` (honoured when present); `iss` and `aud` (required when the server is configured with
-//! an issuer or an audience). The `name` becomes an item's owner name, so it follows the rule
-//! of every displayed name ([`crate::record::check_name`]).
+//! Tokens, of two kinds, told apart by the header's `alg`:
+//!
+//! - **HS256**, signed with the server's secret (`PICKUP_SECRET`): Pickup's own tokens, as
+//!   `pickup token` mints them. Their claims are fixed: `sub`, `name`, `ws` (workspaces),
+//!   `scope` (`read` or `read write`), `exp`.
+//! - **RS256, ES256, EdDSA** (and whatever else a key of the identity provider's JWKS allows,
+//!   see [`crate::jwks`]), verified against `PICKUP_JWKS_URL`. Which claims hold the workspaces,
+//!   the display name and the scope is configurable ([`ClaimMapping`]); the defaults read the
+//!   same claims as Pickup's own tokens.
+//!
+//! Both kinds may be accepted at once. HS* is never checked against a JWKS key, and an
+//! asymmetric `alg` never against the secret, so neither can stand in for the other.
+//! For both: `exp` and `sub` are required, `nbf` honoured when present (5 s leeway), `iss` and
+//! `aud` required and checked when the server is configured with an issuer or an audience (and
+//! `aud` is not checked otherwise).
+//!
+//! **Verification is async** only because a token naming a `kid` the cached key set lacks
+//! waits, once and rate-limited, for the key set to be fetched again (rotation: the first
+//! token signed with a new key is accepted, not refused until some background refresh). Every
+//! other token is checked against the cached keys without touching the network.
+//!
+//! **Claims to a caller.** Workspaces: the values of the workspace claim (an array of strings,
+//! or one string of space-separated values); with a prefix, only the values that start with it
+//! count, the prefix stripped. Name: the name claim, else `preferred_username`, else `sub`;
+//! the name becomes an item's owner name, so it follows the rule of every displayed name
+//! ([`crate::record::check_name`]) and a token whose name breaks it is refused. Write access:
+//! the scope claim (a space-separated string, or an array) contains `write`. A token without
+//! a scope claim may read only: membership comes from the workspace claim, and writing is
+//! granted only when asked for explicitly (an identity provider's default access token says
+//! nothing about Pickup).
 
 use crate::error::{Error, Result};
+use crate::jwks::{Jwks, Lookup};
 use crate::names::{UserId, Workspace};
 use app::model::Owner;
-use jsonwebtoken::{decode, encode, Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use jsonwebtoken::{
+    decode, decode_header, encode, Algorithm, DecodingKey, EncodingKey, Header, Validation,
+};
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub const MIN_SECRET_BYTES: usize = 32;
 
+/// The claims of Pickup's own (HS256) tokens.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Claims {
     pub sub: String,
@@ -27,6 +58,102 @@ pub struct Claims {
     pub iss: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aud: Option<String>,
+}
+
+/// Which claims of an identity provider's token say what (`PICKUP_WS_CLAIM`,
+/// `PICKUP_WS_PREFIX`, `PICKUP_NAME_CLAIM`, `PICKUP_SCOPE_CLAIM`). A claim name is looked up
+/// as it is first; if there is no such claim and the name has dots, as a path into nested
+/// objects (`realm_access.roles`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimMapping {
+    pub workspaces: String,
+    pub workspace_prefix: Option<String>,
+    pub name: String,
+    pub scope: String,
+}
+
+impl Default for ClaimMapping {
+    /// The claims of Pickup's own tokens.
+    fn default() -> Self {
+        ClaimMapping {
+            workspaces: "ws".into(),
+            workspace_prefix: None,
+            name: "name".into(),
+            scope: "scope".into(),
+        }
+    }
+}
+
+impl ClaimMapping {
+    /// The caller these (verified) claims describe.
+    fn caller(&self, claims: &Map<String, Value>) -> Result<Caller> {
+        let sub = claims
+            .get("sub")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let user = UserId::parse(sub)
+            .map_err(|e| Error::Unauthenticated(format!("the token's subject is invalid: {e}")))?;
+        let expires_at = match claims.get("exp") {
+            Some(Value::Number(n)) => n
+                .as_u64()
+                .or_else(|| n.as_f64().map(|f| f.max(0.0) as u64))
+                .unwrap_or(0),
+            _ => 0,
+        };
+        let workspaces = values(claim(claims, &self.workspaces))
+            .into_iter()
+            .filter_map(|v| match &self.workspace_prefix {
+                None => Some(v),
+                Some(p) => v.strip_prefix(p.as_str()).map(str::to_string),
+            })
+            .collect();
+        let can_write = values(claim(claims, &self.scope))
+            .iter()
+            .any(|s| s == "write");
+        let chosen = [self.name.as_str(), "preferred_username"]
+            .into_iter()
+            .filter_map(|c| claim(claims, c).and_then(Value::as_str))
+            .find(|n| !n.trim().is_empty());
+        let name = match chosen {
+            None => user.to_string(),
+            Some(n) => crate::record::check_name(n).map_err(|e| {
+                Error::Unauthenticated(format!("the token's name was refused ({e}); get a new one"))
+            })?,
+        };
+        Ok(Caller {
+            name,
+            user,
+            expires_at,
+            workspaces,
+            can_write,
+        })
+    }
+}
+
+/// The claim `name`: a top-level claim of that name, else the dotted path into nested objects.
+fn claim<'a>(claims: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
+    if let Some(v) = claims.get(name) {
+        return Some(v);
+    }
+    let mut parts = name.split('.');
+    let mut at = claims.get(parts.next()?)?;
+    for part in parts {
+        at = at.as_object()?.get(part)?;
+    }
+    Some(at)
+}
+
+/// A claim's values: an array's strings, or a string's space-separated words.
+fn values(v: Option<&Value>) -> Vec<String> {
+    match v {
+        Some(Value::String(s)) => s.split_whitespace().map(str::to_string).collect(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// A verified caller.
@@ -69,9 +196,17 @@ impl Caller {
 }
 
 #[derive(Clone)]
-pub struct Auth {
+struct Secret {
     encoding: EncodingKey,
     decoding: DecodingKey,
+}
+
+#[derive(Clone)]
+pub struct Auth {
+    secret: Option<Secret>,
+    jwks: Option<Arc<Jwks>>,
+    mapping: ClaimMapping,
+    /// exp, sub, nbf, leeway, and iss/aud when configured; the algorithm is set per token.
     validation: Validation,
     issuer: Option<String>,
     audience: Option<String>,
@@ -81,22 +216,63 @@ pub struct Auth {
 #[error("PICKUP_SECRET must be at least {MIN_SECRET_BYTES} bytes (it is {0}); generate one with: head -c 32 /dev/urandom | base64")]
 pub struct ShortSecret(usize);
 
+fn refused(e: jsonwebtoken::errors::Error) -> Error {
+    Error::Unauthenticated(format!("the token was refused ({e}); get a new one"))
+}
+
 impl Auth {
+    /// HS256 tokens signed with `secret`.
     pub fn new(secret: &[u8]) -> Result<Self, ShortSecret> {
         if secret.len() < MIN_SECRET_BYTES {
             return Err(ShortSecret(secret.len()));
         }
+        Ok(Auth {
+            secret: Some(Secret {
+                encoding: EncodingKey::from_secret(secret)
+                    .expect("an HMAC key of any length is valid"),
+                decoding: DecodingKey::from_secret(secret)
+                    .expect("an HMAC key of any length is valid"),
+            }),
+            ..Auth::from_jwks(None)
+        })
+    }
+
+    /// Tokens of the identity provider whose keys `jwks` holds, and no HS256 (unless made with
+    /// [`Auth::new`] and [`Auth::with_jwks`]); `None`: no tokens at all.
+    pub fn from_jwks(jwks: Option<Arc<Jwks>>) -> Self {
         let mut validation = Validation::new(Algorithm::HS256);
         validation.set_required_spec_claims(&["exp", "sub"]);
         validation.validate_nbf = true;
+        validation.validate_aud = false;
         validation.leeway = 5;
-        Ok(Auth {
-            encoding: EncodingKey::from_secret(secret).expect("an HMAC key of any length is valid"),
-            decoding: DecodingKey::from_secret(secret).expect("an HMAC key of any length is valid"),
+        Auth {
+            secret: None,
+            jwks,
+            mapping: ClaimMapping::default(),
             validation,
             issuer: None,
             audience: None,
-        })
+        }
+    }
+
+    /// Also accept the identity provider's tokens, verified with the keys of `jwks`.
+    pub fn with_jwks(mut self, jwks: Arc<Jwks>) -> Self {
+        self.jwks = Some(jwks);
+        self
+    }
+
+    /// Read the identity provider's tokens with this mapping (Pickup's own keep theirs).
+    pub fn with_claims(mut self, mapping: ClaimMapping) -> Self {
+        self.mapping = mapping;
+        self
+    }
+
+    pub fn jwks(&self) -> Option<&Arc<Jwks>> {
+        self.jwks.as_ref()
+    }
+
+    pub fn has_secret(&self) -> bool {
+        self.secret.is_some()
     }
 
     /// Require `iss` and/or `aud` (each when given), and put them in the tokens [`Auth::mint`]
@@ -113,6 +289,7 @@ impl Auth {
         }
         if let Some(aud) = &audience {
             self.validation.set_audience(&[aud]);
+            self.validation.validate_aud = true;
             required.push("aud");
         }
         self.validation.set_required_spec_claims(&required);
@@ -121,35 +298,71 @@ impl Auth {
         self
     }
 
-    /// Verify the `Authorization: Bearer` token (401 on anything wrong with it).
-    pub fn verify(&self, bearer: Option<&str>) -> Result<Caller> {
+    /// Verify the `Authorization: Bearer` token (401 on anything wrong with it). Waits on the
+    /// network only for a token whose key the cached JWKS lacks (see the module's doc).
+    pub async fn verify(&self, bearer: Option<&str>) -> Result<Caller> {
         let token = bearer.ok_or_else(|| {
             Error::Unauthenticated(
                 "send Authorization: Bearer <token> (mint one with `pickup token`)".into(),
             )
         })?;
-        let data = decode::<Claims>(token, &self.decoding, &self.validation).map_err(|e| {
-            Error::Unauthenticated(format!("the token was refused ({e}); get a new one"))
-        })?;
-        let c = data.claims;
-        let user = UserId::parse(&c.sub)
-            .map_err(|e| Error::Unauthenticated(format!("the token's subject is invalid: {e}")))?;
-        let can_write = c.scope.split_whitespace().any(|s| s == "write");
-        let name = match c.name.filter(|n| !n.trim().is_empty()) {
-            None => user.to_string(),
-            Some(n) => crate::record::check_name(&n).map_err(|e| {
-                Error::Unauthenticated(format!("the token's name was refused ({e}); get a new one"))
-            })?,
-        };
-        Ok(Caller {
-            name,
-            user,
-            expires_at: c.exp,
-            workspaces: c.ws,
-            can_write,
-        })
+        let header = decode_header(token).map_err(refused)?;
+        match header.alg {
+            Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512 => self.verify_secret(token),
+            alg => self.verify_jwks(token, header.kid.as_deref(), alg).await,
+        }
     }
 
+    /// An HS256 token, checked with the secret (never with a JWKS key).
+    pub fn verify_secret(&self, token: &str) -> Result<Caller> {
+        let Some(secret) = &self.secret else {
+            return Err(Error::Unauthenticated(
+                "this server does not accept HS256 tokens (it has no PICKUP_SECRET): send a token from the identity provider".into(),
+            ));
+        };
+        let data = decode::<Map<String, Value>>(token, &secret.decoding, &self.validation)
+            .map_err(refused)?;
+        ClaimMapping::default().caller(&data.claims)
+    }
+
+    async fn verify_jwks(&self, token: &str, kid: Option<&str>, alg: Algorithm) -> Result<Caller> {
+        let Some(jwks) = &self.jwks else {
+            return Err(Error::Unauthenticated(format!(
+                "this server accepts only HS256 tokens signed with its secret, not {alg:?} (PICKUP_JWKS_URL is not set)"
+            )));
+        };
+        let (mut found, generation) = jwks.lookup(kid, alg);
+        if matches!(found, Lookup::Unknown) {
+            jwks.refresh_for_unknown(generation).await;
+            found = jwks.lookup(kid, alg).0;
+        }
+        let keys = match found {
+            Lookup::Found(keys) => keys,
+            Lookup::Refused(why) => {
+                return Err(Error::Unauthenticated(format!(
+                    "the token was refused ({why}); get a new one"
+                )))
+            }
+            Lookup::Unknown => return Err(Error::Unauthenticated(jwks.why_missing(kid))),
+        };
+        let mut validation = self.validation.clone();
+        let mut last = None;
+        for key in keys {
+            // The key's one algorithm, not the header's: jsonwebtoken refuses a header that
+            // names another (a second check behind `lookup`'s).
+            validation.algorithms = vec![key.alg];
+            match decode::<Map<String, Value>>(token, &key.key, &validation) {
+                Ok(data) => return self.mapping.caller(&data.claims),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(refused(last.expect("Found holds at least one key")))
+    }
+
+    /// A token of Pickup's own, signed with the secret.
+    ///
+    /// # Panics
+    /// When this `Auth` has no secret (made with [`Auth::from_jwks`]).
     pub fn mint(
         &self,
         sub: &str,
@@ -159,6 +372,10 @@ impl Auth {
         ttl: Duration,
         now_secs: u64,
     ) -> String {
+        let secret = self
+            .secret
+            .as_ref()
+            .expect("minting needs PICKUP_SECRET (Auth::new)");
         let claims = Claims {
             sub: sub.to_string(),
             name: name.map(str::to_string),
@@ -169,7 +386,7 @@ impl Auth {
             iss: self.issuer.clone(),
             aud: self.audience.clone(),
         };
-        encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
+        encode(&Header::new(Algorithm::HS256), &claims, &secret.encoding)
             .expect("HS256 encoding does not fail")
     }
 }
@@ -177,6 +394,11 @@ impl Auth {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// HS256 needs no network: verify on this thread.
+    fn v(auth: &Auth, bearer: Option<&str>) -> Result<Caller> {
+        futures::executor::block_on(auth.verify(bearer))
+    }
 
     fn now() -> u64 {
         chrono::Utc::now().timestamp() as u64
@@ -193,7 +415,7 @@ mod tests {
             Duration::from_secs(60),
             now(),
         );
-        let c = auth.verify(Some(&t)).unwrap();
+        let c = v(&auth, Some(&t)).unwrap();
         assert_eq!(c.name, "Alice");
         let acme = Workspace::parse("acme").unwrap();
         assert!(c.check(&acme, Access::Read).is_ok());
@@ -234,7 +456,7 @@ mod tests {
             Some(expired.as_str()),
         ] {
             assert!(
-                matches!(auth.verify(bad), Err(Error::Unauthenticated(_))),
+                matches!(v(&auth, bad), Err(Error::Unauthenticated(_))),
                 "{bad:?}"
             );
         }
@@ -242,7 +464,12 @@ mod tests {
     }
 
     fn signed(auth: &Auth, claims: &Claims) -> String {
-        encode(&Header::new(Algorithm::HS256), claims, &auth.encoding).unwrap()
+        encode(
+            &Header::new(Algorithm::HS256),
+            claims,
+            &auth.secret.as_ref().unwrap().encoding,
+        )
+        .unwrap()
     }
 
     fn claims(name: Option<&str>) -> Claims {
@@ -265,13 +492,13 @@ mod tests {
             nbf: Some(now() + 300),
             ..claims(None)
         };
-        let err = auth.verify(Some(&signed(&auth, &later))).unwrap_err();
+        let err = v(&auth, Some(&signed(&auth, &later))).unwrap_err();
         assert!(err.to_string().contains("ImmatureSignature"), "{err}");
         let now_valid = Claims {
             nbf: Some(now() - 1),
             ..claims(None)
         };
-        assert!(auth.verify(Some(&signed(&auth, &now_valid))).is_ok());
+        assert!(v(&auth, Some(&signed(&auth, &now_valid))).is_ok());
     }
 
     #[test]
@@ -286,7 +513,7 @@ mod tests {
             ..claims(None)
         };
         let good = signed(&strict, &with(Some("https://idp.test"), Some("pickup")));
-        assert!(strict.verify(Some(&good)).is_ok());
+        assert!(v(&strict, Some(&good)).is_ok());
         for (iss, aud) in [
             (None, None),
             (Some("https://idp.test"), None),
@@ -296,12 +523,12 @@ mod tests {
         ] {
             let t = signed(&strict, &with(iss, aud));
             assert!(
-                matches!(strict.verify(Some(&t)), Err(Error::Unauthenticated(_))),
+                matches!(v(&strict, Some(&t)), Err(Error::Unauthenticated(_))),
                 "{iss:?} {aud:?}"
             );
         }
         // Unconfigured, no iss is needed; and what `mint` makes is what `verify` takes.
-        assert!(plain.verify(Some(&signed(&plain, &claims(None)))).is_ok());
+        assert!(v(&plain, Some(&signed(&plain, &claims(None)))).is_ok());
         let minted = strict.mint(
             "alice",
             None,
@@ -310,7 +537,7 @@ mod tests {
             Duration::from_secs(60),
             now(),
         );
-        assert!(strict.verify(Some(&minted)).is_ok());
+        assert!(v(&strict, Some(&minted)).is_ok());
     }
 
     #[test]
@@ -323,15 +550,102 @@ mod tests {
             "n".repeat(201),
         ] {
             let t = signed(&auth, &claims(Some(&bad)));
-            let err = auth.verify(Some(&t)).unwrap_err();
+            let err = v(&auth, Some(&t)).unwrap_err();
             assert!(
                 matches!(&err, Error::Unauthenticated(m) if m.contains("name")),
                 "{bad:?}: {err}"
             );
         }
         let t = signed(&auth, &claims(Some(" Ali ce ")));
-        assert_eq!(auth.verify(Some(&t)).unwrap().name, "Ali ce");
+        assert_eq!(v(&auth, Some(&t)).unwrap().name, "Ali ce");
         let t = signed(&auth, &claims(Some("  ")));
-        assert_eq!(auth.verify(Some(&t)).unwrap().name, "alice");
+        assert_eq!(v(&auth, Some(&t)).unwrap().name, "alice");
+    }
+
+    fn mapped(mapping: &ClaimMapping, claims: serde_json::Value) -> Result<Caller> {
+        mapping.caller(claims.as_object().unwrap())
+    }
+
+    #[test]
+    fn claim_mapping() {
+        let acme = Workspace::parse("acme").unwrap();
+        let beta = Workspace::parse("beta").unwrap();
+        // Defaults: Pickup's own claims; no scope claim reads only.
+        let c = mapped(
+            &ClaimMapping::default(),
+            serde_json::json!({"sub": "alice", "exp": 1, "ws": "acme beta"}),
+        )
+        .unwrap();
+        assert!(c.check(&beta, Access::Read).is_ok());
+        assert!(c.check(&acme, Access::Write).is_err());
+        assert_eq!(c.name, "alice");
+        // Keycloak-style: groups as full paths under /pickup/, scp as an array, nested roles.
+        let kc = ClaimMapping {
+            workspaces: "groups".into(),
+            workspace_prefix: Some("/pickup/".into()),
+            name: "name".into(),
+            scope: "scp".into(),
+        };
+        let c = mapped(
+            &kc,
+            serde_json::json!({"sub": "0b6f-uuid", "exp": 1, "preferred_username": "bob",
+                "groups": ["/pickup/acme", "/admins", "/other/pickup/beta", "beta"],
+                "scp": ["read", "write"]}),
+        )
+        .unwrap();
+        assert_eq!(c.name, "bob");
+        assert!(c.check(&acme, Access::Write).is_ok());
+        assert!(c.check(&beta, Access::Read).is_err());
+        let roles = ClaimMapping {
+            workspaces: "realm_access.roles".into(),
+            workspace_prefix: Some("pickup:".into()),
+            ..ClaimMapping::default()
+        };
+        let c = mapped(
+            &roles,
+            serde_json::json!({"sub": "carol", "exp": 1, "name": " ",
+                "realm_access": {"roles": ["pickup:acme", "offline_access"]},
+                "scope": "openid profile"}),
+        )
+        .unwrap();
+        assert_eq!(c.name, "carol");
+        assert!(c.check(&acme, Access::Read).is_ok());
+        assert!(c.check(&acme, Access::Write).is_err());
+        // A bad display name is refused wherever it comes from.
+        let err = mapped(
+            &kc,
+            serde_json::json!({"sub": "d", "exp": 1, "preferred_username": "x\u{202E}y"}),
+        )
+        .unwrap_err();
+        assert!(matches!(err, Error::Unauthenticated(m) if m.contains("name")));
+    }
+
+    #[test]
+    fn without_a_secret_hs256_is_refused_and_an_asymmetric_alg_needs_a_jwks() {
+        let auth = Auth::new(&[7u8; 32]).unwrap();
+        let t = auth.mint(
+            "alice",
+            None,
+            &["acme".into()],
+            false,
+            Duration::from_secs(60),
+            now(),
+        );
+        let err = v(&Auth::from_jwks(None), Some(&t)).unwrap_err();
+        assert!(err.to_string().contains("PICKUP_SECRET"), "{err}");
+        // An RS256 header on a server without a JWKS: refused before any key is looked at.
+        let header = base64::Engine::encode(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+            br#"{"alg":"RS256","kid":"k"}"#,
+        );
+        let body = t.split('.').nth(1).unwrap();
+        let err = v(&auth, Some(&format!("{header}.{body}.c2ln"))).unwrap_err();
+        assert!(err.to_string().contains("PICKUP_JWKS_URL"), "{err}");
+        // alg none does not parse.
+        let none = base64::Engine::encode(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+            br#"{"alg":"none"}"#,
+        );
+        assert!(v(&auth, Some(&format!("{none}.{body}."))).is_err());
     }
 }

@@ -1,9 +1,10 @@
 //! The `pickup` command line (clap): every flag also reads its `PICKUP_*` environment variable.
 
-use crate::auth::Auth;
+use crate::auth::{Auth, ClaimMapping};
 use crate::clock::{Clock, SystemClock};
 use crate::http::{router, HttpConfig};
 use crate::index::Index;
+use crate::jwks::Jwks;
 use crate::names::Workspace;
 use crate::service::Pickup;
 use crate::store::Store;
@@ -69,9 +70,11 @@ pub struct ServeArgs {
     /// The built widget (Trunk's dist/).
     #[arg(long, env = "PICKUP_SITE", default_value = "dist")]
     pub site: PathBuf,
-    /// The HS256 signing secret, at least 32 bytes.
+    /// The HS256 signing secret, at least 32 bytes (this, PICKUP_JWKS_URL, or both).
     #[arg(long, env = "PICKUP_SECRET", hide_env_values = true)]
     pub secret: Option<String>,
+    #[command(flatten)]
+    pub idp: IdpArgs,
     /// Origins (comma-separated, scheme://host[:port]) whose pages may call this server from
     /// the browser. `*` is refused.
     #[arg(long, env = "PICKUP_ALLOWED_ORIGINS", default_value = "")]
@@ -113,6 +116,50 @@ pub struct ServeArgs {
     pub janitor_every: Duration,
     #[command(flatten)]
     pub store: StoreArgs,
+}
+
+/// Tokens from the host's identity provider, verified with the keys of its JWKS document.
+#[derive(Args, Clone)]
+pub struct IdpArgs {
+    /// The identity provider's JWKS document (e.g. Keycloak's
+    /// https://HOST/realms/REALM/protocol/openid-connect/certs): RS256, ES256 and EdDSA tokens
+    /// signed with its keys are accepted, beside HS256 ones when PICKUP_SECRET is set.
+    #[arg(long, env = "PICKUP_JWKS_URL")]
+    pub jwks_url: Option<String>,
+    /// A token naming a key id the cached key set lacks fetches the document again, at most
+    /// once per this.
+    #[arg(long, env = "PICKUP_JWKS_MIN_REFRESH", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub jwks_min_refresh: Duration,
+    /// How often the document is fetched again anyway, so a key removed from it stops working
+    /// (0s: only when a token names an unknown key id).
+    #[arg(long, env = "PICKUP_JWKS_REFRESH", default_value = "10m", value_parser = humantime::parse_duration)]
+    pub jwks_refresh: Duration,
+    /// The claim of an identity provider's token that lists the caller's workspaces (an array,
+    /// or a space-separated string; a dotted name reaches into objects, e.g. realm_access.roles).
+    #[arg(long, env = "PICKUP_WS_CLAIM", default_value = "ws")]
+    pub ws_claim: String,
+    /// Only values of the workspace claim with this prefix count, the prefix stripped (e.g.
+    /// `/pickup/` for Keycloak groups under a `pickup` group).
+    #[arg(long, env = "PICKUP_WS_PREFIX")]
+    pub ws_prefix: Option<String>,
+    /// The claim holding the display name (then `preferred_username`, then `sub`).
+    #[arg(long, env = "PICKUP_NAME_CLAIM", default_value = "name")]
+    pub name_claim: String,
+    /// The claim holding the scopes (`scope`: a space-separated string; `scp`: an array or a
+    /// string); `write` among them grants write access. No such claim: read only.
+    #[arg(long, env = "PICKUP_SCOPE_CLAIM", default_value = "scope")]
+    pub scope_claim: String,
+}
+
+impl IdpArgs {
+    pub fn mapping(&self) -> ClaimMapping {
+        ClaimMapping {
+            workspaces: self.ws_claim.clone(),
+            workspace_prefix: self.ws_prefix.clone().filter(|p| !p.is_empty()),
+            name: self.name_claim.clone(),
+            scope: self.scope_claim.clone(),
+        }
+    }
 }
 
 #[derive(Args)]
@@ -180,7 +227,7 @@ fn auth(
     audience: &Option<String>,
 ) -> anyhow::Result<Auth> {
     let Some(secret) = secret else {
-        bail!("PICKUP_SECRET is not set: set it (or --secret) to at least 32 random bytes, e.g. `export PICKUP_SECRET=$(head -c 32 /dev/urandom | base64)`");
+        bail!("PICKUP_SECRET is not set: set it (or --secret) to at least 32 random bytes, e.g. `export PICKUP_SECRET=$(head -c 32 /dev/urandom | base64)`, or (for `serve`) set PICKUP_JWKS_URL to verify your identity provider's tokens");
     };
     Ok(Auth::new(secret.as_bytes())?.with_issuer_and_audience(issuer.clone(), audience.clone()))
 }
@@ -271,8 +318,39 @@ fn per_kind(counts: &std::collections::BTreeMap<crate::store::KeyKind, usize>) -
     .join(", ")
 }
 
+/// The server's `Auth`: HS256 with the secret, the identity provider's JWKS, or both. The JWKS
+/// is fetched before the server listens; when it cannot be, the server still starts if the
+/// secret works (and says so in the log), and refuses to start otherwise.
+async fn serve_auth(args: &ServeArgs) -> anyhow::Result<Auth> {
+    let Some(url) = &args.idp.jwks_url else {
+        return auth(&args.secret, &args.issuer, &args.audience);
+    };
+    let base = match &args.secret {
+        Some(_) => auth(&args.secret, &args.issuer, &args.audience)?,
+        None => Auth::from_jwks(None)
+            .with_issuer_and_audience(args.issuer.clone(), args.audience.clone()),
+    };
+    let jwks = Arc::new(Jwks::new(url, args.idp.jwks_min_refresh)?);
+    match jwks.refresh().await {
+        Ok(0) => tracing::warn!(%url, "the JWKS document has no key this server can use"),
+        Ok(_) => {}
+        Err(e) if base.has_secret() => tracing::error!(
+            error = %e,
+            "starting without the identity provider's keys: HS256 tokens work; the provider's are refused (401) until its key set can be fetched"
+        ),
+        Err(e) => bail!("PICKUP_JWKS_URL: {e}; without PICKUP_SECRET no token could be verified, so the server does not start"),
+    }
+    if !args.idp.jwks_refresh.is_zero() {
+        tokio::spawn(jwks.clone().refresh_every(args.idp.jwks_refresh));
+    }
+    Ok(base.with_jwks(jwks).with_claims(args.idp.mapping()))
+}
+
 async fn serve(args: ServeArgs, demo: bool) -> anyhow::Result<()> {
-    let auth = auth(&args.secret, &args.issuer, &args.audience)?;
+    let auth = serve_auth(&args).await?;
+    if demo && !auth.has_secret() {
+        bail!("pickup demo mints its own token: set PICKUP_SECRET");
+    }
     let http = HttpConfig {
         site: args.site.clone(),
         allowed_origins: crate::http::allowed_origins(&args.allowed_origins)?,

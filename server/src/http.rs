@@ -318,7 +318,8 @@ async fn body_of<T: DeserializeOwned>(
     req: Request,
 ) -> Result<T, Error> {
     s.pickup
-        .authorize(bearer(headers).as_deref(), ws, Access::Write)?;
+        .authorize(bearer(headers).as_deref(), ws, Access::Write)
+        .await?;
     let JsonBody(body) = JsonBody::<T>::from_request(req, &()).await?;
     Ok(body)
 }
@@ -447,9 +448,10 @@ async fn live(
             e.body_text()
         ))
     })?;
-    let (sub, expires_at) =
-        s.pickup
-            .subscribe(bearer(&headers).as_deref(), &ws, q.filter, q.cap)?;
+    let (sub, expires_at) = s
+        .pickup
+        .subscribe(bearer(&headers).as_deref(), &ws, q.filter, q.cap)
+        .await?;
     let events = sub.frames(expires_at).map(|frame| {
         let event = match frame {
             Frame::Event(Event::Page(page)) => sse::Event::default().event("page").json_data(page),

@@ -4,7 +4,7 @@
 //! Store I/O: [`store`] (the only code that speaks object_store), [`index`] (write and read
 //! paths), [`cache`] (reads shared by concurrent requests), [`janitor`], [`live`] (one watcher
 //! per workspace for every live stream).
-//! Around them: [`auth`], [`service`] (every operation, for both doors), [`http`], [`serve`]
+//! Around them: [`auth`] (and [`jwks`], the identity provider's keys), [`service`] (every operation, for both doors), [`http`], [`serve`]
 //! (the accept loop: timeouts, connection cap, shutdown deadline), [`cli`].
 
 pub mod auth;
@@ -17,6 +17,7 @@ pub mod http;
 pub mod id;
 pub mod index;
 pub mod janitor;
+pub mod jwks;
 pub mod live;
 pub mod metrics;
 pub mod names;

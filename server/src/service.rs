@@ -51,14 +51,14 @@ impl Pickup {
     }
 
     /// A live subscription to this viewer's page of `ws`, and when the token stops being valid.
-    pub fn subscribe(
+    pub async fn subscribe(
         &self,
         bearer: Option<&str>,
         ws: &str,
         filter: Filter,
         cap: Option<u32>,
     ) -> Result<(Subscription, u64)> {
-        let (caller, ws) = self.enter(bearer, ws, Access::Read)?;
+        let (caller, ws) = self.enter(bearer, ws, Access::Read).await?;
         let live = self.live.as_ref().ok_or_else(|| {
             crate::error::Error::NotSupported("this server does not serve live streams".into())
         })?;
@@ -68,12 +68,17 @@ impl Pickup {
 
     /// The token, the workspace's name and membership, checked before anything else (the REST
     /// routes call it before they read a body, so a stranger learns nothing from body errors).
-    pub fn authorize(&self, bearer: Option<&str>, ws: &str, access: Access) -> Result<()> {
-        self.enter(bearer, ws, access).map(drop)
+    pub async fn authorize(&self, bearer: Option<&str>, ws: &str, access: Access) -> Result<()> {
+        self.enter(bearer, ws, access).await.map(drop)
     }
 
-    fn enter(&self, bearer: Option<&str>, ws: &str, access: Access) -> Result<(Caller, Workspace)> {
-        let caller = self.auth.verify(bearer)?;
+    async fn enter(
+        &self,
+        bearer: Option<&str>,
+        ws: &str,
+        access: Access,
+    ) -> Result<(Caller, Workspace)> {
+        let caller = self.auth.verify(bearer).await?;
         let ws = Workspace::parse(ws)?;
         caller.check(&ws, access)?;
         Ok((caller, ws))
@@ -85,7 +90,7 @@ impl Pickup {
         ws: &str,
         item: NewItem,
     ) -> Result<ItemRecord> {
-        let (caller, ws) = self.enter(bearer, ws, Access::Write)?;
+        let (caller, ws) = self.enter(bearer, ws, Access::Write).await?;
         let record = self.index.register(&ws, &item, caller.owner()).await?;
         self.wrote(&ws, false);
         Ok(record)
@@ -99,7 +104,7 @@ impl Pickup {
         up: ItemUpdate,
         if_match: Option<String>,
     ) -> Result<(ItemRecord, Option<String>)> {
-        let (caller, ws) = self.enter(bearer, ws, Access::Write)?;
+        let (caller, ws) = self.enter(bearer, ws, Access::Write).await?;
         let id = self.index.item_id(id)?;
         let updated = self
             .index
@@ -115,13 +120,13 @@ impl Pickup {
         ws: &str,
         id: &str,
     ) -> Result<(ItemRecord, Option<String>)> {
-        let (_, ws) = self.enter(bearer, ws, Access::Read)?;
+        let (_, ws) = self.enter(bearer, ws, Access::Read).await?;
         let id = self.index.item_id(id)?;
         self.index.get(&ws, &id).await
     }
 
     pub async fn remove(&self, bearer: Option<&str>, ws: &str, id: &str) -> Result<()> {
-        let (caller, ws) = self.enter(bearer, ws, Access::Write)?;
+        let (caller, ws) = self.enter(bearer, ws, Access::Write).await?;
         let id = self.index.item_id(id)?;
         self.index.remove(&ws, &id, &caller.user).await?;
         self.wrote(&ws, false);
@@ -129,7 +134,7 @@ impl Pickup {
     }
 
     pub async fn dismiss_item(&self, bearer: Option<&str>, ws: &str, id: &str) -> Result<()> {
-        let (caller, ws) = self.enter(bearer, ws, Access::Read)?;
+        let (caller, ws) = self.enter(bearer, ws, Access::Read).await?;
         let id = self.index.item_id(id)?;
         self.index.dismiss(&ws, &caller.user, &id).await?;
         self.wrote(&ws, true);
@@ -146,7 +151,7 @@ impl Pickup {
         cap: Option<u32>,
         before: Option<&str>,
     ) -> Result<RecentPage> {
-        let (caller, ws) = self.enter(bearer, ws, Access::Read)?;
+        let (caller, ws) = self.enter(bearer, ws, Access::Read).await?;
         let before = before.map(|id| self.index.item_id(id)).transpose()?;
         let read = self
             .index
