@@ -180,9 +180,7 @@ impl Api {
             .send()
             .await
             .unwrap();
-        let status = res.status();
-        let body: Value = res.json().await.unwrap();
-        assert_eq!(status, 201, "POST {base} {ws} {key}: {body}");
+        let body = answer(res, 201, &format!("POST {base} {ws} {key}")).await;
         body["id"].as_str().unwrap().to_string()
     }
 
@@ -212,11 +210,17 @@ impl Api {
             .send()
             .await
             .unwrap();
-        let status = res.status();
-        let body: Value = res.json().await.unwrap();
-        assert_eq!(status, 200, "GET {base} recent {ws}: {body}");
-        body
+        answer(res, 200, &format!("GET {base} recent {ws}")).await
     }
+}
+
+/// The JSON body of an answer with the `want`ed status; anything else (a 408 has no body) is a
+/// failure that says its status and body.
+async fn answer(res: reqwest::Response, want: u16, what: &str) -> Value {
+    let status = res.status();
+    let text = res.text().await.unwrap_or_default();
+    assert_eq!(status, want, "{what}: {text:?}");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{what}: {e}: {text:?}"))
 }
 
 fn card_ids(page: &Value) -> Vec<String> {
