@@ -77,10 +77,12 @@ async fn scale_out_gcs() {
 }
 
 async fn scale_out(backend: &str) {
-    let _one = ONE_AT_A_TIME.lock().await;
-    let Some(deployment) = start(backend) else {
+    let test = format!("scale_out_{backend}");
+    let Some(b) = common::backends::backend(backend, &test) else {
         return;
     };
+    let _one = ONE_AT_A_TIME.lock().await;
+    let deployment = start(test, &b);
     let burst = burst(&deployment).await;
     confirm(&deployment, &burst).await;
     shutdown(deployment, &burst);
@@ -104,10 +106,8 @@ struct Deployment {
     own: Index,
 }
 
-fn start(backend: &str) -> Option<Deployment> {
-    let test = format!("scale_out_{backend}");
-    let b = common::backends::backend(backend, &test)?;
-    assert!(b.shared(), "{test}: two processes cannot share {backend}");
+fn start(test: String, b: &common::backends::Backend) -> Deployment {
+    assert!(b.shared(), "{test}: two processes cannot share {}", b.name);
     let url = b.fresh_url("scale");
     let secret = format!(
         "{}{}",
@@ -133,7 +133,7 @@ fn start(backend: &str) -> Option<Deployment> {
     };
     let store = Store::open(&url).unwrap();
     let own = Index::new(store, Default::default(), 8, Arc::new(SystemClock));
-    Some(Deployment {
+    Deployment {
         test,
         url,
         secret,
@@ -143,7 +143,7 @@ fn start(backend: &str) -> Option<Deployment> {
         reader_token,
         api,
         own,
-    })
+    }
 }
 
 /// `pickup prune --ws WS` as an operator runs it; returns how many keys it deleted.

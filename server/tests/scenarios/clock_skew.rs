@@ -18,17 +18,11 @@ pub async fn fast_producer_clock(b: &Backend) {
     let fast = ManualClock::new(T0 + 2_000);
     let a = reader.clone().with_clock(Arc::new(fast.clone()));
     let b_server = reader.clone();
-    let first = a
-        .register(&ws(), &new_item("k", Status::Running), owner("a"))
-        .await
-        .unwrap();
+    let first = reg(&a, "k", Status::Running, "a").await;
     finish(&a, &first.id, Status::Cancelled).await;
     real.advance(1_000);
     fast.advance(1_000);
-    let rerun = b_server
-        .register(&ws(), &new_item("k", Status::Running), owner("a"))
-        .await
-        .unwrap();
+    let rerun = reg(&b_server, "k", Status::Running, "a").await;
     assert!(first.id < rerun.id, "the cancelled run's id looks newer");
     for filter in [Filter::All, Filter::Mine] {
         let read = reader
@@ -68,10 +62,7 @@ pub async fn fast_producer_clock(b: &Backend) {
         .all(|(k, _)| k.id().to_string() != rerun.id));
     // More than the skew apart, the older run is superseded by name, whatever its status.
     real.advance(3 * 60_000);
-    let third = b_server
-        .register(&ws(), &new_item("k", Status::Running), owner("a"))
-        .await
-        .unwrap();
+    let third = reg(&b_server, "k", Status::Running, "a").await;
     let read = reader
         .recent(&ws(), &alice(), Filter::All, None)
         .await
@@ -95,10 +86,7 @@ pub async fn fast_reader_clock(b: &Backend) {
     let now = SystemClock.now_ms();
     let old = ManualClock::new(now - 8 * DAY);
     let (index, _) = open(b, &old);
-    let gone = index
-        .register(&ws(), &new_item("old", Status::Running), owner("a"))
-        .await
-        .unwrap();
+    let gone = reg(&index, "old", Status::Running, "a").await;
     let reader = |clock: &ManualClock| {
         index
             .clone()

@@ -14,10 +14,7 @@ use pickup::store::{Expect, StoreError};
 pub async fn update(b: &Backend) {
     let clock = ManualClock::new(T0);
     let (index, store) = open(b, &clock);
-    let r = index
-        .register(&ws(), &new_item("a", Status::Running), owner("a"))
-        .await
-        .unwrap();
+    let r = reg(&index, "a", Status::Running, "a").await;
     let id = id_of(&r.id);
     let again = store
         .write(

@@ -13,35 +13,17 @@ use pickup::plan::Reason;
 pub async fn older_runs_are_superseded(b: &Backend) {
     let clock = ManualClock::new(T0);
     let (index, _) = open(b, &clock);
-    let first = index
-        .register(&ws(), &new_item("k", Status::Running), owner("a"))
-        .await
-        .unwrap();
+    let first = reg(&index, "k", Status::Running, "a").await;
     clock.advance(3 * 60_000); // more than the clock skew apart
-    let second = index
-        .register(&ws(), &new_item("k", Status::Running), owner("a"))
-        .await
-        .unwrap();
-    let other = index
-        .register(&ws(), &new_item("other", Status::Queued), owner("a"))
-        .await
-        .unwrap();
+    let second = reg(&index, "k", Status::Running, "a").await;
+    let other = reg(&index, "other", Status::Queued, "a").await;
     let read = index
         .recent(&ws(), &alice(), Filter::All, None)
         .await
         .unwrap();
     let mut want = vec![second.id.clone(), other.id.clone()];
     want.sort();
-    assert_eq!(
-        read.page
-            .cards
-            .iter()
-            .map(|c| c.id.clone())
-            .collect::<Vec<_>>(),
-        want,
-        "{}",
-        b.name
-    );
+    assert_eq!(shown(&read.page), want, "{}", b.name);
     assert_eq!(
         read.prune.deletes,
         vec![(

@@ -14,15 +14,9 @@ use pickup::plan::Reason;
 pub async fn by_name_without_a_resolve(b: &Backend) {
     let clock = ManualClock::new(T0);
     let (index, faults, _) = open_faulty(b, &clock);
-    let old = index
-        .register(&ws(), &new_item("old", Status::Running), owner("a"))
-        .await
-        .unwrap();
+    let old = reg(&index, "old", Status::Running, "a").await;
     clock.advance(8 * DAY);
-    let young = index
-        .register(&ws(), &new_item("young", Status::Running), owner("a"))
-        .await
-        .unwrap();
+    let young = reg(&index, "young", Status::Running, "a").await;
     faults.forget_calls();
     let read = index
         .recent(&ws(), &alice(), Filter::All, None)
@@ -50,19 +44,10 @@ pub async fn by_name_without_a_resolve(b: &Backend) {
 pub async fn finished_long_ago(b: &Backend) {
     let clock = ManualClock::new(T0);
     let (index, faults, store) = open_faulty(b, &clock);
-    let failed = index
-        .register(&ws(), &new_item("failed", Status::Failed), owner("a"))
-        .await
-        .unwrap();
-    let finished = index
-        .register(&ws(), &new_item("finished", Status::Running), owner("a"))
-        .await
-        .unwrap();
+    let failed = reg(&index, "failed", Status::Failed, "a").await;
+    let finished = reg(&index, "finished", Status::Running, "a").await;
     finish(&index, &finished.id, Status::Succeeded).await;
-    let garbled = index
-        .register(&ws(), &new_item("garbled", Status::Running), owner("a"))
-        .await
-        .unwrap();
+    let garbled = reg(&index, "garbled", Status::Running, "a").await;
     store
         .write(
             &key::item(&ws(), &id_of(&garbled.id)),
@@ -74,13 +59,7 @@ pub async fn finished_long_ago(b: &Backend) {
     clock.advance(25 * HOUR);
     let mut live = Vec::new();
     for k in ["b", "c"] {
-        live.push(
-            index
-                .register(&ws(), &new_item(k, Status::Running), owner("a"))
-                .await
-                .unwrap()
-                .id,
-        );
+        live.push(reg(&index, k, Status::Running, "a").await.id);
     }
     faults.forget_calls();
     let read = index

@@ -17,10 +17,7 @@ use std::sync::Arc;
 pub async fn listing_errors(b: &Backend) {
     let clock = ManualClock::new(T0);
     let (index, faults, _) = open_faulty(b, &clock);
-    index
-        .register(&ws(), &new_item("a", Status::Failed), owner("a"))
-        .await
-        .unwrap();
+    reg(&index, "a", Status::Failed, "a").await;
     clock.advance(25 * HOUR);
     faults.fail(Op::List, "markers/");
     faults.forget_calls();

@@ -115,10 +115,7 @@ pub async fn past_the_bound(b: &Backend) {
 pub async fn failed_delete_is_retried(b: &Backend) {
     let clock = ManualClock::new(T0);
     let (index, faults, _) = open_faulty(b, &clock);
-    let dead = index
-        .register(&ws(), &new_item("a", Status::Cancelled), owner("a"))
-        .await
-        .unwrap();
+    let dead = reg(&index, "a", Status::Cancelled, "a").await;
     clock.advance(25 * HOUR);
     faults.fail(Op::Delete, "markers/");
     let read = index

@@ -25,14 +25,7 @@ pub async fn early_stop_and_list_time(b: &Backend) {
             async move {
                 // Each its own millisecond: item i is created at T0 + i.
                 let at = index_of(store, &ManualClock::new(T0 + i));
-                at.register(
-                    &ws(),
-                    &new_item(&format!("k{i}"), Status::Running),
-                    owner("a"),
-                )
-                .await
-                .unwrap()
-                .id
+                reg(&at, &format!("k{i}"), Status::Running, "a").await.id
             }
         })
         .buffer_unordered(32)
@@ -85,7 +78,7 @@ pub async fn early_stop_and_list_time(b: &Backend) {
         .unwrap();
     let read_ms = t.elapsed().as_secs_f64() * 1e3;
     let listed = faults.listed.load(std::sync::atomic::Ordering::SeqCst);
-    let shown: Vec<String> = read.page.cards.iter().map(|c| c.id.clone()).collect();
+    let shown = shown(&read.page);
     assert_eq!(
         shown,
         sorted_ids[..8].to_vec(),

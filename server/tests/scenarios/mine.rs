@@ -11,14 +11,8 @@ use pickup::clock::ManualClock;
 pub async fn filter_and_stalled(b: &Backend) {
     let clock = ManualClock::new(T0);
     let (index, _) = open(b, &clock);
-    index
-        .register(&ws(), &new_item("theirs", Status::Running), owner("bob"))
-        .await
-        .unwrap();
-    let mine = index
-        .register(&ws(), &new_item("mine", Status::Running), owner("alice"))
-        .await
-        .unwrap();
+    reg(&index, "theirs", Status::Running, "bob").await;
+    let mine = reg(&index, "mine", Status::Running, "alice").await;
     clock.advance(16 * 60_000);
     let page = index
         .recent(&ws(), &alice(), Filter::Mine, None)
@@ -38,14 +32,7 @@ pub async fn busy_workspace_bounded_cost(b: &Backend) {
     let (index, faults, _) = open_faulty(b, &clock);
     let mine = register_at(&index, &keys_named("mine", 1), Status::Running, T0 - 10_000).await;
     for i in 0..200 {
-        index
-            .register(
-                &ws(),
-                &new_item(&format!("theirs{i}"), Status::Running),
-                owner("bob"),
-            )
-            .await
-            .unwrap();
+        reg(&index, &format!("theirs{i}"), Status::Running, "bob").await;
         clock.advance(1);
     }
     faults.forget_calls();
@@ -55,7 +42,7 @@ pub async fn busy_workspace_bounded_cost(b: &Backend) {
         .await
         .unwrap()
         .page;
-    let got: Vec<String> = page.cards.iter().map(|c| c.id.clone()).collect();
+    let got = shown(&page);
     assert_eq!(
         got, mine,
         "{}: your item, behind 200 newer of others",

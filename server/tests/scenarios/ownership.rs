@@ -13,10 +13,7 @@ use pickup::error::Error;
 pub async fn only_the_owner(b: &Backend) {
     let clock = ManualClock::new(T0);
     let (index, _) = open(b, &clock);
-    let r = index
-        .register(&ws(), &new_item("a", Status::Running), owner("a"))
-        .await
-        .unwrap();
+    let r = reg(&index, "a", Status::Running, "a").await;
     let id = id_of(&r.id);
     let before = all_keys(index.store()).await;
     let res = index
@@ -49,10 +46,7 @@ pub async fn owner_markers(b: &Backend) {
     let clock = ManualClock::new(T0);
     let (index, _) = open(b, &clock);
     let a = user("a");
-    let r = index
-        .register(&ws(), &new_item("old", Status::Running), owner("a"))
-        .await
-        .unwrap();
+    let r = reg(&index, "old", Status::Running, "a").await;
     let id = id_of(&r.id);
     index
         .store()

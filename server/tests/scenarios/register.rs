@@ -16,26 +16,13 @@ pub async fn register_and_list(b: &Backend) {
     let (index, store) = open(b, &clock);
     let mut ids = Vec::new();
     for i in 0..8 {
-        let r = index
-            .register(
-                &ws(),
-                &new_item(&format!("k{i}"), Status::Running),
-                owner("bob"),
-            )
-            .await
-            .unwrap();
+        let r = reg(&index, &format!("k{i}"), Status::Running, "bob").await;
         ids.push(r.id);
         clock.advance(1);
     }
     let spawn = |key: &'static str, who: &'static str| {
         let index = index.clone();
-        tokio::spawn(async move {
-            index
-                .register(&ws(), &new_item(key, Status::Running), owner(who))
-                .await
-                .unwrap()
-                .id
-        })
+        tokio::spawn(async move { reg(&index, key, Status::Running, who).await.id })
     };
     // The same key twice in the same millisecond, on two threads: the create-only put of the
     // second finds the id taken and moves on by 1 ms.
@@ -74,7 +61,7 @@ pub async fn register_and_list(b: &Backend) {
         .recent(&ws(), &alice(), Filter::All, Some(50))
         .await
         .unwrap();
-    let shown: Vec<String> = read.page.cards.iter().map(|c| c.id.clone()).collect();
+    let shown = shown(&read.page);
     let want: Vec<String> = ids.iter().filter(|i| **i != older).cloned().collect();
     assert_eq!(shown, want, "{}: newest first, one per key", b.name);
     assert!(!read.page.more && !read.page.partial);
@@ -95,10 +82,7 @@ pub async fn register_and_list(b: &Backend) {
 pub async fn reader_prune_race(b: &Backend) {
     let clock = ManualClock::new(T0);
     let (index, _) = open(b, &clock);
-    let a = index
-        .register(&ws(), &new_item("a", Status::Succeeded), owner("bob"))
-        .await
-        .unwrap();
+    let a = reg(&index, "a", Status::Succeeded, "bob").await;
     clock.advance(25 * HOUR); // A finished more than keep-finished ago: dead
 
     // The reader lists and decides…
@@ -115,10 +99,7 @@ pub async fn reader_prune_race(b: &Backend) {
         b.name
     );
     // …a producer registers X in between…
-    let x = index
-        .register(&ws(), &new_item("x", Status::Running), owner("bob"))
-        .await
-        .unwrap();
+    let x = reg(&index, "x", Status::Running, "bob").await;
     // …and the reader prunes.
     index.apply(&read.prune).await;
 

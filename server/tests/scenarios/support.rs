@@ -8,7 +8,7 @@ use pickup::clock::ManualClock;
 use pickup::id::ItemId;
 use pickup::index::Index;
 use pickup::names::{SubKey, UserId};
-use pickup::record::ItemUpdate;
+use pickup::record::{ItemRecord, ItemUpdate};
 use pickup::store::{Expect, Scope, Store};
 use pickup::verdict::Limits;
 use std::sync::Arc;
@@ -32,6 +32,19 @@ pub fn up(status: Status, progress: f64) -> ItemUpdate {
         progress: Some(progress),
         ..ItemUpdate::new(format!("progress {progress}"), status)
     }
+}
+
+/// The ids of a page's cards, in the page's order.
+pub fn shown(page: &app::model::RecentPage) -> Vec<String> {
+    page.cards.iter().map(|c| c.id.clone()).collect()
+}
+
+/// Register `key` for `who`, with `status`, at the index's time.
+pub async fn reg(index: &Index, key: &str, status: Status, who: &str) -> ItemRecord {
+    index
+        .register(&ws(), &new_item(key, status), owner(who))
+        .await
+        .unwrap()
 }
 
 /// A fresh root on `b`, and an index on it telling the time by `clock` (the default retries).
