@@ -1,38 +1,41 @@
 //! Scale-out: two `pickup serve` processes on one shared store, as production runs them behind a
-//! load balancer. For each backend (the local file system always; Azurite and moto when
-//! `scripts/emulators.sh run -- …` has started them; GCS when `PICKUP_TEST_GCS_URL` is set):
+//! load balancer. For each backend two processes can share (the local file system always;
+//! Azurite and moto when `scripts/emulators.sh run -- …` has started them; GCS when
+//! `PICKUP_TEST_GCS_URL` is set), in four phases:
 //!
-//! - 16 producers alternate between the two servers over HTTP: 2,000 registrations in workspace
-//!   `scale` (one in five is then PUT to `failed` on the other server, and with
-//!   `PICKUP_KEEP_FINISHED=1s` is dead a second later; one in ten is a re-run of the previous
-//!   key, made within the clock skew of it: both in flight, the re-run is shown and the earlier
-//!   run kept, since either may really be the newest), plus 80 in a small workspace
-//!   `scale-small`;
-//! - readers call `GET /recent` on both servers throughout, and every read prunes what it found
-//!   dead; both servers run their janitor every few seconds, and `pickup prune --ws …` runs in
-//!   a loop beside them;
-//! - a watcher lists the store itself throughout: every registered item that is meant to stay
-//!   live must be in every listing taken after its registration was answered.
-//!
-//! Afterwards: the store lists exactly the live items (none lost, every dead one pruned), both
-//! servers' `recent` show the same 50 newest of `scale` (50 is the largest cap) and every live
-//! item of `scale-small`. The figures are printed (`-- --nocapture`).
+//! 1. [`start`]: two servers (the harness of `common::server`, which `tests/http_api.rs` uses
+//!    too) on one fresh root of the store, each running its janitor every few seconds.
+//! 2. [`burst`]: 16 producers alternate between the two servers over HTTP: 2,000 registrations
+//!    in workspace `scale` (one in five is then PUT to `failed` on the other server, and with
+//!    `PICKUP_KEEP_FINISHED=1s` is dead a second later; one in ten is a re-run of the previous
+//!    key, made within the clock skew of it: both in flight, the re-run is shown and the
+//!    earlier run kept, since either may really be the newest), plus 80 in a small workspace
+//!    `scale-small`. Meanwhile readers call `GET /recent` on both servers, and every read
+//!    prunes what it found dead; `pickup prune --ws …` runs in a loop beside the janitors; a
+//!    watcher lists the store itself: every registered item that is meant to stay live must be
+//!    in every listing taken after its registration was answered. Half-way, the producers wait
+//!    (on a watch channel, not a sleep) until the watcher has seen a dead item pruned, so
+//!    pruning provably overlaps registering.
+//! 3. [`confirm`]: after a last `pickup prune`, the store lists exactly the live items (none
+//!    lost, every dead one pruned), and both servers' `recent` show the same 50 newest of
+//!    `scale` (50 is the largest cap) and every live item of `scale-small`. The figures are
+//!    printed (`-- --nocapture`).
+//! 4. [`shutdown`]: both servers stop.
 
-#[path = "common/backends.rs"]
-mod backends;
+mod common;
 
+use common::server::{self, Server};
 use pickup::clock::SystemClock;
 use pickup::index::Index;
 use pickup::names::Workspace;
 use pickup::store::Store;
 use serde_json::{json, Value};
-use std::collections::{BTreeSet, HashSet};
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
 
 const PRODUCERS: usize = 16;
 const PER_PRODUCER: usize = 125; // 2,000 registrations in `scale`
@@ -40,124 +43,112 @@ const READERS_PER_SERVER: usize = 1;
 const WS: &str = "scale";
 const WS_SMALL: &str = "scale-small";
 
+/// The settings both servers and every `pickup prune` get: the same limits on the same store.
+const LIMITS: [(&str, &str); 6] = [
+    ("PICKUP_KEEP_FINISHED", "1s"),
+    ("PICKUP_TTL", "7d"),
+    ("PICKUP_GRACE", "60s"),
+    ("PICKUP_STALE_AFTER", "15m"),
+    ("PICKUP_CAP", "8"),
+    ("PICKUP_LOG", "warn"),
+];
+
 /// One scale-out run at a time: they share two cores with the emulators.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-fn pickup_bin() -> &'static str {
-    env!("CARGO_BIN_EXE_pickup")
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scale_out_file() {
+    scale_out("file").await;
 }
 
-/// A `pickup serve` child process, killed (by its own handle) when dropped. If the test is
-/// failing, its log is printed first.
-struct Server {
-    name: String,
-    child: Child,
-    base: String,
-    log: PathBuf,
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scale_out_azure() {
+    scale_out("azure").await;
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        if std::thread::panicking() {
-            let log = std::fs::read_to_string(&self.log).unwrap_or_default();
-            let tail: Vec<&str> = log.lines().rev().take(40).collect();
-            eprintln!("--- {} log (last 40 lines) ---", self.name);
-            for l in tail.iter().rev() {
-                eprintln!("{l}");
-            }
-        }
-    }
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scale_out_s3() {
+    scale_out("s3").await;
 }
 
-/// The environment both servers and every `pickup prune` get: the same store and limits.
-fn pickup_env(cmd: &mut Command, url: &str, secret: &str) {
-    cmd.env("PICKUP_STORE", url)
-        .env("PICKUP_SECRET", secret)
-        .env("PICKUP_KEEP_FINISHED", "1s")
-        .env("PICKUP_TTL", "7d")
-        .env("PICKUP_GRACE", "60s")
-        .env("PICKUP_STALE_AFTER", "15m")
-        .env("PICKUP_CAP", "8")
-        .env("PICKUP_LOG", "warn")
-        .env_remove("PICKUP_ALLOWED_ORIGINS");
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scale_out_gcs() {
+    scale_out("gcs").await;
 }
 
-fn start_server(
-    name: &str,
-    url: &str,
-    secret: &str,
-    janitor_every: &str,
-    dir: &std::path::Path,
-) -> Server {
-    let log = dir.join(format!("{name}.log"));
-    let mut cmd = Command::new(pickup_bin());
-    cmd.arg("serve")
-        .env("PICKUP_ADDR", "127.0.0.1:0")
-        .env("PICKUP_SITE", dir.join("no-site"))
-        .env("PICKUP_JANITOR_EVERY", janitor_every)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(&log).unwrap());
-    pickup_env(&mut cmd, url, secret);
-    let mut child = cmd.spawn().expect("start pickup serve");
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut lines = BufReader::new(stdout).lines();
-        if let Some(Ok(first)) = lines.next() {
-            let _ = tx.send(first);
-        }
-        for _ in lines {} // keep draining so the server never blocks on a full pipe
-    });
-    let mut server = Server {
-        name: name.to_string(),
-        child,
-        base: String::new(),
-        log,
+async fn scale_out(backend: &str) {
+    let test = format!("scale_out_{backend}");
+    let Some(b) = common::backends::backend(backend, &test) else {
+        return;
     };
-    let line = rx
-        .recv_timeout(Duration::from_secs(60))
-        .unwrap_or_else(|_| panic!("{name}: no 'pickup listening on' line within 60 s"));
-    let addr = line
-        .strip_prefix("pickup listening on http://")
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("{name}: unexpected first line {line:?}"));
-    assert!(addr.starts_with("127.0.0.1:"), "{name}: {addr}");
-    server.base = format!("http://{addr}");
-    server
+    let _one = ONE_AT_A_TIME.lock().await;
+    let deployment = start(test, &b);
+    let burst = burst(&deployment).await;
+    confirm(&deployment, &burst).await;
+    shutdown(deployment, &burst);
 }
 
-fn token(secret: &str, sub: &str, write: bool) -> String {
-    let mut cmd = Command::new(pickup_bin());
-    cmd.args([
-        "token",
-        "--sub",
-        sub,
-        "--ws",
-        &format!("{WS},{WS_SMALL}"),
-        "--ttl",
-        "2h",
-    ])
-    .env("PICKUP_SECRET", secret);
-    if write {
-        cmd.arg("--write");
-    }
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+// ---- phase 1: two servers on one store ------------------------------------------------------
+
+/// Two `pickup serve` on one fresh root of a shared store, the tokens the producers and readers
+/// use, and the test's own view of the store.
+struct Deployment {
+    test: String,
+    url: String,
+    secret: String,
+    servers: [Server; 2],
+    /// The servers' base URLs, for the tasks.
+    bases: Arc<[String; 2]>,
+    producer_token: String,
+    reader_token: String,
+    api: Api,
+    /// The store opened like the servers open it.
+    own: Index,
+}
+
+fn start(test: String, b: &common::backends::Backend) -> Deployment {
+    assert!(b.shared(), "{test}: two processes cannot share {}", b.name);
+    let url = b.fresh_url("scale");
+    let secret = format!(
+        "{}{}",
+        common::backends::unique("s"),
+        common::backends::unique("t")
     );
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
+    let serve = |name: &str, janitor_every: &str| {
+        let mut env = LIMITS.to_vec();
+        env.push(("PICKUP_JANITOR_EVERY", janitor_every));
+        Server::start_on(name, &url, &secret, &env)
+    };
+    let servers = [serve("server-a", "5s"), serve("server-b", "7s")];
+    let bases = Arc::new([servers[0].url.clone(), servers[1].url.clone()]);
+    let both = format!("{WS},{WS_SMALL}");
+    let producer_token = server::token(&secret, "producer", &both, true);
+    let reader_token = server::token(&secret, "reader", &both, false);
+    let api = Api {
+        http: reqwest::Client::builder()
+            .no_proxy()
+            .timeout(Duration::from_secs(120))
+            .build()
+            .unwrap(),
+    };
+    let store = Store::open(&url).unwrap();
+    let own = Index::new(store, Default::default(), 8, Arc::new(SystemClock));
+    Deployment {
+        test,
+        url,
+        secret,
+        servers,
+        bases,
+        producer_token,
+        reader_token,
+        api,
+        own,
+    }
 }
 
 /// `pickup prune --ws WS` as an operator runs it; returns how many keys it deleted.
 async fn prune_cli(url: &str, secret: &str, ws: &str) -> usize {
-    let mut cmd = Command::new(pickup_bin());
-    cmd.args(["prune", "--ws", ws]);
-    pickup_env(&mut cmd, url, secret);
+    let cmd = server::pickup(&["prune", "--ws", ws], url, secret, &LIMITS);
     let out = tokio::process::Command::from(cmd).output().await.unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -189,9 +180,7 @@ impl Api {
             .send()
             .await
             .unwrap();
-        let status = res.status();
-        let body: Value = res.json().await.unwrap();
-        assert_eq!(status, 201, "POST {base} {ws} {key}: {body}");
+        let body = answer(res, 201, &format!("POST {base} {ws} {key}")).await;
         body["id"].as_str().unwrap().to_string()
     }
 
@@ -221,11 +210,17 @@ impl Api {
             .send()
             .await
             .unwrap();
-        let status = res.status();
-        let body: Value = res.json().await.unwrap();
-        assert_eq!(status, 200, "GET {base} recent {ws}: {body}");
-        body
+        answer(res, 200, &format!("GET {base} recent {ws}")).await
     }
+}
+
+/// The JSON body of an answer with the `want`ed status; anything else (a 408 has no body) is a
+/// failure that says its status and body.
+async fn answer(res: reqwest::Response, want: u16, what: &str) -> Value {
+    let status = res.status();
+    let text = res.text().await.unwrap_or_default();
+    assert_eq!(status, want, "{what}: {text:?}");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{what}: {e}: {text:?}"))
 }
 
 fn card_ids(page: &Value) -> Vec<String> {
@@ -256,50 +251,83 @@ async fn listing(index: &Index, ws: &str) -> BTreeSet<String> {
     found.ids().map(|id| id.to_string()).collect()
 }
 
-async fn scale_out(backend: &str) {
-    let _one = ONE_AT_A_TIME.lock().await;
-    let test = format!("scale_out_{backend}");
-    let Some(b) = backends::backends(&test)
-        .into_iter()
-        .find(|b| b.name == backend)
-    else {
-        println!("{test}: SKIPPED (backend {backend} is not configured; see the line above)");
-        return;
-    };
-    let url = b.fresh_url("scale");
-    let secret = format!("{}{}", backends::unique("s"), backends::unique("t"));
-    let dir = tempfile::tempdir().unwrap();
-    let a = start_server("server-a", &url, &secret, "5s", dir.path());
-    let bsrv = start_server("server-b", &url, &secret, "7s", dir.path());
-    let servers = Arc::new([a.base.clone(), bsrv.base.clone()]);
-    let producer_token = token(&secret, "producer", true);
-    let reader_token = token(&secret, "reader", false);
-    let api = Api {
-        http: reqwest::Client::builder()
-            .no_proxy()
-            .timeout(Duration::from_secs(120))
-            .build()
-            .unwrap(),
-    };
-    // The test's own view of the store, opened like the servers open it.
-    let store = Store::open(&url).unwrap();
-    let own = Index::new(store, Default::default(), 8, Arc::new(SystemClock));
+// ---- phase 2: producers register while readers read and pruning overlaps ---------------------
 
+/// What the burst did and saw.
+struct Burst {
+    ledger: Ledger,
+    started: Instant,
+    /// How long the producers took.
+    took: Duration,
+    /// When readers, pruner and watcher had stopped, from `started`.
+    wound_down: Duration,
+    reads: [usize; 2],
+    partial_pages: usize,
+    prune_runs: usize,
+    prune_deleted: usize,
+    watch_rounds: usize,
+    /// Live markers missing from a listing taken after their registration was answered.
+    missing_during: Vec<String>,
+}
+
+/// Readers, a `pickup prune` loop and a watcher run from the start until the producers are
+/// done; the producers wait half-way until the watcher has seen a dead item pruned.
+async fn burst(d: &Deployment) -> Burst {
     let started = Instant::now();
     let done = Arc::new(AtomicBool::new(false));
     let ledger = Arc::new(Mutex::new(Ledger::default()));
     let reads = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
     let partial_pages = Arc::new(AtomicUsize::new(0));
+    let (pruned_tx, pruned_rx) = watch::channel(false);
 
-    let readers: Vec<_> = (0..2 * READERS_PER_SERVER)
+    let readers = readers(d, &done, &reads, &partial_pages);
+    let pruner = pruner(d, &done);
+    let watcher = watcher(d, &done, &ledger, pruned_tx);
+    let producers = producers(d, &ledger, pruned_rx);
+    for p in producers {
+        p.await.unwrap();
+    }
+    let took = started.elapsed();
+    done.store(true, Ordering::SeqCst);
+    for r in readers {
+        r.await.unwrap();
+    }
+    let (prune_runs, prune_deleted) = pruner.await.unwrap();
+    let (watch_rounds, missing_during) = watcher.await.unwrap();
+    Burst {
+        ledger: Arc::try_unwrap(ledger).ok().unwrap().into_inner().unwrap(),
+        started,
+        took,
+        wound_down: started.elapsed(),
+        reads: [
+            reads[0].load(Ordering::SeqCst),
+            reads[1].load(Ordering::SeqCst),
+        ],
+        partial_pages: partial_pages.load(Ordering::SeqCst),
+        prune_runs,
+        prune_deleted,
+        watch_rounds,
+        missing_during,
+    }
+}
+
+/// Readers on both servers ask for the widget's page of 8 until `done`: every page newest
+/// first, one card per key; partial pages are counted. Every read prunes what it found dead.
+fn readers(
+    d: &Deployment,
+    done: &Arc<AtomicBool>,
+    reads: &Arc<[AtomicUsize; 2]>,
+    partial: &Arc<AtomicUsize>,
+) -> Vec<JoinHandle<()>> {
+    (0..2 * READERS_PER_SERVER)
         .map(|r| {
             let (api, servers, token, done, reads, partial) = (
-                api.clone(),
-                servers.clone(),
-                reader_token.clone(),
+                d.api.clone(),
+                d.bases.clone(),
+                d.reader_token.clone(),
                 done.clone(),
                 reads.clone(),
-                partial_pages.clone(),
+                partial.clone(),
             );
             tokio::spawn(async move {
                 let s = r % 2;
@@ -327,71 +355,86 @@ async fn scale_out(backend: &str) {
                 }
             })
         })
-        .collect();
+        .collect()
+}
 
-    let pruner = {
-        let (url, secret, done) = (url.clone(), secret.clone(), done.clone());
-        tokio::spawn(async move {
-            let (mut runs, mut deleted) = (0, 0);
-            for _ in 0..500 {
-                if done.load(Ordering::SeqCst) {
-                    break;
-                }
-                deleted += prune_cli(&url, &secret, WS).await;
-                deleted += prune_cli(&url, &secret, WS_SMALL).await;
-                runs += 1;
-                tokio::time::sleep(Duration::from_secs(3)).await;
+/// `pickup prune` of both workspaces in a loop beside the servers' janitors, until `done`:
+/// (runs, keys deleted).
+fn pruner(d: &Deployment, done: &Arc<AtomicBool>) -> JoinHandle<(usize, usize)> {
+    let (url, secret, done) = (d.url.clone(), d.secret.clone(), done.clone());
+    tokio::spawn(async move {
+        let (mut runs, mut deleted) = (0, 0);
+        for _ in 0..500 {
+            if done.load(Ordering::SeqCst) {
+                break;
             }
-            (runs, deleted)
-        })
-    };
+            deleted += prune_cli(&url, &secret, WS).await;
+            deleted += prune_cli(&url, &secret, WS_SMALL).await;
+            runs += 1;
+            tokio::time::sleep(Duration::from_secs(3)).await;
+        }
+        (runs, deleted)
+    })
+}
 
-    // Half-way through, producers wait until some dead item has been pruned (by a read, a
-    // janitor or `pickup prune`): pruning provably overlaps registering, however fast the
-    // store. The watcher says when it first sees a failed item gone from the store.
-    let (pruned_tx, pruned_rx) = tokio::sync::watch::channel(false);
-    let watcher = {
-        let (own, ledger, done) = (own.clone(), ledger.clone(), done.clone());
-        tokio::spawn(async move {
-            let (mut rounds, mut missing) = (0, Vec::new());
-            for _ in 0..2_000 {
-                if done.load(Ordering::SeqCst) {
-                    break;
-                }
-                // Everything confirmed before the listing starts must be in it.
-                let (keepers, doomed) = {
-                    let l = ledger.lock().unwrap();
-                    (l.keepers.clone(), l.doomed.clone())
-                };
-                let (big, small) = (listing(&own, WS).await, listing(&own, WS_SMALL).await);
-                if doomed
-                    .iter()
-                    .any(|id| !big.contains(id) && !small.contains(id))
-                {
-                    pruned_tx.send_replace(true);
-                }
-                for (ws, id) in keepers {
-                    let listed = if ws == WS { &big } else { &small };
-                    if !listed.contains(&id) {
-                        missing.push(id);
-                    }
-                }
-                rounds += 1;
-                tokio::time::sleep(Duration::from_millis(200)).await;
+/// Lists the store itself until `done`: every item confirmed live before a listing starts must
+/// be in it. Says on `pruned` when it first sees a failed item gone from the store (pruned by a
+/// read, a janitor or `pickup prune`). Returns (rounds, live markers found missing).
+fn watcher(
+    d: &Deployment,
+    done: &Arc<AtomicBool>,
+    ledger: &Arc<Mutex<Ledger>>,
+    pruned: watch::Sender<bool>,
+) -> JoinHandle<(usize, Vec<String>)> {
+    let (own, ledger, done) = (d.own.clone(), ledger.clone(), done.clone());
+    tokio::spawn(async move {
+        let (mut rounds, mut missing) = (0, Vec::new());
+        for _ in 0..2_000 {
+            if done.load(Ordering::SeqCst) {
+                break;
             }
-            (rounds, missing)
-        })
-    };
+            // Everything confirmed before the listing starts must be in it.
+            let (keepers, doomed) = {
+                let l = ledger.lock().unwrap();
+                (l.keepers.clone(), l.doomed.clone())
+            };
+            let (big, small) = (listing(&own, WS).await, listing(&own, WS_SMALL).await);
+            if doomed
+                .iter()
+                .any(|id| !big.contains(id) && !small.contains(id))
+            {
+                pruned.send_replace(true);
+            }
+            for (ws, id) in keepers {
+                let listed = if ws == WS { &big } else { &small };
+                if !listed.contains(&id) {
+                    missing.push(id);
+                }
+            }
+            rounds += 1;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        (rounds, missing)
+    })
+}
 
-    let producers: Vec<_> = (0..PRODUCERS)
+/// 16 producers alternate between the servers, writing down in the ledger what they did once
+/// it was answered. Half-way through, each waits until `pruned` says some dead item has been
+/// pruned: pruning provably overlaps registering, however fast the store.
+fn producers(
+    d: &Deployment,
+    ledger: &Arc<Mutex<Ledger>>,
+    pruned: watch::Receiver<bool>,
+) -> Vec<JoinHandle<()>> {
+    (0..PRODUCERS)
         .map(|p| {
             let (api, servers, token, ledger) = (
-                api.clone(),
-                servers.clone(),
-                producer_token.clone(),
+                d.api.clone(),
+                d.bases.clone(),
+                d.producer_token.clone(),
                 ledger.clone(),
             );
-            let mut pruned = pruned_rx.clone();
+            let mut pruned = pruned.clone();
             tokio::spawn(async move {
                 for i in 0..PER_PRODUCER {
                     if i == PER_PRODUCER / 2 {
@@ -444,22 +487,25 @@ async fn scale_out(backend: &str) {
                 }
             })
         })
-        .collect();
-    for p in producers {
-        p.await.unwrap();
-    }
-    let burst = started.elapsed();
-    done.store(true, Ordering::SeqCst);
-    for r in readers {
-        r.await.unwrap();
-    }
-    let (prune_runs, prune_deleted) = pruner.await.unwrap();
-    let (watch_rounds, missing_during) = watcher.await.unwrap();
-    let wound_down = started.elapsed();
+        .collect()
+}
 
-    // What must be live: the newest run of each key, unless it was failed.
-    let ledger = Arc::try_unwrap(ledger).ok().unwrap().into_inner().unwrap();
-    let mut newest: std::collections::HashMap<(String, String), String> = Default::default();
+// ---- phase 3: nothing live was lost, nothing dead is left -------------------------------------
+
+/// What the ledger says must be live: the newest run of each key, unless it was failed.
+struct Expected {
+    live: BTreeSet<String>,
+    live_small: BTreeSet<String>,
+    /// What the store must list in `scale` at the end: the live items and the rivals kept
+    /// beside them.
+    kept: BTreeSet<String>,
+    /// Everything else registered in `scale`.
+    dead: BTreeSet<String>,
+    registered_big: usize,
+}
+
+fn expected(ledger: &Ledger) -> Expected {
+    let mut newest: HashMap<(String, String), String> = HashMap::new();
     for (ws, key, id) in &ledger.all {
         let e = newest
             .entry((ws.clone(), key.clone()))
@@ -476,7 +522,6 @@ async fn scale_out(backend: &str) {
             .collect()
     };
     let (live, live_small) = (live_of(WS), live_of(WS_SMALL));
-    // What the store must list at the end: the live items and the rivals kept beside them.
     let kept: BTreeSet<String> = live.iter().chain(&ledger.rivals).cloned().collect();
     let dead: BTreeSet<String> = ledger
         .all
@@ -485,63 +530,83 @@ async fn scale_out(backend: &str) {
         .map(|(_, _, id)| id.clone())
         .collect();
     let registered_big = ledger.all.iter().filter(|(ws, _, _)| ws == WS).count();
-    assert_eq!(registered_big, PRODUCERS * PER_PRODUCER);
+    Expected {
+        live,
+        live_small,
+        kept,
+        dead,
+        registered_big,
+    }
+}
+
+/// After one last `pickup prune`: the store lists exactly what must be live (none lost, every
+/// dead one pruned), no live marker went missing during the burst, pruning ran during it, no
+/// page was partial, and both servers show the same pages.
+async fn confirm(d: &Deployment, burst: &Burst) {
+    let (test, own, ledger) = (&d.test, &d.own, &burst.ledger);
+    let want = expected(ledger);
+    assert_eq!(want.registered_big, PRODUCERS * PER_PRODUCER);
     assert_eq!(
         ledger.keepers.iter().filter(|(ws, _)| ws == WS).count(),
-        live.len(),
+        want.live.len(),
         "the keepers are exactly the live items"
     );
 
-    let at_end_of_burst = listing(&own, WS).await;
-    let pruned_during_burst = dead
+    let at_end_of_burst = listing(own, WS).await;
+    let pruned_during_burst = want
+        .dead
         .iter()
         .filter(|id| !at_end_of_burst.contains(*id))
         .count();
 
-    // Let the last failed items pass keep-finished, then one last janitor pass.
+    // Let the last failed items pass keep-finished (1 s of real time: an age, not a race), then
+    // one last janitor pass.
     tokio::time::sleep(Duration::from_millis(1_500)).await;
     let last_prune = Instant::now();
-    prune_cli(&url, &secret, WS).await;
-    prune_cli(&url, &secret, WS_SMALL).await;
+    prune_cli(&d.url, &d.secret, WS).await;
+    prune_cli(&d.url, &d.secret, WS_SMALL).await;
     let last_prune = last_prune.elapsed();
 
-    let final_big = listing(&own, WS).await;
-    let final_small = listing(&own, WS_SMALL).await;
-    let lost: Vec<_> = kept.difference(&final_big).collect();
-    let lost_small: Vec<_> = live_small.difference(&final_small).collect();
-    let left_dead: Vec<_> = final_big.difference(&kept).collect();
-    let left_dead_small: Vec<_> = final_small.difference(&live_small).collect();
+    let final_big = listing(own, WS).await;
+    let final_small = listing(own, WS_SMALL).await;
+    let lost: Vec<_> = want.kept.difference(&final_big).collect();
+    let lost_small: Vec<_> = want.live_small.difference(&final_small).collect();
+    let left_dead: Vec<_> = final_big.difference(&want.kept).collect();
+    let left_dead_small: Vec<_> = final_small.difference(&want.live_small).collect();
 
     let mut pages = Vec::new();
-    for s in servers.iter() {
+    for s in d.bases.iter() {
         pages.push((
-            api.recent(s, &reader_token, WS, 50).await,
-            api.recent(s, &reader_token, WS_SMALL, 50).await,
+            d.api.recent(s, &d.reader_token, WS, 50).await,
+            d.api.recent(s, &d.reader_token, WS_SMALL, 50).await,
         ));
     }
 
+    let [reads_a, reads_b] = burst.reads;
     println!(
-        "{test}: {} registrations over HTTP ({} in {WS}, {} in {WS_SMALL}) by {PRODUCERS} producers alternating between 2 servers in {:.1} s ({:.0}/s); {} failed (dead after 1 s), {} re-runs in flight beside a newer run (kept, not shown); {} reads (server a {}, server b {}); pickup prune ran {prune_runs}×2 and deleted {prune_deleted} keys, beside both servers' janitors and every read's pruning; {pruned_during_burst} of {} dead markers in {WS} already pruned when the burst ended; watcher listed the store {watch_rounds} times and found {} live markers missing; readers, pruner and watcher stopped {:.1} s after the burst; the last `pickup prune` of both workspaces took {:.1} s; at the end: {} live in {WS} and {} in {WS_SMALL}, {} lost, {} dead left",
+        "{test}: {} registrations over HTTP ({} in {WS}, {} in {WS_SMALL}) by {PRODUCERS} producers alternating between 2 servers in {:.1} s ({:.0}/s); {} failed (dead after 1 s), {} re-runs in flight beside a newer run (kept, not shown); {} reads (server a {reads_a}, server b {reads_b}); pickup prune ran {}×2 and deleted {} keys, beside both servers' janitors and every read's pruning; {pruned_during_burst} of {} dead markers in {WS} already pruned when the burst ended; watcher listed the store {} times and found {} live markers missing; readers, pruner and watcher stopped {:.1} s after the burst; the last `pickup prune` of both workspaces took {:.1} s; at the end: {} live in {WS} and {} in {WS_SMALL}, {} lost, {} dead left",
         ledger.all.len(),
-        registered_big,
-        ledger.all.len() - registered_big,
-        burst.as_secs_f64(),
-        ledger.all.len() as f64 / burst.as_secs_f64(),
+        want.registered_big,
+        ledger.all.len() - want.registered_big,
+        burst.took.as_secs_f64(),
+        ledger.all.len() as f64 / burst.took.as_secs_f64(),
         ledger.doomed.len(),
         ledger.rivals.len(),
-        reads[0].load(Ordering::SeqCst) + reads[1].load(Ordering::SeqCst),
-        reads[0].load(Ordering::SeqCst),
-        reads[1].load(Ordering::SeqCst),
-        dead.len(),
-        missing_during.len(),
-        (wound_down - burst).as_secs_f64(),
+        reads_a + reads_b,
+        burst.prune_runs,
+        burst.prune_deleted,
+        want.dead.len(),
+        burst.watch_rounds,
+        burst.missing_during.len(),
+        (burst.wound_down - burst.took).as_secs_f64(),
         last_prune.as_secs_f64(),
-        live.len(),
-        live_small.len(),
+        want.live.len(),
+        want.live_small.len(),
         lost.len() + lost_small.len(),
         left_dead.len() + left_dead_small.len(),
     );
 
+    let missing_during = &burst.missing_during;
     assert!(
         missing_during.is_empty(),
         "{test}: live markers missing from a listing during the burst: {:?}",
@@ -559,18 +624,14 @@ async fn scale_out(backend: &str) {
         pruned_during_burst > 0,
         "{test}: pruning ran during the burst"
     );
-    assert_eq!(
-        partial_pages.load(Ordering::SeqCst),
-        0,
-        "{test}: no page was partial"
-    );
-    assert!(reads[0].load(Ordering::SeqCst) > 0 && reads[1].load(Ordering::SeqCst) > 0);
+    assert_eq!(burst.partial_pages, 0, "{test}: no page was partial");
+    assert!(reads_a > 0 && reads_b > 0);
 
     // Both servers show the same: the 50 newest live items of `scale` (the largest cap), and
     // every live item of `scale-small`.
-    let newest_50: Vec<String> = live.iter().take(50).cloned().collect();
-    let all_small: Vec<String> = live_small.iter().cloned().collect();
-    for (s, (big, small)) in servers.iter().zip(&pages) {
+    let newest_50: Vec<String> = want.live.iter().take(50).cloned().collect();
+    let all_small: Vec<String> = want.live_small.iter().cloned().collect();
+    for (s, (big, small)) in d.bases.iter().zip(&pages) {
         assert_eq!(card_ids(big), newest_50, "{test}: {s} recent {WS}");
         assert_eq!(big["more"], json!(true));
         assert_eq!(big["partial"], json!(false));
@@ -578,26 +639,15 @@ async fn scale_out(backend: &str) {
         assert_eq!(small["more"], json!(false));
         assert_eq!(small["partial"], json!(false));
     }
-    drop((a, bsrv));
-    println!("{test}: ok ({:.1} s)", started.elapsed().as_secs_f64());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn scale_out_file() {
-    scale_out("file").await;
-}
+// ---- phase 4: shutdown --------------------------------------------------------------------------
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn scale_out_azure() {
-    scale_out("azure").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn scale_out_s3() {
-    scale_out("s3").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn scale_out_gcs() {
-    scale_out("gcs").await;
+fn shutdown(d: Deployment, burst: &Burst) {
+    let Deployment { test, servers, .. } = d;
+    drop(servers);
+    println!(
+        "{test}: ok ({:.1} s)",
+        burst.started.elapsed().as_secs_f64()
+    );
 }

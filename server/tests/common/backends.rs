@@ -1,23 +1,29 @@
-//! The stores the backend suites (`tests/backends.rs`, `tests/scale_out.rs`) run against, opened
-//! the way a user configures them: `PICKUP_STORE`'s URL through `pickup::store::Store::open`,
-//! with the cloud options object_store reads from the `AWS_*`, `AZURE_*` and `GOOGLE_*` variables.
+//! The stores the scenario suite (`tests/scenarios/`) and `tests/scale_out.rs` run against,
+//! opened the way a user configures them: `PICKUP_STORE`'s URL through
+//! `pickup::store::Store::open`, with the cloud options object_store reads from the `AWS_*`,
+//! `AZURE_*` and `GOOGLE_*` variables.
 //!
-//! `scripts/emulators.sh run -- …` (`make test-backends`) starts Azurite and moto on loopback
-//! and sets `PICKUP_TEST_AZURE_URL` and `PICKUP_TEST_S3_URL` with their variables; GCS runs when
-//! `PICKUP_TEST_GCS_URL` is set (no emulator works here: `PICKUP_TEST_GCS_SKIP` says why). The
-//! local file system always runs. A backend whose variable is absent is reported as skipped.
+//! Memory and the local file system always run. `scripts/emulators.sh run -- …`
+//! (`make test-backends`) starts Azurite and moto on loopback and sets `PICKUP_TEST_AZURE_URL`
+//! and `PICKUP_TEST_S3_URL` with their variables; GCS runs when `PICKUP_TEST_GCS_URL` is set (no
+//! emulator works here: `PICKUP_TEST_GCS_SKIP` says why). A backend whose variable is absent is
+//! reported as skipped, with the reason.
 //!
-//! Every caller gets a fresh root, `{base}/{label}-{random}`, so runs and tests never meet.
-#![allow(dead_code)]
+//! Every caller gets a fresh root, `{base}/{label}-{random}` (memory: a fresh store), so runs
+//! and tests never meet.
 
 use pickup::store::Store;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+/// The backends, in the order the suites run them.
+pub const NAMES: [&str; 5] = ["memory", "file", "azure", "s3", "gcs"];
+
 pub struct Backend {
     pub name: &'static str,
-    /// `file:///tmp/…`, `az://container`, `s3://bucket`, `gs://bucket` (maybe with a prefix).
+    /// `memory://`, `file:///tmp/…`, `az://container`, `s3://bucket`, `gs://bucket` (maybe with
+    /// a prefix).
     pub base: String,
     /// Whether the store lists in key order (everything but the local file system).
     pub sorted: bool,
@@ -41,8 +47,17 @@ pub fn unique(label: &str) -> String {
 }
 
 impl Backend {
-    /// A fresh root on this backend, as a `PICKUP_STORE` URL.
+    /// Whether two processes can share this backend (all but memory).
+    pub fn shared(&self) -> bool {
+        self.name != "memory"
+    }
+
+    /// A fresh root on this backend, as a `PICKUP_STORE` URL (memory: `memory://`, which every
+    /// open makes a new, empty store of).
     pub fn fresh_url(&self, label: &str) -> String {
+        if !self.shared() {
+            return self.base.clone();
+        }
         format!("{}/{}", self.base.trim_end_matches('/'), unique(label))
     }
 
@@ -89,20 +104,63 @@ fn check_loopback(name: &str, vars: &[&str]) {
     );
 }
 
+/// The backend called `name` if this run can use it; otherwise `None`, after printing why
+/// `test` is skipped there.
+pub fn backend(name: &str, test: &str) -> Option<Backend> {
+    match backends_or_why().into_iter().find(|(n, _)| *n == name) {
+        Some((_, Ok(b))) => Some(b),
+        Some((_, Err(why))) => {
+            println!("{test}: SKIPPED on backend {name}: {why}");
+            None
+        }
+        None => panic!("{test}: no backend called {name}; there are {NAMES:?}"),
+    }
+}
+
 /// Every backend this run can use, in a fixed order. Prints one line per skipped backend, once
 /// per test binary (`test` names the first test that asked).
 pub fn backends(test: &str) -> Vec<Backend> {
     static REPORTED: std::sync::Once = std::sync::Once::new();
     let mut report = false;
     REPORTED.call_once(|| report = true);
+    let mut out = Vec::new();
+    for (name, b) in backends_or_why() {
+        match b {
+            Ok(b) => out.push(b),
+            Err(why) if report => {
+                println!(
+                    "backend {name} SKIPPED for every test of this file (seen by {test}): {why}"
+                )
+            }
+            Err(_) => {}
+        }
+    }
+    out
+}
+
+/// Each backend of [`NAMES`], or why this run cannot use it.
+fn backends_or_why() -> Vec<(&'static str, Result<Backend, String>)> {
     let dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut out = vec![Backend {
-        name: "file",
-        base: format!("file://{}", dir.path().display()),
-        sorted: false,
-        conditional: false,
-        _dir: Some(dir),
-    }];
+    let mut out = vec![(
+        "memory",
+        Ok(Backend {
+            name: "memory",
+            base: "memory://".into(),
+            sorted: true,
+            conditional: true,
+            _dir: None,
+        }),
+    )];
+    out.push((
+        "file",
+        Ok(Backend {
+            name: "file",
+            base: format!("file://{}", dir.path().display()),
+            sorted: false,
+            conditional: false,
+            _dir: Some(dir),
+        }),
+    ));
     let cloud: [(&'static str, &str, &[&str]); 3] = [
         (
             "azure",
@@ -124,13 +182,16 @@ pub fn backends(test: &str) -> Vec<Backend> {
         match std::env::var(var) {
             Ok(base) if !base.is_empty() => {
                 check_loopback(name, endpoints);
-                out.push(Backend {
+                out.push((
                     name,
-                    base,
-                    sorted: true,
-                    conditional: true,
-                    _dir: None,
-                });
+                    Ok(Backend {
+                        name,
+                        base,
+                        sorted: true,
+                        conditional: true,
+                        _dir: None,
+                    }),
+                ));
             }
             _ => {
                 let why = match name {
@@ -140,9 +201,7 @@ pub fn backends(test: &str) -> Vec<Backend> {
                         "{var} is not set (run `make test-backends`, which starts the emulators)"
                     ),
                 };
-                if report {
-                    println!("backend {name} SKIPPED for every test of this file (seen by {test}): {why}");
-                }
+                out.push((name, Err(why)));
             }
         }
     }

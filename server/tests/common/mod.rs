@@ -1,6 +1,8 @@
-//! Test helpers: a fault-injecting store wrapper, a naive shared-list comparator, and builders.
+//! Test helpers: the backends, a fault-injecting store wrapper, a GCS-like generations store, a
+//! naive shared-list comparator, the `pickup serve` harness, and builders.
 #![allow(dead_code)]
 
+pub mod backends;
 pub mod fault;
 pub mod generations;
 pub mod naive;
@@ -167,11 +169,4 @@ pub async fn finish(index: &Index, id: &str, status: Status) {
     let record = index.get(&ws(), &id).await.unwrap().0;
     let owner = pickup::names::UserId::parse(&record.owner.sub).unwrap();
     index.update(&ws(), &id, &up, &owner, None).await.unwrap();
-}
-
-/// What a read or a sweep would delete (comparable with `key::…`).
-pub fn paths(
-    deletes: &[(pickup::store::Key, pickup::plan::Reason)],
-) -> Vec<(pickup::store::Key, pickup::plan::Reason)> {
-    deletes.to_vec()
 }

@@ -1,60 +1,137 @@
-//! A real `pickup serve` on a free port with its own file store, for tests over real HTTP.
+//! The one harness that runs this build's `pickup` for tests over real HTTP (`tests/http_api.rs`)
+//! and for scale-out (`tests/scale_out.rs`): `pickup serve` on a free loopback port, `pickup
+//! token`, and any other subcommand with the same store and secret.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 pub const SECRET: &str = "test-secret-test-secret-test-secret!";
 
+/// How long a server may take to say it listens (the clouds' first request can be slow).
+const LISTENING_WITHIN: Duration = Duration::from_secs(60);
+
+/// A `pickup serve` child process, killed (by its own handle) when dropped. If the test is
+/// failing, the tail of its log is printed first.
 pub struct Server {
+    pub name: String,
+    /// `http://127.0.0.1:PORT`.
     pub url: String,
+    /// The server's own directory: its store, unless it was given another (`PICKUP_STORE`).
     pub dir: tempfile::TempDir,
+    pub secret: String,
     pub child: Child,
+    /// Its standard error, kept apart from the store.
+    log: tempfile::NamedTempFile,
+}
+
+/// `pickup ARGS` with this secret and store, `PICKUP_LOG=error`, no allowed origins from the
+/// calling environment, and `env` on top.
+pub fn pickup(args: &[&str], store: &str, secret: &str, env: &[(&str, &str)]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pickup"));
+    cmd.args(args)
+        .env("PICKUP_STORE", store)
+        .env("PICKUP_SECRET", secret)
+        .env("PICKUP_LOG", "error")
+        .env_remove("PICKUP_ALLOWED_ORIGINS")
+        .envs(env.iter().copied());
+    cmd
+}
+
+/// A token signed with `secret` for `sub` in the workspaces `ws` (comma-separated), valid for
+/// two hours; with `write`, a producer's.
+pub fn token(secret: &str, sub: &str, ws: &str, write: bool) -> String {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pickup"));
+    cmd.args(["token", "--sub", sub, "--ws", ws, "--ttl", "2h"])
+        .env("PICKUP_SECRET", secret);
+    if write {
+        cmd.arg("--write");
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "pickup token: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
 impl Server {
-    pub fn start(extra_env: &[(&str, &str)]) -> Server {
+    /// A server on a file store of its own (its `dir`), with the test secret and `env` on top.
+    pub fn start(env: &[(&str, &str)]) -> Server {
         let dir = tempfile::tempdir().unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pickup"))
-            .arg("serve")
-            .env("PICKUP_ADDR", "127.0.0.1:0")
-            .env("PICKUP_STORE", format!("file://{}", dir.path().display()))
-            .env("PICKUP_SECRET", SECRET)
-            .env("PICKUP_SITE", dir.path().join("no-site"))
-            .env("PICKUP_LOG", "error")
-            .envs(extra_env.iter().copied())
+        let store = format!("file://{}", dir.path().display());
+        Self::spawn("pickup", dir, &store, SECRET, env)
+    }
+
+    /// A server called `name` on the store at `url`, with `secret` and `env` on top: several of
+    /// them on one store are one deployment behind a load balancer.
+    pub fn start_on(name: &str, url: &str, secret: &str, env: &[(&str, &str)]) -> Server {
+        Self::spawn(name, tempfile::tempdir().unwrap(), url, secret, env)
+    }
+
+    fn spawn(
+        name: &str,
+        dir: tempfile::TempDir,
+        store: &str,
+        secret: &str,
+        env: &[(&str, &str)],
+    ) -> Server {
+        let log = tempfile::NamedTempFile::new().unwrap();
+        let site = dir.path().join("no-site");
+        let mut cmd = pickup(&["serve"], store, secret, &[]);
+        cmd.env("PICKUP_ADDR", "127.0.0.1:0")
+            .env("PICKUP_SITE", site)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
             .stdout(Stdio::piped())
+            .stderr(log.reopen().unwrap());
+        let mut child = cmd
             .spawn()
-            .unwrap();
-        // The server prints its address once it listens: wait for that line, no sleeps.
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let url = loop {
-            let line = lines
-                .next()
-                .expect("pickup exited before listening")
-                .unwrap();
-            if let Some(rest) = line.split("listening on ").nth(1) {
-                break rest.split_whitespace().next().unwrap().to_string();
+            .unwrap_or_else(|e| panic!("{name}: start pickup serve: {e}"));
+        // The server prints its address once it listens: wait for that line, no sleeps. The
+        // rest of its output is drained so it never blocks on a full pipe.
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            for line in lines.by_ref().map_while(Result::ok) {
+                if line.contains("listening on ") {
+                    let _ = tx.send(line);
+                    break;
+                }
             }
+            lines.for_each(drop);
+        });
+        let mut server = Server {
+            name: name.to_string(),
+            url: String::new(),
+            dir,
+            secret: secret.to_string(),
+            child,
+            log,
         };
-        std::thread::spawn(move || lines.for_each(drop));
-        Server { url, dir, child }
+        let line = rx.recv_timeout(LISTENING_WITHIN).unwrap_or_else(|_| {
+            panic!("{name}: no 'listening on' line within {LISTENING_WITHIN:?}")
+        });
+        let url = line
+            .split("listening on ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("{name}: unexpected line {line:?}"));
+        assert!(url.starts_with("http://127.0.0.1:"), "{name}: {url}");
+        server.url = url.to_string();
+        server
     }
 
+    /// A token signed with this server's secret (see [`token`]).
     pub fn token(&self, sub: &str, ws: &str, write: bool) -> String {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_pickup"));
-        c.args(["token", "--sub", sub, "--ws", ws])
-            .env("PICKUP_SECRET", SECRET);
-        if write {
-            c.arg("--write");
-        }
-        String::from_utf8(c.output().unwrap().stdout)
-            .unwrap()
-            .trim()
-            .to_string()
+        token(&self.secret, sub, ws, write)
     }
 
-    /// Every file in the store, for before/after comparisons.
+    /// Every file in the server's own directory (its store, if it has its own), for
+    /// before/after comparisons.
     pub fn files(&self) -> Vec<PathBuf> {
         let mut v = walk(self.dir.path());
         v.sort();
@@ -62,11 +139,31 @@ impl Server {
     }
 
     pub fn terminate(&mut self) -> std::process::ExitStatus {
+        self.sigterm();
+        self.child.wait().unwrap()
+    }
+
+    /// SIGTERM, then the exit status if the process ends within `bound`.
+    pub fn terminate_within(&mut self, bound: Duration) -> Option<std::process::ExitStatus> {
+        self.sigterm();
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            if started.elapsed() > bound {
+                return None;
+            }
+            // Polling a process that has no other way to say it ended, within a bound.
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn sigterm(&self) {
         Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status()
             .unwrap();
-        self.child.wait().unwrap()
     }
 }
 
@@ -74,6 +171,14 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if std::thread::panicking() {
+            let log = std::fs::read_to_string(self.log.path()).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(40).collect();
+            eprintln!("--- {} log (last 40 lines) ---", self.name);
+            for l in tail.iter().rev() {
+                eprintln!("{l}");
+            }
+        }
     }
 }
 
@@ -89,28 +194,4 @@ pub fn walk(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
-}
-
-impl Server {
-    /// SIGTERM, then the exit status if the process ends within `bound`.
-    pub fn terminate_within(
-        &mut self,
-        bound: std::time::Duration,
-    ) -> Option<std::process::ExitStatus> {
-        Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        let started = std::time::Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return Some(status);
-            }
-            if started.elapsed() > bound {
-                return None;
-            }
-            // Polling a process that has no other way to say it ended, within a bound.
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-    }
 }

@@ -1,0 +1,45 @@
+//! The grace period: a marker whose record has not landed yet (or never will).
+
+use crate::common::backends::Backend;
+use crate::common::*;
+use crate::support::*;
+use app::model::Filter;
+use pickup::clock::ManualClock;
+use pickup::id::ItemId;
+use pickup::names::SubKey;
+use pickup::plan::Reason;
+
+/// A young marker without its record is neither shown nor deleted, by a read or the janitor;
+/// past the grace period it is deleted.
+pub async fn recordless_marker(b: &Backend) {
+    let clock = ManualClock::new(T0);
+    let (index, store) = open(b, &clock);
+    let id = ItemId::new(T0, SubKey::parse("early").unwrap()).unwrap();
+    store.mark(&key::marker(&ws(), &id)).await.unwrap();
+    clock.advance(30_000);
+    let read = index
+        .recent(&ws(), &alice(), Filter::All, None, None)
+        .await
+        .unwrap();
+    assert!(read.page.cards.is_empty() && !read.page.partial);
+    assert!(read.prune.deletes.is_empty(), "{}: young, kept", b.name);
+    let sweep = pickup::janitor::sweep(&index, &ws(), false).await.unwrap();
+    assert!(
+        sweep.deletes.is_empty(),
+        "{}: the janitor waits too",
+        b.name
+    );
+    clock.advance(31_000);
+    let read = index
+        .recent(&ws(), &alice(), Filter::All, None, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        read.prune.deletes,
+        vec![(key::marker(&ws(), &id), Reason::NoRecord)],
+        "{}",
+        b.name
+    );
+    index.apply(&read.prune).await;
+    assert!(markers(&index).await.is_empty(), "{}", b.name);
+}

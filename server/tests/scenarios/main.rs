@@ -1,0 +1,99 @@
+//! The marker index's behaviour, written once per behaviour and run on every backend Pickup
+//! supports, the way object_store tests its own backends (`src/integration.rs`: one function per
+//! behaviour, called from each backend's test module).
+//!
+//! Each scenario is one `async fn(&Backend)` in the module of its concept (`dedupe.rs`,
+//! `faults.rs`, …). [`scenarios!`] turns the list below into one test per scenario and backend,
+//! named `{backend}::{scenario}` (`cargo test --test scenarios s3::dedupe`), so a failure names
+//! both. The backends ([`common::backends`]): memory and the local file system always;
+//! Azure Blob (Azurite) and S3 (moto) when `scripts/emulators.sh run -- …` has started them
+//! (`make test-backends`); GCS when `PICKUP_TEST_GCS_URL` names a bucket. A test whose backend
+//! is absent passes after printing `SKIPPED on backend …` and why (`-- --nocapture` shows it).
+//!
+//! Each store is opened as `PICKUP_STORE` opens it (`Store::open(url)`), on a fresh root.
+//! Scenarios that need to inject faults or count calls put [`common::fault::FaultStore`] between
+//! Pickup and the store with `Store::layer` ([`common::faulty`]): that works on every backend
+//! (on the clouds it lists plainly, not in pages, since the layer has no paginated listing).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod clock_skew;
+mod conditional;
+mod dedupe;
+mod dismissals;
+mod expiry;
+mod fail_closed;
+mod faults;
+mod grace;
+mod janitor;
+mod lifecycle;
+mod listing;
+mod mine;
+mod ownership;
+mod register;
+mod support;
+mod unreadable;
+
+/// One `#[tokio::test]` per scenario and backend, in a module per backend.
+macro_rules! scenarios {
+    ($($name:ident => $scenario:path),* $(,)?) => {
+        scenarios!(@on memory [$($name => $scenario),*]);
+        scenarios!(@on file [$($name => $scenario),*]);
+        scenarios!(@on azure [$($name => $scenario),*]);
+        scenarios!(@on s3 [$($name => $scenario),*]);
+        scenarios!(@on gcs [$($name => $scenario),*]);
+    };
+    (@on $backend:ident [$($name:ident => $scenario:path),*]) => {
+        mod $backend {
+            use super::*;
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let test = concat!(stringify!($backend), "::", stringify!($name));
+                    let Some(b) = crate::common::backends::backend(stringify!($backend), test)
+                    else {
+                        return;
+                    };
+                    let started = std::time::Instant::now();
+                    $scenario(&b).await;
+                    println!("{test}: ok ({:.2} s)", started.elapsed().as_secs_f64());
+                }
+            )*
+        }
+    };
+}
+
+scenarios! {
+    // Writes.
+    register_and_list => register::register_and_list,
+    a_reader_prune_never_drops_a_concurrent_registration => register::reader_prune_race,
+    taken_ids_are_a_conflict => register::taken_ids_are_a_conflict,
+    // Reads: listing, dedupe, expiry, grace, dismissals, "Mine".
+    early_stop_and_list_time => listing::early_stop_and_list_time,
+    more_is_false_at_the_last_candidate => listing::more_is_false_at_the_last_candidate,
+    dedupe_older_runs => dedupe::older_runs_are_superseded,
+    expiry_by_name => expiry::by_name_without_a_resolve,
+    finished_long_ago => expiry::finished_long_ago,
+    grace_for_a_recordless_marker => grace::recordless_marker,
+    dismissals_are_per_viewer => dismissals::per_viewer_and_cleaned_up,
+    mine_and_stalled => mine::filter_and_stalled,
+    mine_in_a_busy_workspace => mine::busy_workspace_bounded_cost,
+    // Records.
+    conditional_update => conditional::update,
+    only_the_owner_changes_an_item => ownership::only_the_owner,
+    owner_markers_backfilled_and_removed => ownership::owner_markers,
+    unreadable_record_is_unknown => unreadable::read_error,
+    unreadable_records_do_not_hide_live_items => unreadable::do_not_hide_live_items,
+    // Errors and faults (through the fault layer, on every backend).
+    listing_errors_fail_closed => fail_closed::listing_errors,
+    transient_faults_are_retried => faults::transient_faults_are_retried,
+    a_lost_answer_is_settled => faults::lost_answer_is_settled,
+    a_fault_past_the_bound_is_an_error => faults::past_the_bound,
+    a_failed_delete_is_retried_later => faults::failed_delete_is_retried,
+    // Clocks, the janitor, and every key's end.
+    a_fast_clock_keeps_a_live_re_run => clock_skew::fast_producer_clock,
+    a_fast_reader_clock_deletes_nothing_by_age => clock_skew::fast_reader_clock,
+    janitor_sweeps_workspaces => janitor::sweeps_workspaces,
+    lifecycle_thirty_days => lifecycle::thirty_days_of_churn,
+}

@@ -1,0 +1,113 @@
+//! What the scenarios share: users, ids, an index on a backend, and writes at chosen times.
+
+use crate::common::backends::Backend;
+use crate::common::fault::FaultStore;
+use crate::common::*;
+use app::model::Status;
+use pickup::clock::ManualClock;
+use pickup::id::ItemId;
+use pickup::index::Index;
+use pickup::names::{SubKey, UserId};
+use pickup::record::{ItemRecord, ItemUpdate};
+use pickup::store::{Expect, Scope, Store};
+use pickup::verdict::Limits;
+use std::sync::Arc;
+
+pub const DAY: u64 = 24 * HOUR;
+
+pub fn user(sub: &str) -> UserId {
+    UserId::parse(sub).unwrap()
+}
+
+pub fn alice() -> UserId {
+    user("alice")
+}
+
+pub fn id_of(s: &str) -> ItemId {
+    ItemId::parse(s).unwrap()
+}
+
+pub fn up(status: Status, progress: f64) -> ItemUpdate {
+    ItemUpdate {
+        progress: Some(progress),
+        ..ItemUpdate::new(format!("progress {progress}"), status)
+    }
+}
+
+/// The ids of a page's cards, in the page's order.
+pub fn shown(page: &app::model::RecentPage) -> Vec<String> {
+    page.cards.iter().map(|c| c.id.clone()).collect()
+}
+
+/// Register `key` for `who`, with `status`, at the index's time.
+pub async fn reg(index: &Index, key: &str, status: Status, who: &str) -> ItemRecord {
+    index
+        .register(&ws(), &new_item(key, status), owner(who))
+        .await
+        .unwrap()
+}
+
+/// A fresh root on `b`, and an index on it telling the time by `clock` (the default retries).
+pub fn open(b: &Backend, clock: &ManualClock) -> (Index, Store) {
+    let (store, _) = b.open("run");
+    let index = Index::new(store.clone(), Limits::default(), 8, Arc::new(clock.clone()));
+    (index, store)
+}
+
+/// A fresh root on `b` behind the fault layer, which injects faults and counts calls (its
+/// retries are quick: injected faults are meant to be seen). Also the store without the layer.
+pub fn open_faulty(b: &Backend, clock: &ManualClock) -> (Index, Arc<FaultStore>, Store) {
+    let (store, _) = b.open("run");
+    let (index, faults) = faulty(&store, clock);
+    (index, faults, store)
+}
+
+/// The ids of a scope in the order the store's listing yields them.
+pub async fn listed_in_order(store: &Store, scope: Scope) -> Vec<String> {
+    let mut pages = store.pages(&scope, None);
+    let mut out = Vec::new();
+    while let Some(found) = pages.next(1_000).await.unwrap() {
+        out.extend(found.ids().map(|id| id.to_string()));
+    }
+    out
+}
+
+/// Register `keys` at `at_ms`, `at_ms + 1`, … through an index whose clock says so.
+pub async fn register_at(
+    index: &Index,
+    keys: &[String],
+    status: Status,
+    at_ms: u64,
+) -> Vec<String> {
+    let at = ManualClock::new(at_ms);
+    let then = index.clone().with_clock(Arc::new(at.clone()));
+    let mut ids = Vec::new();
+    for k in keys {
+        ids.push(
+            then.register(&ws(), &new_item(k, status), owner("a"))
+                .await
+                .unwrap()
+                .id,
+        );
+        at.advance(1);
+    }
+    ids
+}
+
+pub fn keys_named(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}{i}")).collect()
+}
+
+/// Write `n` markers whose records do not parse, created at `from_ms`, `from_ms + 1`, ….
+pub async fn unreadable(index: &Index, n: u64, from_ms: u64) {
+    for i in 0..n {
+        let id = ItemId::new(from_ms + i, SubKey::parse(&format!("bad{i}")).unwrap()).unwrap();
+        let store = index.store();
+        let garbled = bytes::Bytes::from_static(b"{");
+        store
+            .write(&key::item(&ws(), &id), garbled, Expect::Any)
+            .await
+            .unwrap();
+        store.mark(&key::marker(&ws(), &id)).await.unwrap();
+    }
+}
