@@ -18,6 +18,8 @@ pub enum ErrorCode {
     TooLarge,
     NotSupported,
     StoreUnavailable,
+    /// This server has as many live streams open as it allows: poll instead, try again later.
+    Busy,
     /// A failure of the call itself (network, decoding): never sent by the server.
     Transport,
 }
@@ -33,7 +35,7 @@ impl ErrorCode {
             ErrorCode::Conflict => 409,
             ErrorCode::TooLarge => 413,
             ErrorCode::NotSupported => 501,
-            ErrorCode::StoreUnavailable => 503,
+            ErrorCode::StoreUnavailable | ErrorCode::Busy => 503,
             ErrorCode::Transport => 502,
         }
     }

@@ -107,6 +107,10 @@ pub struct ServeArgs {
     /// streams; widgets poll).
     #[arg(long, env = "PICKUP_LIVE_EVERY", default_value = "1s", value_parser = humantime::parse_duration)]
     pub live_every: Duration,
+    /// Live streams open at once, at most (each holds a connection; beyond it, widgets poll).
+    /// Default: three quarters of PICKUP_MAX_CONNECTIONS, so the rest stays for other calls.
+    #[arg(long, env = "PICKUP_MAX_STREAMS", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_streams: Option<u32>,
     /// Serve Prometheus metrics at http://ADDR/metrics (a listener of its own, for operators
     /// only; off when unset).
     #[arg(long, env = "PICKUP_METRICS_ADDR")]
@@ -376,7 +380,11 @@ async fn serve(args: ServeArgs, demo: bool) -> anyhow::Result<()> {
     }
     let mut pickup = Pickup::new(index, auth);
     if !args.live_every.is_zero() {
-        pickup = pickup.with_live(args.live_every);
+        let max_streams = args
+            .max_streams
+            .unwrap_or(args.max_connections / 4 * 3)
+            .max(1);
+        pickup = pickup.with_live(args.live_every, max_streams as usize);
     }
     if demo {
         let token = pickup.auth.mint(

@@ -15,11 +15,15 @@ pub const DEMO_WS: &str = "demo";
 pub async fn seed(index: &Index) -> Result<()> {
     let ws = Workspace::parse(DEMO_WS)?;
     let mut markers = index.store().pages(&Scope::Markers(ws.clone()), None);
-    if markers
-        .next(1)
-        .await?
-        .is_some_and(|found| !found.keys.is_empty())
-    {
+    let mut seeded = false;
+    // A page may be empty and still not the last: read on until a key or the end.
+    while let Some(found) = markers.next(1).await? {
+        if !found.keys.is_empty() {
+            seeded = true;
+            break;
+        }
+    }
+    if seeded {
         return Ok(());
     }
     let person = |sub: &str, name: &str| Owner {

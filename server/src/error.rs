@@ -49,6 +49,9 @@ pub enum Error {
     TooLarge(usize),
     #[error("{0}")]
     NotSupported(String),
+    /// As many live streams as this server allows are open.
+    #[error("this server has {0} live streams open, as many as it allows: poll instead, and try the stream again later")]
+    TooManyStreams(usize),
     #[error(transparent)]
     Store(StoreError),
     /// A record that exists but cannot be read as one (written by a newer version, damaged).
@@ -89,6 +92,7 @@ impl Error {
             Error::IdsTaken { .. } => ErrorCode::Conflict,
             Error::TooLarge(_) => ErrorCode::TooLarge,
             Error::NotSupported(_) => ErrorCode::NotSupported,
+            Error::TooManyStreams(_) => ErrorCode::Busy,
             Error::Store(_) | Error::UnreadableRecord(_) => ErrorCode::StoreUnavailable,
         }
     }

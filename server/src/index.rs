@@ -519,7 +519,14 @@ impl Index {
                 }
             }
             if planner.is_full() {
-                let more = pages.next(1).await?.is_some_and(|f| !f.keys.is_empty());
+                // A page may be empty and still not the last: read on until a key or the end.
+                let more = loop {
+                    match pages.next(1).await? {
+                        None => break false,
+                        Some(f) if !f.keys.is_empty() => break true,
+                        Some(_) => continue,
+                    }
+                };
                 return Ok((planner.finish(), more, pages.returned));
             }
         }

@@ -18,6 +18,7 @@ use crate::index::Index;
 use crate::names::{UserId, Workspace};
 use app::model::{Card, Filter, RecentPage, MAX_CAP};
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{watch, Notify};
@@ -37,6 +38,10 @@ pub struct Live {
     background: TaskTracker,
     /// Cancelled on shutdown: every stream ends, telling its client to reconnect elsewhere.
     stop: CancellationToken,
+    /// Streams open now, and the most this server allows: each holds a connection for as long
+    /// as it lasts, so some must stay for everything else (beyond it, widgets poll).
+    streams: Arc<AtomicUsize>,
+    max_streams: usize,
 }
 
 struct Watcher {
@@ -45,7 +50,9 @@ struct Watcher {
     wake: Notify,
     wants: Mutex<Wants>,
     /// A dismissal went through this server: list the dismissals on the next read.
-    dismissed: std::sync::atomic::AtomicBool,
+    dismissed: AtomicBool,
+    /// A prune this watcher started is still running.
+    pruning: Arc<AtomicBool>,
 }
 
 /// What the subscribers ask of a watcher. `version` moves on with every change, and a snapshot
@@ -70,7 +77,8 @@ pub struct Snapshot {
 #[derive(Debug)]
 struct Shared {
     all: RecentPage,
-    mine: HashMap<UserId, RecentPage>,
+    /// Each "Mine" viewer's page, or why it could not be read (that viewer alone is told).
+    mine: HashMap<UserId, Result<RecentPage, String>>,
     dismissed: HashMap<UserId, HashSet<ItemId>>,
 }
 
@@ -83,13 +91,20 @@ pub enum Event {
 }
 
 impl Live {
-    pub fn new(index: Arc<Index>, every: Duration, background: TaskTracker) -> Arc<Self> {
+    pub fn new(
+        index: Arc<Index>,
+        every: Duration,
+        max_streams: usize,
+        background: TaskTracker,
+    ) -> Arc<Self> {
         Arc::new(Live {
             index,
             every,
             watchers: Mutex::default(),
             background,
             stop: CancellationToken::new(),
+            streams: Arc::default(),
+            max_streams,
         })
     }
 
@@ -105,7 +120,12 @@ impl Live {
         viewer: &UserId,
         filter: Filter,
         cap: Option<u32>,
-    ) -> Subscription {
+    ) -> Result<Subscription, Error> {
+        let open = self.streams.fetch_add(1, Ordering::SeqCst);
+        if open >= self.max_streams {
+            self.streams.fetch_sub(1, Ordering::SeqCst);
+            return Err(Error::TooManyStreams(open));
+        }
         let cap = cap.unwrap_or(self.index.default_cap).clamp(1, MAX_CAP) as usize;
         let mut watchers = self.watchers.lock().expect("live lock");
         let watcher = watchers
@@ -118,6 +138,7 @@ impl Live {
                     wake: Notify::new(),
                     wants: Mutex::default(),
                     dismissed: true.into(),
+                    pruning: Arc::default(),
                 });
                 tokio::spawn(self.clone().watch(watcher.clone()));
                 watcher
@@ -135,8 +156,9 @@ impl Live {
             }
         });
         watcher.wake.notify_one();
-        Subscription {
+        Ok(Subscription {
             rx,
+            streams: self.streams.clone(),
             stop: self.stop.clone(),
             watcher,
             viewer: viewer.clone(),
@@ -144,7 +166,7 @@ impl Live {
             cap,
             version,
             last: None,
-        }
+        })
     }
 
     /// A write to `ws` went through this server: its watcher reads again now.
@@ -152,7 +174,7 @@ impl Live {
         let watchers = self.watchers.lock().expect("live lock");
         if let Some(w) = watchers.get(ws) {
             if dismissal {
-                w.dismissed.store(true, std::sync::atomic::Ordering::SeqCst);
+                w.dismissed.store(true, Ordering::SeqCst);
             }
             w.wake.notify_one();
         }
@@ -173,10 +195,10 @@ impl Live {
         let mut dismissed = HashMap::new();
         loop {
             let wants = w.wants.lock().expect("live lock").clone();
-            let list_dismissals = reads.is_multiple_of(DISMISSALS_EVERY)
-                || w.dismissed.swap(false, std::sync::atomic::Ordering::SeqCst);
+            let list_dismissals =
+                reads.is_multiple_of(DISMISSALS_EVERY) || w.dismissed.swap(false, Ordering::SeqCst);
             let state = self
-                .read(&w.ws, &wants, list_dismissals, &mut dismissed)
+                .read(&w.ws, &wants, list_dismissals, &mut dismissed, &w.pruning)
                 .await;
             reads += 1;
             w.tx.send_if_modified(|old| {
@@ -223,6 +245,7 @@ impl Live {
         wants: &Wants,
         list_dismissals: bool,
         dismissed: &mut HashMap<UserId, HashSet<ItemId>>,
+        pruning: &Arc<AtomicBool>,
     ) -> Result<Shared, String> {
         let log = |e: &Error| tracing::warn!(%ws, error = %e, "live: the store did not answer");
         if list_dismissals {
@@ -233,8 +256,8 @@ impl Live {
         }
         // Enough cards that every viewer still has their cap after their own dismissals.
         let most_dismissed = dismissed.values().map(HashSet::len).max().unwrap_or(0);
-        let cap = wants.caps.keys().next_back().copied().unwrap_or(1) + most_dismissed;
-        let cap = cap.min(MAX_CAP as usize) as u32;
+        let largest = wants.caps.keys().next_back().copied().unwrap_or(1);
+        let cap = (largest + most_dismissed).min(MAX_CAP as usize) as u32;
         let nobody = UserId::parse("-").expect("a valid user");
         let none = HashSet::new();
         let all = self
@@ -245,21 +268,28 @@ impl Live {
                 log(&e);
                 e.to_string()
             })?;
-        self.prune(all.prune);
+        let mut deletes = all.prune.deletes;
         let mut mine = HashMap::new();
         for user in wants.mine.keys() {
             let theirs = dismissed.get(user).unwrap_or(&none);
+            let cap = (largest + theirs.len()).min(MAX_CAP as usize) as u32;
             let read = self
                 .index
-                .recent_without(ws, user, Filter::Mine, Some(MAX_CAP), None, theirs)
-                .await
-                .map_err(|e| {
+                .recent_without(ws, user, Filter::Mine, Some(cap), None, theirs)
+                .await;
+            let page = match read {
+                Ok(read) => {
+                    deletes.extend(read.prune.deletes);
+                    Ok(read.page)
+                }
+                Err(e) => {
                     log(&e);
-                    e.to_string()
-                })?;
-            self.prune(read.prune);
-            mine.insert(user.clone(), read.page);
+                    Err(e.to_string())
+                }
+            };
+            mine.insert(user.clone(), page);
         }
+        self.prune(pruning, crate::index::Prune { deletes });
         Ok(Shared {
             all: all.page,
             mine,
@@ -267,13 +297,16 @@ impl Live {
         })
     }
 
-    fn prune(&self, prune: crate::index::Prune) {
-        if prune.deletes.is_empty() {
+    /// Delete what a read found dead, in the background; one prune at a time per watcher (the
+    /// next read finds again whatever a slow one has not deleted yet).
+    fn prune(&self, pruning: &Arc<AtomicBool>, prune: crate::index::Prune) {
+        if prune.deletes.is_empty() || pruning.swap(true, Ordering::SeqCst) {
             return;
         }
-        let index = self.index.clone();
+        let (index, pruning) = (self.index.clone(), pruning.clone());
         self.background.spawn(async move {
             index.apply(&prune).await;
+            pruning.store(false, Ordering::SeqCst);
         });
     }
 }
@@ -288,9 +321,11 @@ fn same(old: &Option<Result<Shared, String>>, new: &Result<Shared, String>) -> b
             page(&a.all, &b.all)
                 && a.dismissed == b.dismissed
                 && a.mine.len() == b.mine.len()
-                && a.mine
-                    .iter()
-                    .all(|(u, p)| b.mine.get(u).is_some_and(|q| page(p, q)))
+                && a.mine.iter().all(|(u, p)| match (p, b.mine.get(u)) {
+                    (Ok(p), Some(Ok(q))) => page(p, q),
+                    (Err(_), Some(Err(_))) => true,
+                    _ => false,
+                })
         }
         (Some(Err(_)), Err(_)) => true,
         _ => false,
@@ -309,6 +344,8 @@ impl Watcher {
 /// One viewer's subscription. Dropping it unsubscribes.
 pub struct Subscription {
     rx: watch::Receiver<Arc<Snapshot>>,
+    /// The server's count of open streams, one less when this one goes.
+    streams: Arc<AtomicUsize>,
     stop: CancellationToken,
     watcher: Arc<Watcher>,
     viewer: UserId,
@@ -349,8 +386,8 @@ impl Subscription {
         let from = match self.filter {
             Filter::All => &shared.all,
             Filter::Mine => match shared.mine.get(&self.viewer) {
-                Some(page) => page,
-                None => return Event::Unavailable,
+                Some(Ok(page)) => page,
+                Some(Err(_)) | None => return Event::Unavailable,
             },
         };
         Event::Page(cut(from, dismissed, self.cap))
@@ -376,6 +413,8 @@ impl Subscription {
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default();
         let left = Duration::from_secs(expires_at).saturating_sub(now);
+        // A far-off `exp` (signed, so the issuer's choice) waits a year at most.
+        let left = left.min(Duration::from_secs(365 * 24 * 3600));
         let expiry = tokio::time::Instant::now() + left;
         futures::stream::unfold(Some(self), move |sub| async move {
             let mut sub = sub?;
@@ -413,6 +452,7 @@ pub fn cut(page: &RecentPage, dismissed: &HashSet<ItemId>, cap: usize) -> Recent
 
 impl Drop for Subscription {
     fn drop(&mut self) {
+        self.streams.fetch_sub(1, Ordering::SeqCst);
         metrics::gauge!("pickup_live_subscribers").decrement(1);
         let (cap, filter, viewer) = (self.cap, self.filter, self.viewer.clone());
         self.watcher.want(|w| {

@@ -33,11 +33,13 @@ impl Pickup {
         }
     }
 
-    /// Serve live streams, reading each watched workspace every `every`.
-    pub fn with_live(mut self, every: std::time::Duration) -> Self {
+    /// Serve live streams (at most `max_streams` at once), reading each watched workspace
+    /// every `every`.
+    pub fn with_live(mut self, every: std::time::Duration, max_streams: usize) -> Self {
         self.live = Some(Live::new(
             self.index.clone(),
             every,
+            max_streams,
             self.background.clone(),
         ));
         self
@@ -62,7 +64,7 @@ impl Pickup {
         let live = self.live.as_ref().ok_or_else(|| {
             crate::error::Error::NotSupported("this server does not serve live streams".into())
         })?;
-        let sub = live.subscribe(&ws, &caller.user, filter, cap);
+        let sub = live.subscribe(&ws, &caller.user, filter, cap)?;
         Ok((sub, caller.expires_at))
     }
 

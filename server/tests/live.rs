@@ -229,3 +229,43 @@ async fn sigterm_ends_streams_with_reconnect() {
     assert_eq!(event, "reconnect");
     assert_eq!(events.next().await, None);
 }
+
+/// Streams hold a connection each for as long as they last: beyond `PICKUP_MAX_STREAMS` a
+/// subscription is refused with 503 `busy` (the widget polls), and a closed stream frees its
+/// place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_beyond_the_limit_are_refused_and_a_closed_one_frees_its_place() {
+    let s = Server::start(&[("PICKUP_MAX_STREAMS", "1")]);
+    let viewer = token("bob", "acme", false, "1h");
+    let mut first = Events::open(&s, "acme", &viewer).await;
+    assert_eq!(first.page().await, vec![]);
+    let url = format!("{}/api/v1/workspaces/acme/live", s.url);
+    let res = client()
+        .get(&url)
+        .bearer_auth(&viewer)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 503);
+    assert_eq!(res.json::<Value>().await.unwrap()["error"], "busy");
+    drop(first);
+    // The server notices the closed connection when it next writes to it (a keep-alive or a
+    // page); a write through it makes that happen now.
+    register(&s, &token("ada", "acme", true, "1h"), "k").await;
+    let opened = tokio::time::timeout(PATIENCE, async {
+        loop {
+            let res = client()
+                .get(&url)
+                .bearer_auth(&viewer)
+                .send()
+                .await
+                .unwrap();
+            if res.status() == 200 {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    assert!(opened.is_ok(), "the closed stream's place was never freed");
+}

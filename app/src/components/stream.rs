@@ -27,13 +27,16 @@ pub enum Liveness {
 enum End {
     /// The server asked for a new connection (it is stopping): reconnect now.
     Reconnect,
-    /// The token is no longer valid.
+    /// The server said the token expired: the only end that stops the stream for good.
     Unauthenticated,
-    /// No stream here (an old server, or live turned off): poll from now on.
-    Unsupported,
-    /// A network error, a refusal, or a stream cut short: try again after a while.
+    /// Anything else (a network error, a refusal, an older server without streams, the store
+    /// not answering, a stream cut short or gone silent): poll, and try again after a while.
     Failed,
 }
+
+/// The server sends something (a keep-alive at least) every 15 s; this long without a byte,
+/// the connection is dead though nobody closed it (a laptop that slept, a dropped NAT entry).
+const SILENCE: Duration = Duration::from_secs(45);
 
 /// The longest wait between two tries of a failing stream.
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
@@ -104,7 +107,6 @@ pub fn follow(
             match end {
                 End::Reconnect => {}
                 End::Unauthenticated => return on_unauthenticated(),
-                End::Unsupported => return,
                 End::Failed => {
                     failures = failures.saturating_add(1);
                     let wait = Duration::from_secs(1)
@@ -156,18 +158,24 @@ async fn read_until_end(
     let res: web_sys::Response = JsFuture::from(window().fetch_with_str_and_init(url, &init))
         .await?
         .dyn_into()?;
-    match res.status() {
-        200 => {}
-        401 => return Ok(End::Unauthenticated),
-        404 | 405 | 501 => return Ok(End::Unsupported),
-        _ => return Ok(End::Failed),
+    // A refusal may pass (a key rotating, a server being upgraded): back off and retry; only
+    // the stream's own `unauthenticated` event is final.
+    if res.status() != 200 {
+        return Ok(End::Failed);
     }
     let reader: web_sys::ReadableStreamDefaultReader =
         res.body().ok_or(JsValue::NULL)?.get_reader().dyn_into()?;
     // Bytes, not text: an event ends at a blank line, and its data is JSON, parsed from bytes.
     let mut buf: Vec<u8> = Vec::new();
     loop {
-        let chunk = JsFuture::from(reader.read()).await?;
+        let read = futures::future::select(
+            JsFuture::from(reader.read()),
+            gloo_timers::future::sleep(SILENCE),
+        );
+        let chunk = match read.await {
+            futures::future::Either::Left((chunk, _)) => chunk?,
+            futures::future::Either::Right(_) => return Ok(End::Failed),
+        };
         if js_sys::Reflect::get(&chunk, &"done".into())?.is_truthy() {
             return Ok(End::Failed); // cut short: no closing event
         }
@@ -183,6 +191,8 @@ async fn read_until_end(
                     }
                 }
                 Some((b"unauthenticated", _)) => return Ok(End::Unauthenticated),
+                // The store is not answering: poll (which says so) until the stream is back.
+                Some((b"unavailable", _)) => return Ok(End::Failed),
                 Some((b"reconnect", _)) => return Ok(End::Reconnect),
                 _ => {}
             }

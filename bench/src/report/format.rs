@@ -27,8 +27,11 @@ pub fn ms(x: f64) -> String {
 pub fn times(x: f64) -> String {
     if x >= 100.0 {
         format!("{:.0}×", x)
-    } else {
+    } else if x >= 1.0 {
         format!("{:.1}×", x)
+    } else {
+        // Below one a single decimal hides the difference a target is about (0.16 vs 0.2).
+        format!("{:.2}×", x)
     }
 }
 

@@ -278,7 +278,11 @@ fn keys_table(
         );
     }
     out.push('\n');
-    for &s in &with_keys {
+    let _ = writeln!(
+        out,
+        "The target is for the cloud stores, which Pickup lists in pages sized to the read (S3, GCS, Azure: here moto and Azurite); the others are shown for comparison: memory's plain listing is read only as far as needed, the file system lists in no order and is read whole.\n"
+    );
+    for &s in with_keys.iter().filter(|s| s.is_emulator()) {
         let target = target_keys(s, v.cap);
         let (Some(small), Some(big)) = (keys(s, SMALL), largest(s)) else {
             record(

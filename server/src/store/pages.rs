@@ -111,7 +111,18 @@ impl Pages {
                         },
                     )
                     .await?;
-                *token = page.page_token;
+                // An empty token is no token (some S3-compatible stores send one on the last
+                // page), and a token handed back again would list the same page for ever.
+                let next = page.page_token.filter(|t| !t.is_empty());
+                if next.is_some() && next == *token {
+                    return Err(super::StoreError::Unavailable(std::sync::Arc::new(
+                        object_store::Error::Generic {
+                            store: "pickup",
+                            source: "the store handed back the same page token twice".into(),
+                        },
+                    )));
+                }
+                *token = next;
                 *done = token.is_none();
                 for meta in &page.result.objects {
                     let path = meta.location.as_ref();
