@@ -401,18 +401,26 @@ struct RecentQuery {
     before: Option<String>,
 }
 
-async fn recent(
-    State(s): State<AppState>,
-    headers: HeaderMap,
-    Names(ws): Names<String>,
-    q: Result<Query<RecentQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<Response, Error> {
+type RecentQueryResult = Result<Query<RecentQuery>, axum::extract::rejection::QueryRejection>;
+
+/// `?filter=…&cap=…&before=…`, or a 400 that says what each must be.
+fn recent_query(q: RecentQueryResult) -> Result<RecentQuery, Error> {
     let Query(q) = q.map_err(|e| {
         Error::MalformedBody(format!(
             "filter must be all or mine, cap a number, before an id: {}",
             e.body_text()
         ))
     })?;
+    Ok(q)
+}
+
+async fn recent(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Names(ws): Names<String>,
+    q: RecentQueryResult,
+) -> Result<Response, Error> {
+    let q = recent_query(q)?;
     let page = s
         .pickup
         .recent_page(
@@ -437,17 +445,17 @@ async fn live(
     State(s): State<AppState>,
     headers: HeaderMap,
     Names(ws): Names<String>,
-    q: Result<Query<RecentQuery>, axum::extract::rejection::QueryRejection>,
+    q: RecentQueryResult,
 ) -> Result<Response, Error> {
     use crate::live::{Event, Frame};
     use axum::response::sse::{self, KeepAlive, Sse};
     use futures::StreamExt;
-    let Query(q) = q.map_err(|e| {
-        Error::MalformedBody(format!(
-            "filter must be all or mine, cap a number: {}",
-            e.body_text()
-        ))
-    })?;
+    let q = recent_query(q)?;
+    if q.before.is_some() {
+        return Err(Error::MalformedBody(
+            "a live stream sends the first page: drop before (GET /recent pages with it)".into(),
+        ));
+    }
     let (sub, expires_at) = s
         .pickup
         .subscribe(bearer(&headers).as_deref(), &ws, q.filter, q.cap)
