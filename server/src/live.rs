@@ -180,14 +180,6 @@ impl Live {
         }
     }
 
-    /// How many workspaces are watched, and how many subscriptions they have (for logs and
-    /// metrics).
-    pub fn counts(&self) -> (usize, usize) {
-        let watchers = self.watchers.lock().expect("live lock");
-        let subscribers = watchers.values().map(|w| w.tx.receiver_count()).sum();
-        (watchers.len(), subscribers)
-    }
-
     /// The watcher's loop: read, publish what changed, wait for the period or a write; stop
     /// once nobody subscribes.
     async fn watch(self: Arc<Self>, w: Arc<Watcher>) {

@@ -4,7 +4,7 @@
 //!
 //! The planner takes names in ascending order (newest first). A store that lists in key order
 //! feeds it while listing and stops as soon as [`Planner::is_full`]; a store that does not
-//! (the local file system) is listed whole, sorted, and fed all at once ([`plan`]).
+//! (the local file system) is listed whole, sorted, and fed all at once ([`Listing::plan`]).
 
 use crate::id::ItemId;
 use crate::names::SubKey;
@@ -271,6 +271,8 @@ pub struct Listing {
 }
 
 impl Listing {
+    /// Names as a listing gives them (the tests' way in; the server's is [`Listing::from_found`]).
+    #[cfg(test)]
     pub fn from_names<S: AsRef<str>>(names: &[S]) -> Self {
         let mut listing = Listing::default();
         for name in names {
@@ -320,6 +322,7 @@ impl Listing {
 }
 
 /// Plan from a complete listing in any order.
+#[cfg(test)]
 pub fn plan<S: AsRef<str>>(names: &[S], ages: Ages, dismissed: &HashSet<ItemId>) -> Plan {
     Listing::from_names(names)
         .plan(ages, dismissed, usize::MAX, None)

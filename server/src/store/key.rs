@@ -71,14 +71,6 @@ impl Key {
         }
     }
 
-    /// The user a dismissal or owner marker belongs to.
-    pub fn user(&self) -> Option<&UserId> {
-        match self {
-            Key::Dismissal(_, user, _) | Key::OwnerMarker(_, user, _) => Some(user),
-            Key::Marker(..) | Key::Record(..) => None,
-        }
-    }
-
     /// What kind of key it is, for counts in logs and reports.
     pub fn kind(&self) -> KeyKind {
         match self {

@@ -117,14 +117,6 @@ impl Store {
         self
     }
 
-    pub fn memory() -> Self {
-        Self::wrap(
-            Arc::new(object_store::memory::InMemory::new()),
-            ListOrder::Sorted,
-            "memory://",
-        )
-    }
-
     pub fn url(&self) -> &str {
         &self.url
     }
