@@ -11,7 +11,7 @@ use thiserror::Error;
 pub const MAX_TITLE_CHARS: usize = 200;
 pub const MAX_URL_CHARS: usize = 2048;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ItemRecord {
     pub id: String,
     pub ws: String,
@@ -28,7 +28,7 @@ pub struct ItemRecord {
 }
 
 /// `POST /items`: what a producer says when it registers an item.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewItem {
     pub key: String,
@@ -46,7 +46,7 @@ pub struct NewItem {
 /// `GET` gave it: the fields the server keeps (`id`, `ws`, `key`, `owner`, `created_at`) are
 /// accepted when they match the item and refused, by name, when they do not; `updated_at` is
 /// the server's and ignored.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ItemUpdate {
     pub title: String,

@@ -22,6 +22,8 @@ pub struct Server {
     pub dir: tempfile::TempDir,
     pub secret: String,
     pub child: Child,
+    /// `http://127.0.0.1:PORT/metrics` when it was given `PICKUP_METRICS_ADDR`.
+    pub metrics_url: Option<String>,
     /// Its standard error, kept apart from the store.
     log: tempfile::NamedTempFile,
 }
@@ -97,8 +99,11 @@ impl Server {
         std::thread::spawn(move || {
             let mut lines = BufReader::new(stdout).lines();
             for line in lines.by_ref().map_while(Result::ok) {
-                if line.contains("listening on ") {
+                let listening = line.contains("listening on ");
+                if listening || line.starts_with("metrics on ") {
                     let _ = tx.send(line);
+                }
+                if listening {
                     break;
                 }
             }
@@ -110,11 +115,20 @@ impl Server {
             dir,
             secret: secret.to_string(),
             child,
+            metrics_url: None,
             log,
         };
-        let line = rx.recv_timeout(LISTENING_WITHIN).unwrap_or_else(|_| {
-            panic!("{name}: no 'listening on' line within {LISTENING_WITHIN:?}")
-        });
+        let deadline = std::time::Instant::now() + LISTENING_WITHIN;
+        let line = loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let line = rx.recv_timeout(left).unwrap_or_else(|_| {
+                panic!("{name}: no 'listening on' line within {LISTENING_WITHIN:?}")
+            });
+            match line.strip_prefix("metrics on ") {
+                Some(url) => server.metrics_url = Some(url.trim().to_string()),
+                None => break line,
+            }
+        };
         let url = line
             .split("listening on ")
             .nth(1)
