@@ -31,13 +31,21 @@ pub struct ItemRecord {
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewItem {
+    /// What the item is a run of: 1 to 64 of A-Z, a-z, 0-9 and '-'. A newer run of the same key
+    /// supersedes an older finished one.
+    #[schema(min_length = 1, max_length = 64, pattern = "^[A-Za-z0-9-]+$")]
     pub key: String,
+    #[schema(min_length = 1, max_length = 200)]
     pub title: String,
+    /// http(s), or a path starting with `/`.
     #[serde(default)]
+    #[schema(max_length = 2048)]
     pub url: Option<String>,
+    /// `queued` when absent.
     #[serde(default)]
     pub status: Option<Status>,
     #[serde(default)]
+    #[schema(minimum = 0.0, maximum = 1.0)]
     pub progress: Option<f64>,
 }
 
@@ -49,11 +57,15 @@ pub struct NewItem {
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ItemUpdate {
+    #[schema(min_length = 1, max_length = 200)]
     pub title: String,
+    /// http(s), or a path starting with `/`.
     #[serde(default)]
+    #[schema(max_length = 2048)]
     pub url: Option<String>,
     pub status: Status,
     #[serde(default)]
+    #[schema(minimum = 0.0, maximum = 1.0)]
     pub progress: Option<f64>,
     #[serde(default)]
     pub heartbeat_at: Option<DateTime<Utc>>,

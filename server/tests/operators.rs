@@ -422,3 +422,56 @@ async fn openapi_document_is_valid_3_1_and_matches_the_routes_and_the_readme() {
         "README's API list and the OpenAPI document differ"
     );
 }
+
+#[tokio::test]
+async fn json_logs_are_one_object_per_line_with_the_request_id() {
+    // No index.html in its site: the server warns before it says it listens. tower_http at
+    // debug logs each answer, inside the request's span (at info), before the answer is sent.
+    let s = Server::start(&[
+        ("PICKUP_LOG", "info,tower_http=debug"),
+        ("PICKUP_LOG_FORMAT", "json"),
+    ]);
+    let res = client()
+        .get(format!("{}/healthz", s.url))
+        .header("x-request-id", "trace-me-42")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    let log = s.log();
+    let lines: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let warning = lines
+        .iter()
+        .find(|l| {
+            l["fields"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("no index.html"))
+        })
+        .unwrap_or_else(|| panic!("no warning about the site: {log}"));
+    assert_eq!(warning["level"], "WARN");
+    assert!(warning["timestamp"].is_string() && warning["fields"]["site"].is_string());
+    let answered = lines
+        .iter()
+        .find(|l| l["span"]["request_id"] == "trace-me-42")
+        .unwrap_or_else(|| panic!("no line in the request's span: {log}"));
+    assert_eq!(answered["span"]["uri"], "/healthz");
+
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_pickup"))
+        .args(["token", "--sub", "a", "--ws", "acme"])
+        .env("PICKUP_LOG_FORMAT", "xml")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(
+        stderr.contains("PICKUP_LOG_FORMAT") || stderr.contains("--log-format"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("json") && stderr.contains("text"),
+        "{stderr}"
+    );
+}

@@ -144,6 +144,11 @@ impl Server {
         token(&self.secret, sub, ws, write)
     }
 
+    /// What it has written to standard error so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.log.path()).unwrap()
+    }
+
     /// Every file in the server's own directory (its store, if it has its own), for
     /// before/after comparisons.
     pub fn files(&self) -> Vec<PathBuf> {
