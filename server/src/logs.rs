@@ -1,6 +1,7 @@
 //! The server's log: `tracing` events on standard error, filtered by `PICKUP_LOG`, as text for
 //! people or one JSON object per line for log pipelines (`PICKUP_LOG_FORMAT=json`).
 
+use std::io::IsTerminal;
 use tracing_subscriber::EnvFilter;
 
 /// How log lines are written.
@@ -19,8 +20,10 @@ pub enum LogFormat {
 pub fn init(format: LogFormat) {
     let filter =
         EnvFilter::try_from_env("PICKUP_LOG").unwrap_or_else(|_| "info,tower_http=warn".into());
+    // Colours only for a terminal: a log file or a collector gets plain text.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
     match format {
         LogFormat::Text => builder.init(),

@@ -475,3 +475,14 @@ async fn json_logs_are_one_object_per_line_with_the_request_id() {
         "{stderr}"
     );
 }
+
+#[test]
+fn text_logs_to_a_file_carry_no_colour_codes() {
+    let s = Server::start(&[("PICKUP_LOG", "warn")]);
+    let log = s.log();
+    assert!(log.contains("no index.html"), "{log}");
+    assert!(
+        !log.contains('\u{1b}'),
+        "ANSI escapes in a log file: {log:?}"
+    );
+}
