@@ -135,16 +135,11 @@ pub fn rest() -> OpenApiRouter<AppState> {
         .routes(routes!(openapi_json))
 }
 
-/// The REST API's OpenAPI document.
-pub fn openapi() -> utoipa::openapi::OpenApi {
-    rest().into_openapi()
-}
-
 pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
     let handle = ServiceHandle(Arc::new(pickup.clone()));
     let state = AppState { pickup, handle };
     let (rest, doc) = rest().split_for_parts();
-    let doc = OpenApiJson(Arc::new(
+    let doc = OpenApiJson(Bytes::from(
         doc.to_json().expect("the OpenAPI document serialises"),
     ));
     let api = rest
@@ -299,9 +294,9 @@ pub fn allowed_origins(raw: &str) -> anyhow::Result<Vec<HeaderValue>> {
     Ok(out)
 }
 
-/// The document, serialised once when the router is built.
+/// The document, serialised once when the router is built (a clone shares the bytes).
 #[derive(Clone)]
-struct OpenApiJson(Arc<String>);
+struct OpenApiJson(Bytes);
 
 #[utoipa::path(
     get,
@@ -312,11 +307,7 @@ struct OpenApiJson(Arc<String>);
     responses((status = 200, description = "The OpenAPI 3.1 document of this API", content_type = "application/json", body = Object)),
 )]
 async fn openapi_json(axum::Extension(doc): axum::Extension<OpenApiJson>) -> Response {
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        doc.0.as_str().to_owned(),
-    )
-        .into_response()
+    ([(header::CONTENT_TYPE, "application/json")], doc.0).into_response()
 }
 
 async fn no_such_route() -> Error {
@@ -395,7 +386,7 @@ async fn register(
             .await
     }
     .await;
-    // Every refusal counts, the body's too (it is read here, not in the service).
+    // Refusals count too, the body's included (it is read here, not in the service).
     let outcome = match &registered {
         Ok(_) => "created",
         Err(e) => e.code().as_str(),
