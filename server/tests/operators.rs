@@ -402,6 +402,23 @@ async fn openapi_document_is_valid_3_1_and_matches_the_routes_and_the_readme() {
         "the bearer requirement is global"
     );
 
+    // No route under /api/v1 bypasses the documented router: in the server's source, a path
+    // under /api/v1 is written only as a `#[utoipa::path]`'s `path = "…"`.
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    for file in common::server::walk(std::path::Path::new(src)) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            if line.contains("\"/api/v1/") {
+                assert!(
+                    line.trim_start().starts_with("path = \"/api/v1/"),
+                    "{}:{}: a route under /api/v1 outside utoipa's router: {line}",
+                    file.display(),
+                    n + 1
+                );
+            }
+        }
+    }
+
     // The README lists the same routes.
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
