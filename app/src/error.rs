@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     InvalidName,
@@ -25,6 +26,24 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// The code as it is written on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidName => "invalid_name",
+            ErrorCode::InvalidBody => "invalid_body",
+            ErrorCode::Unauthenticated => "unauthenticated",
+            ErrorCode::Forbidden => "forbidden",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::PreconditionFailed => "precondition_failed",
+            ErrorCode::Conflict => "conflict",
+            ErrorCode::TooLarge => "too_large",
+            ErrorCode::NotSupported => "not_supported",
+            ErrorCode::StoreUnavailable => "store_unavailable",
+            ErrorCode::Busy => "busy",
+            ErrorCode::Transport => "transport",
+        }
+    }
+
     pub fn http_status(self) -> u16 {
         match self {
             ErrorCode::InvalidName | ErrorCode::InvalidBody => 400,
@@ -42,6 +61,7 @@ impl ErrorCode {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Error, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[error("{error:?}: {message}")]
 pub struct ApiError {
     pub error: ErrorCode,

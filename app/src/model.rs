@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 /// What a producer says about its item. `stalled` is not a status: it is what the reader
 /// concludes from a running item whose heartbeat is old (see [`Card::stalled`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Queued,
@@ -46,6 +47,7 @@ impl Status {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Owner {
     pub sub: String,
     pub name: String,
@@ -53,6 +55,7 @@ pub struct Owner {
 
 /// One card of the widget: the item's record as the reader resolved it. Times are RFC 3339.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Card {
     pub id: String,
     pub key: String,
@@ -82,6 +85,7 @@ impl Card {
 
 /// The answer of `recent`: at most N cards, newest first.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct RecentPage {
     pub cards: Vec<Card>,
     /// There may be more live items than were shown.
@@ -93,6 +97,7 @@ pub struct RecentPage {
 
 /// Whose items to show.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Filter {
     #[default]

@@ -54,19 +54,27 @@ impl ReadCache {
     /// [`Store::list`], shared.
     pub async fn list(&self, scope: &Scope) -> Result<Arc<Found>> {
         let key = (scope.clone(), self.generation(scope.ws()));
-        self.lists
-            .try_get_with(key, async { self.store.list(scope).await.map(Arc::new) })
+        let entry = self
+            .lists
+            .entry(key)
+            .or_try_insert_with(async { self.store.list(scope).await.map(Arc::new) })
             .await
-            .map_err(|e| (*e).clone())
+            .map_err(|e| (*e).clone())?;
+        count("list", entry.is_fresh());
+        Ok(entry.into_value())
     }
 
     /// [`Store::read`], shared.
     pub async fn read(&self, key: &Key) -> Result<Option<Stored>> {
         let slot = (key.clone(), self.generation(key.ws()));
-        self.records
-            .try_get_with(slot, self.store.read(key))
+        let entry = self
+            .records
+            .entry(slot)
+            .or_try_insert_with(self.store.read(key))
             .await
-            .map_err(|e| (*e).clone())
+            .map_err(|e| (*e).clone())?;
+        count("record", entry.is_fresh());
+        Ok(entry.into_value())
     }
 
     /// A write to `ws` through this server: what is cached for it is stale now.
@@ -78,6 +86,15 @@ impl ReadCache {
             .entry(ws.clone())
             .or_default() += 1;
     }
+}
+
+/// A lookup is a miss when this call loaded it; one served from the cache, or from a load another
+/// request had already started, is a hit (it made no store request of its own). A failed load
+/// is neither: the store's own error counts are in the store's metrics.
+fn count(cache: &'static str, loaded_here: bool) {
+    let result = if loaded_here { "miss" } else { "hit" };
+    metrics::counter!(crate::metrics::CACHE_LOOKUPS, "cache" => cache, "result" => result)
+        .increment(1);
 }
 
 #[cfg(test)]

@@ -24,6 +24,15 @@ use std::time::Duration;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// How the log on standard error is written: text, or one JSON object per line.
+    #[arg(
+        long,
+        env = "PICKUP_LOG_FORMAT",
+        value_enum,
+        default_value_t,
+        global = true
+    )]
+    pub log_format: crate::logs::LogFormat,
 }
 
 #[derive(Subcommand)]

@@ -9,10 +9,10 @@
 
 use crate::auth::Access;
 use crate::error::Error;
-use crate::record::{ItemUpdate, NewItem};
+use crate::record::{ItemRecord, ItemUpdate, NewItem};
 use crate::service::Pickup;
 use app::error::ApiError;
-use app::model::Filter;
+use app::model::{Filter, RecentPage};
 use app::service::{Bearer, ServiceHandle};
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequest, Path, Query, Request, State};
@@ -33,6 +33,9 @@ use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 /// Larger bodies get 413 before they are read: a record is a few hundred bytes.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -120,18 +123,27 @@ pub struct HttpConfig {
     pub request_timeout: Duration,
 }
 
+/// The REST API (`/api/v1`), each route registered with its OpenAPI description, so that the
+/// router and the document come from this one list.
+pub fn rest() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(crate::openapi::ApiDoc::openapi())
+        .routes(routes!(register))
+        .routes(routes!(get_item, update, remove))
+        .routes(routes!(dismiss))
+        .routes(routes!(recent))
+        .routes(routes!(live))
+        .routes(routes!(openapi_json))
+}
+
 pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
     let handle = ServiceHandle(Arc::new(pickup.clone()));
     let state = AppState { pickup, handle };
-    let api = Router::new()
-        .route("/api/v1/workspaces/{ws}/items", post(register))
-        .route(
-            "/api/v1/workspaces/{ws}/items/{id}",
-            get(get_item).put(update).delete(remove),
-        )
-        .route("/api/v1/workspaces/{ws}/items/{id}/dismiss", post(dismiss))
-        .route("/api/v1/workspaces/{ws}/recent", get(recent))
-        .route("/api/v1/workspaces/{ws}/live", get(live))
+    let (rest, doc) = rest().split_for_parts();
+    let doc = OpenApiJson(Bytes::from(
+        doc.to_json().expect("the OpenAPI document serialises"),
+    ));
+    let api = rest
+        .layer(axum::Extension(doc))
         .route("/api/recent", post(server_fn))
         .route("/api/dismiss", post(server_fn))
         // Anything else under /api is a name that did not fit a route (`a/b`, an empty segment).
@@ -176,6 +188,8 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
         .layer(
             // Top to bottom: the order a request passes the layers.
             ServiceBuilder::new()
+                // First, so that every answer is counted, a timeout's 408 too.
+                .layer(middleware::from_fn(crate::metrics::count_request))
                 .layer(SetRequestIdLayer::new(X_REQUEST_ID, MakeRequestUuid))
                 .layer(TraceLayer::new_for_http().make_span_with(request_span))
                 .layer(PropagateRequestIdLayer::new(X_REQUEST_ID))
@@ -280,6 +294,22 @@ pub fn allowed_origins(raw: &str) -> anyhow::Result<Vec<HeaderValue>> {
     Ok(out)
 }
 
+/// The document, serialised once when the router is built (a clone shares the bytes).
+#[derive(Clone)]
+struct OpenApiJson(Bytes);
+
+#[utoipa::path(
+    get,
+    path = "/api/v1/openapi.json",
+    tag = "meta",
+    summary = "This document (no token needed)",
+    security(()),
+    responses((status = 200, description = "The OpenAPI 3.1 document of this API", content_type = "application/json", body = Object)),
+)]
+async fn openapi_json(axum::Extension(doc): axum::Extension<OpenApiJson>) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], doc.0).into_response()
+}
+
 async fn no_such_route() -> Error {
     Error::MalformedPath(
         "no such route: names cannot contain '/' or be empty; see the API in the README".into(),
@@ -324,20 +354,73 @@ async fn body_of<T: DeserializeOwned>(
     Ok(body)
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/workspaces/{ws}/items",
+    tag = "items",
+    summary = "Register an item",
+    description = "A new run of `key`: its id is chosen by the server. Needs the write scope; \
+                   the caller becomes the item's owner.",
+    params(("ws" = String, Path, description = "The workspace: 1 to 63 of a-z, 0-9 and '-', starting with a letter or digit")),
+    request_body = NewItem,
+    responses(
+        (status = 201, description = "Registered: the record", body = ItemRecord),
+        (status = 400, description = "`invalid_name` or `invalid_body`", body = ApiError),
+        (status = 401, description = "`unauthenticated`", body = ApiError),
+        (status = 403, description = "`forbidden`: not a member, or a read-only token", body = ApiError),
+        (status = 409, description = "`conflict`: every id tried for the key was taken; send it again", body = ApiError),
+        (status = 413, description = "`too_large`: a body over 64 KiB", body = ApiError),
+        (status = 503, description = "`store_unavailable`", body = ApiError),
+    ),
+)]
 async fn register(
     State(s): State<AppState>,
     headers: HeaderMap,
     Names(ws): Names<String>,
     req: Request,
 ) -> Result<Response, Error> {
-    let item: NewItem = body_of(&s, &headers, &ws, req).await?;
-    let record = s
-        .pickup
-        .register(bearer(&headers).as_deref(), &ws, item)
-        .await?;
-    Ok((StatusCode::CREATED, Json(record)).into_response())
+    let registered = async {
+        let item: NewItem = body_of(&s, &headers, &ws, req).await?;
+        s.pickup
+            .register(bearer(&headers).as_deref(), &ws, item)
+            .await
+    }
+    .await;
+    // Refusals count too, the body's included (it is read here, not in the service).
+    let outcome = match &registered {
+        Ok(_) => "created",
+        Err(e) => e.code().as_str(),
+    };
+    metrics::counter!(crate::metrics::REGISTRATIONS, "outcome" => outcome).increment(1);
+    Ok((StatusCode::CREATED, Json(registered?)).into_response())
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/v1/workspaces/{ws}/items/{id}",
+    tag = "items",
+    summary = "Update an item (its owner only)",
+    description = "The whole record as the producer now sees it; a running item's update is its \
+                   heartbeat. Fields the server keeps (`id`, `ws`, `key`, `owner`, `created_at`) \
+                   may be repeated as GET gave them; a changed one is refused by name.",
+    params(
+        ("ws" = String, Path, description = "The workspace"),
+        ("id" = String, Path, description = "The item's id, as registration gave it"),
+    ),
+    request_body = ItemUpdate,
+    responses(
+        (status = 200, description = "Updated: the record", body = ItemRecord,
+         headers(("ETag" = String, description = "Send it back as If-Match"))),
+        (status = 400, description = "`invalid_name` or `invalid_body` (also an unreadable If-Match)", body = ApiError),
+        (status = 401, description = "`unauthenticated`", body = ApiError),
+        (status = 403, description = "`forbidden`: not a member, a read-only token, or not the owner", body = ApiError),
+        (status = 404, description = "`not_found`", body = ApiError),
+        (status = 412, description = "`precondition_failed`: If-Match lost the race", body = ApiError),
+        (status = 413, description = "`too_large`", body = ApiError),
+        (status = 501, description = "`not_supported`: If-Match on a store without conditional writes", body = ApiError),
+        (status = 503, description = "`store_unavailable`", body = ApiError),
+    ),
+)]
 async fn update(
     State(s): State<AppState>,
     headers: HeaderMap,
@@ -361,6 +444,25 @@ async fn update(
     Ok(with_etag(Json(record), StatusCode::OK, e_tag))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/workspaces/{ws}/items/{id}",
+    tag = "items",
+    summary = "Read an item's record",
+    params(
+        ("ws" = String, Path, description = "The workspace"),
+        ("id" = String, Path, description = "The item's id, as registration gave it"),
+    ),
+    responses(
+        (status = 200, description = "The record", body = ItemRecord,
+         headers(("ETag" = String, description = "Send it back as If-Match"))),
+        (status = 400, description = "`invalid_name`", body = ApiError),
+        (status = 401, description = "`unauthenticated`", body = ApiError),
+        (status = 403, description = "`forbidden`", body = ApiError),
+        (status = 404, description = "`not_found`", body = ApiError),
+        (status = 503, description = "`store_unavailable`", body = ApiError),
+    ),
+)]
 async fn get_item(
     State(s): State<AppState>,
     headers: HeaderMap,
@@ -370,6 +472,24 @@ async fn get_item(
     Ok(with_etag(Json(record), StatusCode::OK, e_tag))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/v1/workspaces/{ws}/items/{id}",
+    tag = "items",
+    summary = "Remove an item (its owner only)",
+    params(
+        ("ws" = String, Path, description = "The workspace"),
+        ("id" = String, Path, description = "The item's id, as registration gave it"),
+    ),
+    responses(
+        (status = 204, description = "Removed"),
+        (status = 400, description = "`invalid_name`", body = ApiError),
+        (status = 401, description = "`unauthenticated`", body = ApiError),
+        (status = 403, description = "`forbidden`: not a member, a read-only token, or not the owner", body = ApiError),
+        (status = 404, description = "`not_found`", body = ApiError),
+        (status = 503, description = "`store_unavailable`", body = ApiError),
+    ),
+)]
 async fn remove(
     State(s): State<AppState>,
     headers: HeaderMap,
@@ -381,6 +501,24 @@ async fn remove(
     Ok(StatusCode::NO_CONTENT)
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/v1/workspaces/{ws}/items/{id}/dismiss",
+    tag = "items",
+    summary = "Hide an item from the caller's own page",
+    params(
+        ("ws" = String, Path, description = "The workspace"),
+        ("id" = String, Path, description = "The item's id, as registration gave it"),
+    ),
+    responses(
+        (status = 204, description = "Dismissed"),
+        (status = 400, description = "`invalid_name`", body = ApiError),
+        (status = 401, description = "`unauthenticated`", body = ApiError),
+        (status = 403, description = "`forbidden`", body = ApiError),
+        (status = 404, description = "`not_found`", body = ApiError),
+        (status = 503, description = "`store_unavailable`", body = ApiError),
+    ),
+)]
 async fn dismiss(
     State(s): State<AppState>,
     headers: HeaderMap,
@@ -392,12 +530,16 @@ async fn dismiss(
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct RecentQuery {
+    /// Whose items: everyone's (`all`, the default) or the caller's own (`mine`).
     #[serde(default)]
+    #[param(inline)]
     filter: Filter,
+    /// Cards per page, 1 to 50 (default: the server's `PICKUP_CAP`).
     cap: Option<u32>,
-    /// The last id of the page the caller has: answer the next page.
+    /// The last id of the page the caller has: answer the next page (not on `/live`).
     before: Option<String>,
 }
 
@@ -414,6 +556,20 @@ fn recent_query(q: RecentQueryResult) -> Result<RecentQuery, Error> {
     Ok(q)
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/v1/workspaces/{ws}/recent",
+    tag = "recent",
+    summary = "The caller's page of cards, newest first",
+    params(("ws" = String, Path, description = "The workspace"), RecentQuery),
+    responses(
+        (status = 200, description = "The page", body = RecentPage),
+        (status = 400, description = "`invalid_name` (also `before`) or `invalid_body` (the query)", body = ApiError),
+        (status = 401, description = "`unauthenticated`", body = ApiError),
+        (status = 403, description = "`forbidden`", body = ApiError),
+        (status = 503, description = "`store_unavailable`", body = ApiError),
+    ),
+)]
 async fn recent(
     State(s): State<AppState>,
     headers: HeaderMap,
@@ -441,6 +597,25 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// `GET /api/v1/workspaces/{ws}/live`: the viewer's page as server-sent events, read with
 /// `fetch` (the token travels in `Authorization`, never in the URL). Refusals (401, 403, 400)
 /// come before the stream, as JSON errors like every route's.
+#[utoipa::path(
+    get,
+    path = "/api/v1/workspaces/{ws}/live",
+    tag = "recent",
+    summary = "The caller's page as server-sent events",
+    description = "`event: page` (data: a RecentPage) at once and whenever it changes; \
+                   `event: unavailable` (data: an ApiError) while the store does not answer; \
+                   then one closing event, `unauthenticated` or `reconnect`. Refusals come \
+                   before the stream, as JSON.",
+    params(("ws" = String, Path, description = "The workspace"), RecentQuery),
+    responses(
+        (status = 200, description = "The stream", content_type = "text/event-stream", body = String),
+        (status = 400, description = "`invalid_name` or `invalid_body` (the query; `before` is refused)", body = ApiError),
+        (status = 401, description = "`unauthenticated`", body = ApiError),
+        (status = 403, description = "`forbidden`", body = ApiError),
+        (status = 501, description = "`not_supported`: this server serves no live streams (`PICKUP_LIVE_EVERY=0s`)", body = ApiError),
+        (status = 503, description = "`busy` (poll instead) or `store_unavailable`", body = ApiError),
+    ),
+)]
 async fn live(
     State(s): State<AppState>,
     headers: HeaderMap,

@@ -57,6 +57,26 @@ pub struct ClockCheck {
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Prune {
     pub deletes: Vec<(Key, Reason)>,
+    pub by: FoundBy,
+}
+
+/// Who found the keys of a [`Prune`] dead, for the operators' numbers.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum FoundBy {
+    /// A read (`recent`, a live watcher's read).
+    #[default]
+    Read,
+    /// A sweep of the janitor (the server's, or `pickup prune`).
+    Janitor,
+}
+
+impl FoundBy {
+    fn label(self) -> &'static str {
+        match self {
+            FoundBy::Read => "read",
+            FoundBy::Janitor => "janitor",
+        }
+    }
 }
 
 /// What [`Index::apply`] deleted, per kind of key.
@@ -578,6 +598,8 @@ impl Index {
     /// Deletes decided by age wait while this server's clock disagrees with the store's
     /// ([`Index::ages_trusted`]); they are counted in [`PruneReport::held`].
     pub async fn apply(&self, prune: &Prune) -> PruneReport {
+        let by = prune.by;
+        use crate::metrics::{DELETIONS, DELETIONS_HELD, DELETION_FAILURES};
         let mut report = PruneReport::default();
         let mut touched: Vec<&Workspace> = Vec::new();
         let by_age = prune.deletes.iter().any(|(_, r)| r.is_by_age());
@@ -585,6 +607,7 @@ impl Index {
         for (key, reason) in &prune.deletes {
             if reason.is_by_age() && !ages_trusted {
                 report.held += 1;
+                metrics::counter!(DELETIONS_HELD, "by" => by.label()).increment(1);
                 continue;
             }
             let mut doomed = vec![key.clone()];
@@ -596,10 +619,13 @@ impl Index {
                     Ok(()) => {
                         tracing::debug!(%key, %reason, "pruned");
                         *report.deleted.entry(key.kind()).or_default() += 1;
+                        metrics::counter!(DELETIONS, "by" => by.label(), "reason" => reason.label(), "kind" => key.kind().label())
+                            .increment(1);
                     }
                     Err(e) => {
                         tracing::warn!(%key, error = %e, "prune failed; a later read or sweep will retry");
                         report.failed += 1;
+                        metrics::counter!(DELETION_FAILURES, "by" => by.label()).increment(1);
                         // A record stays while its marker does: stop at the first failure.
                         break;
                     }

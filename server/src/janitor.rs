@@ -19,7 +19,7 @@
 
 use crate::error::Result;
 use crate::id::ItemId;
-use crate::index::{Index, Prune};
+use crate::index::{FoundBy, Index, Prune};
 use crate::names::{UserId, Workspace};
 use crate::plan::{Ages, Listing, Reason};
 use crate::store::{Key, KeyKind, Scope};
@@ -209,6 +209,7 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
         let report = index
             .apply(&Prune {
                 deletes: sweep.deletes.clone(),
+                by: FoundBy::Janitor,
             })
             .await;
         sweep.deleted = report.deleted;

@@ -146,8 +146,8 @@ impl Live {
             .clone();
         // Subscribed under the lock, so the watcher cannot retire between lookup and here.
         let rx = watcher.tx.subscribe();
-        metrics::gauge!("pickup_live_watchers").set(watchers.len() as f64);
-        metrics::gauge!("pickup_live_subscribers").increment(1);
+        metrics::gauge!(crate::metrics::LIVE_WATCHERS).set(watchers.len() as f64);
+        metrics::gauge!(crate::metrics::LIVE_SUBSCRIBERS).increment(1);
         drop(watchers);
         let version = watcher.want(|w| {
             *w.caps.entry(cap).or_default() += 1;
@@ -226,7 +226,7 @@ impl Live {
         if watchers.get(&w.ws).is_some_and(|v| Arc::ptr_eq(v, w)) {
             watchers.remove(&w.ws);
         }
-        metrics::gauge!("pickup_live_watchers").set(watchers.len() as f64);
+        metrics::gauge!(crate::metrics::LIVE_WATCHERS).set(watchers.len() as f64);
         true
     }
 
@@ -281,7 +281,13 @@ impl Live {
             };
             mine.insert(user.clone(), page);
         }
-        self.prune(pruning, crate::index::Prune { deletes });
+        self.prune(
+            pruning,
+            crate::index::Prune {
+                deletes,
+                by: crate::index::FoundBy::Read,
+            },
+        );
         Ok(Shared {
             all: all.page,
             mine,
@@ -445,7 +451,7 @@ pub fn cut(page: &RecentPage, dismissed: &HashSet<ItemId>, cap: usize) -> Recent
 impl Drop for Subscription {
     fn drop(&mut self) {
         self.streams.fetch_sub(1, Ordering::SeqCst);
-        metrics::gauge!("pickup_live_subscribers").decrement(1);
+        metrics::gauge!(crate::metrics::LIVE_SUBSCRIBERS).decrement(1);
         let (cap, filter, viewer) = (self.cap, self.filter, self.viewer.clone());
         self.watcher.want(|w| {
             release(&mut w.caps, &cap);

@@ -2,14 +2,9 @@ use clap::Parser;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("PICKUP_LOG")
-                .unwrap_or_else(|_| "info,tower_http=warn".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
-    match pickup::cli::run(pickup::cli::Cli::parse()).await {
+    let cli = pickup::cli::Cli::parse();
+    pickup::logs::init(cli.log_format);
+    match pickup::cli::run(cli).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("pickup: {e:#}");

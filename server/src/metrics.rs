@@ -1,16 +1,193 @@
 //! Operators' numbers: Prometheus metrics at `/metrics` on `PICKUP_METRICS_ADDR`, a listener
 //! of its own so that it is never exposed with the API. The numbers are recorded where things
-//! happen, through the `metrics` facade (store requests and their latency in `store`, live
-//! watchers and subscribers in `live`); the exporter renders them.
+//! happen, through the `metrics` facade; the exporter renders them. Without a recorder (no
+//! `PICKUP_METRICS_ADDR`) recording is a no-op.
+//!
+//! [`ALL`] is the one list of every metric Pickup records: its name, kind, labels and meaning.
+//! Code records through the constants below, never a literal name, so nothing is recorded that
+//! the list (and `/metrics`'s `# HELP` lines, and the README's table) does not describe.
 
 use anyhow::Context;
-use metrics_exporter_prometheus::PrometheusBuilder;
+use axum::extract::{MatchedPath, Request};
+use axum::http::Method;
+use axum::middleware::Next;
+use axum::response::Response;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+
+/// The latency histograms' buckets, in seconds: a local store answers in well under a
+/// millisecond, a cloud in tens of milliseconds, a stalled one in seconds.
+const SECONDS_BUCKETS: &[f64] = &[
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+/// HTTP requests answered, by route template (never the raw path), method and status.
+pub const HTTP_REQUESTS: &str = "pickup_http_requests_total";
+/// Time to the answer's head, by route template and method.
+pub const HTTP_REQUEST_SECONDS: &str = "pickup_http_request_seconds";
+/// Requests to the object store, by kind (`op`).
+pub const STORE_REQUESTS: &str = "pickup_store_requests_total";
+/// Store request latency, by kind (`op`).
+pub const STORE_REQUEST_SECONDS: &str = "pickup_store_request_seconds";
+/// Keys the store's listings returned.
+pub const STORE_KEYS_LISTED: &str = "pickup_store_keys_listed_total";
+/// Read-cache lookups, by what was looked up (`cache`) and whether the store was asked.
+pub const CACHE_LOOKUPS: &str = "pickup_cache_lookups_total";
+/// Workspaces this server watches for live streams.
+pub const LIVE_WATCHERS: &str = "pickup_live_watchers";
+/// Live streams open on this server.
+pub const LIVE_SUBSCRIBERS: &str = "pickup_live_subscribers";
+/// Keys deleted, by who found them dead (`by`), why (`reason`) and kind of key.
+pub const DELETIONS: &str = "pickup_deletions_total";
+/// Deletes that failed (retried by a later read or sweep), by who found the key dead.
+pub const DELETION_FAILURES: &str = "pickup_deletion_failures_total";
+/// Deletes by age held back because this server's clock disagrees with the store's.
+pub const DELETIONS_HELD: &str = "pickup_deletions_held_total";
+/// Registrations (`POST …/items`), by outcome: `created` or the error code of the refusal.
+pub const REGISTRATIONS: &str = "pickup_registrations_total";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Counter,
+    Gauge,
+    Histogram,
+}
+
+/// One metric as operators see it.
+#[derive(Debug, Clone, Copy)]
+pub struct Metric {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub labels: &'static [&'static str],
+    pub help: &'static str,
+}
+
+/// Every metric Pickup records.
+pub const ALL: &[Metric] = &[
+    Metric {
+        name: HTTP_REQUESTS,
+        kind: Kind::Counter,
+        labels: &["route", "method", "status"],
+        help: "HTTP requests answered, by route template (site files are route=\"site\"), method and status",
+    },
+    Metric {
+        name: HTTP_REQUEST_SECONDS,
+        kind: Kind::Histogram,
+        labels: &["route", "method"],
+        help: "Seconds until the answer's head was ready (a live stream's first byte), by route template and method",
+    },
+    Metric {
+        name: STORE_REQUESTS,
+        kind: Kind::Counter,
+        labels: &["op"],
+        help: "Requests to the object store, by kind: list (one per page), get, head, put, delete",
+    },
+    Metric {
+        name: STORE_REQUEST_SECONDS,
+        kind: Kind::Histogram,
+        labels: &["op"],
+        help: "Seconds each object store request took, by kind",
+    },
+    Metric {
+        name: STORE_KEYS_LISTED,
+        kind: Kind::Counter,
+        labels: &[],
+        help: "Keys the object store's listings returned",
+    },
+    Metric {
+        name: CACHE_LOOKUPS,
+        kind: Kind::Counter,
+        labels: &["cache", "result"],
+        help: "Read-cache lookups: cache=list|record, result=hit (served without a store request of its own, shared loads included) or miss",
+    },
+    Metric {
+        name: LIVE_WATCHERS,
+        kind: Kind::Gauge,
+        labels: &[],
+        help: "Workspaces this server reads again for live streams",
+    },
+    Metric {
+        name: LIVE_SUBSCRIBERS,
+        kind: Kind::Gauge,
+        labels: &[],
+        help: "Live streams open on this server",
+    },
+    Metric {
+        name: DELETIONS,
+        kind: Kind::Counter,
+        labels: &["by", "reason", "kind"],
+        help: "Keys deleted: by=read (found dead by a read) or janitor (a sweep), the reason, the kind of key (a marker's record counts under kind=record)",
+    },
+    Metric {
+        name: DELETION_FAILURES,
+        kind: Kind::Counter,
+        labels: &["by"],
+        help: "Deletes that failed; a later read or sweep retries them",
+    },
+    Metric {
+        name: DELETIONS_HELD,
+        kind: Kind::Counter,
+        labels: &["by"],
+        help: "Deletes by age not made because this server's clock disagrees with the store's by more than PICKUP_MAX_SKEW",
+    },
+    Metric {
+        name: REGISTRATIONS,
+        kind: Kind::Counter,
+        labels: &["outcome"],
+        help: "Registrations: outcome=created, or the error code they were refused with (invalid_body, conflict, store_unavailable, …)",
+    },
+];
+
+/// Give every metric its `# HELP` text (after the recorder is installed).
+fn describe() {
+    for m in ALL {
+        match m.kind {
+            Kind::Counter => metrics::describe_counter!(m.name, m.help),
+            Kind::Gauge => metrics::describe_gauge!(m.name, m.help),
+            Kind::Histogram => {
+                metrics::describe_histogram!(m.name, metrics::Unit::Seconds, m.help)
+            }
+        }
+    }
+}
+
+/// Middleware: counts each answer by the route it matched (the template, `/api/v1/workspaces/{ws}/items`,
+/// so that names and ids never become labels), its method and status, and times it. Requests no
+/// route matched are the site's files: `route="site"`. Methods outside the standard set are
+/// counted as `OTHER`, so a client cannot make new series at will.
+pub async fn count_request(req: Request, next: Next) -> Response {
+    let route = match req.extensions().get::<MatchedPath>() {
+        Some(path) => path.as_str().to_owned(),
+        None => "site".to_owned(),
+    };
+    let method = match *req.method() {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        Method::PATCH => "PATCH",
+        _ => "OTHER",
+    };
+    let started = std::time::Instant::now();
+    let res = next.run(req).await;
+    metrics::histogram!(HTTP_REQUEST_SECONDS, "route" => route.clone(), "method" => method)
+        .record(started.elapsed().as_secs_f64());
+    let status = res.status().as_u16().to_string();
+    metrics::counter!(HTTP_REQUESTS, "route" => route, "method" => method, "status" => status)
+        .increment(1);
+    res
+}
 
 /// Install the recorder and serve `/metrics` on `addr` until the process ends.
 pub async fn serve(addr: &str) -> anyhow::Result<()> {
+    // Without buckets the exporter renders summaries, which cannot be aggregated across servers.
     let handle = PrometheusBuilder::new()
+        .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), SECONDS_BUCKETS)
+        .context("setting the latency buckets")?
         .install_recorder()
         .context("installing the metrics recorder")?;
+    describe();
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("PICKUP_METRICS_ADDR {addr}: cannot listen"))?;
@@ -21,4 +198,23 @@ pub async fn serve(addr: &str) -> anyhow::Result<()> {
     println!("metrics on http://{}/metrics", listener.local_addr()?);
     tokio::spawn(async move { axum::serve(listener, app).await });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_prometheus_conventions_and_are_listed_once() {
+        let mut seen = std::collections::HashSet::new();
+        for m in ALL {
+            assert!(m.name.starts_with("pickup_"), "{}", m.name);
+            assert!(seen.insert(m.name), "{} listed twice", m.name);
+            match m.kind {
+                Kind::Counter => assert!(m.name.ends_with("_total"), "{}", m.name),
+                Kind::Histogram => assert!(m.name.ends_with("_seconds"), "{}", m.name),
+                Kind::Gauge => assert!(!m.name.ends_with("_total"), "{}", m.name),
+            }
+        }
+    }
 }

@@ -31,6 +31,19 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// Its name as a metric label (one per kind of reason, never an id).
+    pub fn label(&self) -> &'static str {
+        match self {
+            Reason::Expired => "expired",
+            Reason::Superseded(_) => "superseded",
+            Reason::FinishedLongAgo => "finished_long_ago",
+            Reason::NoRecord => "no_record",
+            Reason::OrphanDismissal => "orphan_dismissal",
+            Reason::OrphanRecord => "orphan_record",
+            Reason::OrphanOwnerMarker => "orphan_owner_marker",
+        }
+    }
+
     /// Decided by comparing a time with this server's clock: not to be acted on when that
     /// clock disagrees with the store's (a fast clock would otherwise delete live items).
     pub fn is_by_age(&self) -> bool {

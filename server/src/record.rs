@@ -11,7 +11,7 @@ use thiserror::Error;
 pub const MAX_TITLE_CHARS: usize = 200;
 pub const MAX_URL_CHARS: usize = 2048;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ItemRecord {
     pub id: String,
     pub ws: String,
@@ -28,16 +28,24 @@ pub struct ItemRecord {
 }
 
 /// `POST /items`: what a producer says when it registers an item.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewItem {
+    /// What the item is a run of: 1 to 64 of A-Z, a-z, 0-9 and '-'. A newer run of the same key
+    /// supersedes an older finished one.
+    #[schema(min_length = 1, max_length = 64, pattern = "^[A-Za-z0-9-]+$")]
     pub key: String,
+    #[schema(min_length = 1, max_length = 200)]
     pub title: String,
+    /// http(s), or a path starting with `/`.
     #[serde(default)]
+    #[schema(max_length = 2048)]
     pub url: Option<String>,
+    /// `queued` when absent.
     #[serde(default)]
     pub status: Option<Status>,
     #[serde(default)]
+    #[schema(minimum = 0.0, maximum = 1.0)]
     pub progress: Option<f64>,
 }
 
@@ -46,14 +54,18 @@ pub struct NewItem {
 /// `GET` gave it: the fields the server keeps (`id`, `ws`, `key`, `owner`, `created_at`) are
 /// accepted when they match the item and refused, by name, when they do not; `updated_at` is
 /// the server's and ignored.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ItemUpdate {
+    #[schema(min_length = 1, max_length = 200)]
     pub title: String,
+    /// http(s), or a path starting with `/`.
     #[serde(default)]
+    #[schema(max_length = 2048)]
     pub url: Option<String>,
     pub status: Status,
     #[serde(default)]
+    #[schema(minimum = 0.0, maximum = 1.0)]
     pub progress: Option<f64>,
     #[serde(default)]
     pub heartbeat_at: Option<DateTime<Utc>>,

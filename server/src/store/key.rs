@@ -97,6 +97,16 @@ pub enum KeyKind {
 }
 
 impl KeyKind {
+    /// Its name as a metric label.
+    pub fn label(self) -> &'static str {
+        match self {
+            KeyKind::Marker => "marker",
+            KeyKind::Record => "record",
+            KeyKind::Dismissal => "dismissal",
+            KeyKind::OwnerMarker => "owner_marker",
+        }
+    }
+
     pub fn plural(self) -> &'static str {
         match self {
             KeyKind::Marker => "markers",

@@ -343,14 +343,14 @@ pub(crate) struct Timer(Op, std::time::Instant);
 
 impl Timer {
     pub(crate) fn start(op: Op) -> Self {
-        metrics::counter!("pickup_store_requests_total", "op" => op.name()).increment(1);
+        metrics::counter!(crate::metrics::STORE_REQUESTS, "op" => op.name()).increment(1);
         Timer(op, std::time::Instant::now())
     }
 }
 
 impl Drop for Timer {
     fn drop(&mut self) {
-        metrics::histogram!("pickup_store_request_seconds", "op" => self.0.name())
+        metrics::histogram!(crate::metrics::STORE_REQUEST_SECONDS, "op" => self.0.name())
             .record(self.1.elapsed().as_secs_f64());
     }
 }

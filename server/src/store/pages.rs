@@ -146,7 +146,7 @@ impl Pages {
             }
         }
         self.returned += found.keys.len() + found.strays.len();
-        metrics::counter!("pickup_store_keys_listed_total")
+        metrics::counter!(crate::metrics::STORE_KEYS_LISTED)
             .increment((found.keys.len() + found.strays.len()) as u64);
         // A store that cannot start at the offset (or does not list in order) lists it all.
         if let Some(after) = &self.after {

@@ -22,6 +22,8 @@ pub struct Server {
     pub dir: tempfile::TempDir,
     pub secret: String,
     pub child: Child,
+    /// `http://127.0.0.1:PORT/metrics` when it was given `PICKUP_METRICS_ADDR`.
+    pub metrics_url: Option<String>,
     /// Its standard error, kept apart from the store.
     log: tempfile::NamedTempFile,
 }
@@ -97,8 +99,11 @@ impl Server {
         std::thread::spawn(move || {
             let mut lines = BufReader::new(stdout).lines();
             for line in lines.by_ref().map_while(Result::ok) {
-                if line.contains("listening on ") {
+                let listening = line.contains("listening on ");
+                if listening || line.starts_with("metrics on ") {
                     let _ = tx.send(line);
+                }
+                if listening {
                     break;
                 }
             }
@@ -110,11 +115,20 @@ impl Server {
             dir,
             secret: secret.to_string(),
             child,
+            metrics_url: None,
             log,
         };
-        let line = rx.recv_timeout(LISTENING_WITHIN).unwrap_or_else(|_| {
-            panic!("{name}: no 'listening on' line within {LISTENING_WITHIN:?}")
-        });
+        let deadline = std::time::Instant::now() + LISTENING_WITHIN;
+        let line = loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let line = rx.recv_timeout(left).unwrap_or_else(|_| {
+                panic!("{name}: no 'listening on' line within {LISTENING_WITHIN:?}")
+            });
+            match line.strip_prefix("metrics on ") {
+                Some(url) => server.metrics_url = Some(url.trim().to_string()),
+                None => break line,
+            }
+        };
         let url = line
             .split("listening on ")
             .nth(1)
@@ -128,6 +142,11 @@ impl Server {
     /// A token signed with this server's secret (see [`token`]).
     pub fn token(&self, sub: &str, ws: &str, write: bool) -> String {
         token(&self.secret, sub, ws, write)
+    }
+
+    /// What it has written to standard error so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.log.path()).unwrap()
     }
 
     /// Every file in the server's own directory (its store, if it has its own), for
