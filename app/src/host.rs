@@ -10,7 +10,6 @@
 
 use crate::client::Endpoint;
 use crate::error::{ApiError, ErrorCode};
-use futures::future::{FutureExt, LocalBoxFuture, Shared};
 use leptos::prelude::*;
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -20,13 +19,12 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::HtmlElement;
 
-type Renewal = Shared<LocalBoxFuture<'static, Result<(), ApiError>>>;
-
 pub struct Host {
     pub element: HtmlElement,
     pub endpoint: Endpoint,
     get_token: Option<js_sys::Function>,
-    renewing: Rc<RefCell<Option<Renewal>>>,
+    /// getToken's promise while a renewal is in flight: everyone who needs a token awaits it.
+    renewing: RefCell<Option<js_sys::Promise>>,
     /// Bumped for each new token: a renewal timer of an older token stops.
     generation: Cell<u32>,
     /// What `unmount()` stops besides the reactive owner: the stream, listeners, observers.
@@ -47,7 +45,7 @@ impl Host {
                 token: RwSignal::new(token),
             },
             get_token,
-            renewing: Rc::default(),
+            renewing: RefCell::default(),
             generation: Cell::new(0),
             stops: RefCell::default(),
         })
@@ -75,30 +73,49 @@ impl Host {
                 "the token was refused and there is no getToken to renew it",
             ));
         };
+        // One call of getToken for everyone who asks meanwhile: a promise may be awaited often.
         let pending = self.renewing.borrow().clone();
-        let renewal = match pending {
-            Some(r) => r,
+        let promise = match pending {
+            Some(p) => p,
             None => {
-                let (token, renewing) = (self.endpoint.token, self.renewing.clone());
-                let r = async move {
-                    let got = ask(&get_token).await;
-                    renewing.borrow_mut().take();
-                    let t = got.map_err(|why| {
-                        ApiError::new(
-                            ErrorCode::Unauthenticated,
-                            format!("getToken failed: {why}"),
-                        )
-                    })?;
-                    token.try_set(t);
-                    Ok(())
-                }
-                .boxed_local()
-                .shared();
-                *self.renewing.borrow_mut() = Some(r.clone());
-                r
+                let p = match get_token.call0(&JsValue::UNDEFINED) {
+                    Ok(given) => js_sys::Promise::resolve(&given),
+                    Err(thrown) => js_sys::Promise::reject(&thrown),
+                };
+                *self.renewing.borrow_mut() = Some(p.clone());
+                p
             }
         };
-        renewal.await
+        let got = JsFuture::from(promise.clone()).await;
+        let mut renewing = self.renewing.borrow_mut();
+        if renewing
+            .as_ref()
+            .is_some_and(|p| js_sys::Object::is(p, &promise))
+        {
+            *renewing = None;
+        }
+        drop(renewing);
+        let token = got.map_err(said).and_then(|v| match v.as_string() {
+            Some(t) if !t.trim().is_empty() => Ok(t.trim().to_string()),
+            _ => Err("it gave no token (a non-empty string)".into()),
+        });
+        match token {
+            Ok(t) => {
+                if self
+                    .endpoint
+                    .token
+                    .try_get_untracked()
+                    .is_some_and(|now| now != t)
+                {
+                    self.endpoint.token.try_set(t);
+                }
+                Ok(())
+            }
+            Err(why) => Err(ApiError::new(
+                ErrorCode::Unauthenticated,
+                format!("getToken failed: {why}"),
+            )),
+        }
     }
 
     /// `call()`, and after a 401 (or before it, when there is no token yet) a renewal and one
@@ -142,8 +159,10 @@ impl Host {
     /// `pickup:error` with `{code, message}`.
     pub fn error(&self, e: &ApiError) {
         // The code as the server writes it: "unauthenticated", "store_unavailable", …
-        let code = serde_json::to_string(&e.error).unwrap_or_default();
-        let code = code.trim_matches('"');
+        let quoted = serde_json::to_string(&e.error).unwrap_or_default();
+        let code = quoted
+            .get(1..quoted.len().saturating_sub(1))
+            .unwrap_or_default();
         self.emit(
             "error",
             &[
@@ -169,7 +188,7 @@ impl Host {
         };
         let host = self.clone();
         leptos::task::spawn_local(async move {
-            let wait = lifetime.mul_f64(0.8).max(Duration::from_millis(500));
+            let wait = (lifetime * 4 / 5).max(Duration::from_millis(500));
             gloo_timers::future::sleep(wait).await;
             if host.generation.get() != generation || host.endpoint.token.is_disposed() {
                 return; // a newer token, or the widget is gone
@@ -183,27 +202,18 @@ impl Host {
     }
 }
 
-/// What getToken gave: a non-empty string, or a promise of one.
-async fn ask(get_token: &js_sys::Function) -> Result<String, String> {
-    let said = |v: JsValue| -> String {
-        v.dyn_ref::<js_sys::Error>()
-            .map(|e| String::from(e.message()))
-            .or_else(|| v.as_string())
-            .unwrap_or_else(|| "it threw".into())
-    };
-    let given = get_token.call0(&JsValue::UNDEFINED).map_err(said)?;
-    let value = JsFuture::from(js_sys::Promise::resolve(&given))
-        .await
-        .map_err(said)?;
-    match value.as_string() {
-        Some(t) if !t.trim().is_empty() => Ok(t.trim().to_string()),
-        _ => Err("it gave no token (a non-empty string)".into()),
-    }
+/// What a rejected getToken said.
+fn said(v: JsValue) -> String {
+    v.dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| v.as_string())
+        .unwrap_or_else(|| "it threw".into())
 }
 
 /// A JWT's lifetime from its claims: `exp` − `iat`, or `exp` − now without `iat`.
 pub fn lifetime(token: &str, now_ms: f64) -> Option<Duration> {
-    let payload = token.split('.').nth(1)?;
+    let rest = &token[token.find('.')? + 1..];
+    let payload = &rest[..rest.find('.')?];
     // base64url to base64, padded, for atob.
     let mut b64: String = payload
         .chars()
@@ -225,5 +235,5 @@ pub fn lifetime(token: &str, now_ms: f64) -> Option<Duration> {
     let exp = claim("exp")?;
     let start = claim("iat").unwrap_or(now_ms / 1000.0);
     let secs = exp - start;
-    (secs.is_finite() && secs > 0.0).then(|| Duration::from_secs_f64(secs.min(1e9)))
+    (secs.is_finite() && secs > 0.0).then(|| Duration::from_millis((secs.min(1e9) * 1000.0) as u64))
 }

@@ -148,14 +148,13 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
         }
     });
     live::keep_time_current(now);
-    // A new token (renewed, or a new `data-pickup-token`): schedule its renewal, fetch with it,
-    // and end a stream's back-off wait.
-    let (token, renewals, woken) = (host.endpoint.token, host.clone(), stream.clone());
+    // A new token (renewed, or a new `data-pickup-token`): schedule its renewal and fetch with
+    // it. A stream reopens with it when the server ends the old token's stream at its expiry.
+    let (token, renewals) = (host.endpoint.token, host.clone());
     Effect::new(move |first: Option<()>| {
         token.track();
         renewals.schedule_renewal();
         if first.is_some() {
-            woken.wake();
             bump();
         }
     });
@@ -163,7 +162,6 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
     host.on_unmount(move || {
         stop_listening();
         stopped.retune(None);
-        stopped.wake();
     });
 
     // Owned by the widget, not the card: the card is gone before the call is made, and the call

@@ -9,8 +9,6 @@
 use crate::error::ApiError;
 use crate::host::Host;
 use crate::model::{Filter, RecentPage};
-use futures::channel::mpsc;
-use futures::StreamExt;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use std::cell::RefCell;
@@ -47,28 +45,19 @@ const SILENCE: Duration = Duration::from_secs(45);
 /// The longest wait between two tries of a failing stream.
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
-/// The widget's stream: which filter it was opened for and how to end it, and a way to cut a
-/// back-off wait short (a new token arrived).
-#[derive(Clone)]
-pub struct Handle {
-    current: Rc<RefCell<Option<(Filter, web_sys::AbortController)>>>,
-    wake: mpsc::UnboundedSender<()>,
-}
+/// The widget's stream: which filter it was opened for, and how to end it.
+#[derive(Clone, Default)]
+pub struct Handle(Rc<RefCell<Option<(Filter, web_sys::AbortController)>>>);
 
 impl Handle {
     /// End the open stream if it was opened for a filter other than `filter` (the loop opens
     /// one for `filter` at once); with `None`, end it whatever it was for.
     pub fn retune(&self, filter: Option<Filter>) {
-        if let Some((f, abort)) = self.current.borrow().as_ref() {
+        if let Some((f, abort)) = self.0.borrow().as_ref() {
             if filter != Some(*f) {
                 abort.abort();
             }
         }
-    }
-
-    /// Try again now if the loop is waiting after a failure (a new token may succeed).
-    pub fn wake(&self) {
-        let _ = self.wake.unbounded_send(());
     }
 }
 
@@ -76,8 +65,8 @@ impl Handle {
 /// [`Handle::retune`] when the page is hidden); reconnect with back-off, and at once when
 /// `retune` ends it for a new filter or the server ends it for a token that has since been
 /// renewed. Each page goes to `on_page`. A refused token is renewed through the host's
-/// `getToken`; if that fails, the error goes to `on_unauthenticated` and the loop waits for a
-/// new token (or its back-off).
+/// `getToken`; if that fails, the error goes to `on_unauthenticated` and the loop backs off
+/// (polling, with whatever token the host gives meanwhile, goes on).
 pub fn follow(
     host: Rc<Host>,
     url: impl Fn(Filter) -> String + 'static,
@@ -86,12 +75,8 @@ pub fn follow(
     on_page: impl Fn(RecentPage) + Clone + 'static,
     on_unauthenticated: impl Fn(ApiError) + 'static,
 ) -> Handle {
-    let (wake, mut woken) = mpsc::unbounded();
-    let handle = Handle {
-        current: Rc::default(),
-        wake,
-    };
-    let current = handle.current.clone();
+    let handle = Handle::default();
+    let current = handle.0.clone();
     let token = host.endpoint.token;
     spawn_local(async move {
         let mut failures = 0u32;
@@ -107,7 +92,6 @@ pub fn follow(
             let Ok(abort) = web_sys::AbortController::new() else {
                 return;
             };
-            while woken.try_recv().is_ok() {}
             *current.borrow_mut() = Some((f, abort.clone()));
             let on_page = on_page.clone();
             let got_a_page = std::cell::Cell::new(false);
@@ -143,11 +127,7 @@ pub fn follow(
             let wait = Duration::from_secs(1)
                 .saturating_mul(1 << failures.min(6))
                 .min(MAX_BACKOFF);
-            futures::future::select(
-                std::pin::pin!(gloo_timers::future::sleep(wait)),
-                woken.next(),
-            )
-            .await;
+            gloo_timers::future::sleep(wait).await;
         }
     });
     handle
