@@ -62,8 +62,9 @@ test("the sidebar shows the workspace's items, and a new one as it starts", asyn
   // that `pickup serve` ships: embed.html#ws=…&token=…
   await page.goto(`${url}/embed.html#ws=acme&token=${token("alice", "acme")}`);
 
-  // Cards are list items named by their title, in a list named "Recent items".
-  const cards = page.getByRole("list", { name: "Recent items" });
+  // The widget is a region, its cards list items named by their titles (docs/TESTING.md).
+  const widget = page.getByRole("region", { name: "Pick up where you left off" });
+  const cards = widget.getByRole("list", { name: "Recent items" });
   await expect(cards.getByRole("listitem", { name: "Nightly training" })).toBeVisible();
 
   // A new item reaches the open page by itself (live, within a second or two).
