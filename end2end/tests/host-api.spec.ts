@@ -82,45 +82,59 @@ test("labels and locale from the host: data attributes and mount options", async
 
 test("unmount removes the widget and stops its stream, timers and token renewal", async ({ page }) => {
   const host = await HostPage.start();
-  const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });
+  const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin, PICKUP_METRICS_ADDR: "127.0.0.1:0" });
+  const streams = async () => {
+    const text = await (await fetch(pickup.metricsUrl!)).text();
+    return Number(text.match(/^pickup_live_subscribers (\S+)$/m)?.[1] ?? 0);
+  };
   try {
-    await page.exposeFunction("mint", () => pickup.token("alice", ["acme", "beta"], { ttl: "2s" }));
+    await page.exposeFunction("mint", () => pickup.token("alice", ["gamma"], { ttl: "2s" }));
     host.serve(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Host app</title></head><body>
-<div id="leaving"></div><div id="staying"></div>
+<div id="streaming"></div><div id="renewing"></div><div id="staying"></div>
 <script type="module">
   import { mount } from "${pickup.url}/pickup.js";
   window.renewals = 0;
   const getToken = () => { window.renewals++; return window.mint(); };
-  window.leaving = mount(document.getElementById("leaving"), { workspace: "acme", server: "${pickup.url}", getToken, refresh: 1 });
+  window.leaving = [
+    mount(document.getElementById("streaming"), { workspace: "acme", server: "${pickup.url}", token: "${pickup.token("alice", ["acme"])}" }),
+    mount(document.getElementById("renewing"), { workspace: "gamma", server: "${pickup.url}", getToken, refresh: 1 }),
+  ];
   mount(document.getElementById("staying"), { workspace: "beta", server: "${pickup.url}", token: "${pickup.token("alice", ["beta"])}", refresh: 1 });
 </script></body></html>`);
-    // The staying widget polls every second (its stream is blocked): a clock for this test.
-    await page.route("**/workspaces/beta/live?*", (route) => route.abort());
-    const requests = { acme: 0, beta: 0 };
+    // Only the streaming widget streams; the others poll every second. The staying one is this
+    // test's clock.
+    await page.route(/\/workspaces\/(beta|gamma)\/live\?/, (route) => route.abort());
+    const requests = { left: 0, beta: 0 };
     page.on("request", (r) => {
       const body = r.postData() ?? "";
-      if (r.url().includes("/workspaces/acme/") || body.includes("ws=acme")) requests.acme++;
+      if (/\/workspaces\/(acme|gamma)\//.test(r.url()) || /ws=(acme|gamma)/.test(body)) requests.left++;
       if (body.includes("ws=beta")) requests.beta++;
     });
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
     await page.goto(host.origin);
-    await expect(page.locator("#leaving section.pickup")).toHaveAttribute("data-live", "live");
+    await expect(page.locator("#streaming section.pickup")).toHaveAttribute("data-live", "live");
+    await expect(page.locator("#renewing .pickup-empty")).toBeVisible();
     await expect(page.locator("#staying .pickup-empty")).toBeVisible();
+    await expect.poll(streams).toBe(1);
 
-    const streamClosed = page.waitForEvent("requestfailed", (r) => r.url().includes("/workspaces/acme/live"));
     const renewals = await page.evaluate(() => {
-      (window as any).leaving.unmount();
+      for (const widget of (window as any).leaving) widget.unmount();
       return (window as any).renewals;
     });
-    await streamClosed;
-    await expect(page.locator("#leaving")).toBeEmpty();
-    const [acme, beta] = [requests.acme, requests.beta];
-    // Three polls of the staying widget: past the leaving token's renewal time (1.6 s) and its
-    // polling period. Nothing of the leaving widget meanwhile.
+    await expect(page.locator("#streaming")).toBeEmpty();
+    await expect(page.locator("#renewing")).toBeEmpty();
+    // The stream's token lives an hour: only the widget can have closed it.
+    await expect.poll(streams).toBe(0);
+    const [left, beta] = [requests.left, requests.beta];
+    // Three polls of the staying widget: past the renewing widget's renewal time (1.6 s) and
+    // its polling period. Nothing of the widgets that left meanwhile.
     await expect.poll(() => requests.beta, { timeout: 10_000 }).toBeGreaterThanOrEqual(beta + 3);
-    expect(requests.acme).toBe(acme);
+    expect(requests.left).toBe(left);
     expect(await page.evaluate(() => (window as any).renewals)).toBe(renewals);
     // A second unmount does nothing.
-    await page.evaluate(() => (window as any).leaving.unmount());
+    await page.evaluate(() => (window as any).leaving[0].unmount());
+    expect(errors).toEqual([]);
   } finally {
     await pickup.stop();
     await host.stop();
