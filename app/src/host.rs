@@ -64,13 +64,18 @@ impl Host {
         }
     }
 
+    /// Whether the host gave a `getToken`.
+    pub fn can_renew(&self) -> bool {
+        self.get_token.is_some()
+    }
+
     /// A new token from getToken (one call for everyone who asks meanwhile). An error is
     /// `unauthenticated`, with what getToken said.
     pub async fn renew(&self) -> Result<(), ApiError> {
         let Some(get_token) = self.get_token.clone() else {
             return Err(ApiError::new(
                 ErrorCode::Unauthenticated,
-                "the token was refused and there is no getToken to renew it",
+                "the token expired or was refused, and there is no getToken to renew it",
             ));
         };
         // One call of getToken for everyone who asks meanwhile: a promise may be awaited often.

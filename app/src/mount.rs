@@ -241,8 +241,7 @@ fn mount_widget(
         });
         (host, view)
     });
-    let observer = observe_token(&el, &host)?;
-    host.on_unmount(move || observer.disconnect());
+    observe_token(&el, &host)?;
     let mut mounted = Some((view, owner, host));
     let unmount = Closure::<dyn FnMut()>::new(move || {
         if let Some((view, owner, host)) = mounted.take() {
@@ -254,11 +253,11 @@ fn mount_widget(
     Ok(unmount.into_js_value())
 }
 
-/// A new `data-pickup-token` on the widget's element is its new token.
+/// A new `data-pickup-token` on the widget's element is its new token, until unmount.
 fn observe_token(
     el: &HtmlElement,
     host: &std::rc::Rc<Host>,
-) -> Result<web_sys::MutationObserver, JsValue> {
+) -> Result<(), JsValue> {
     let (token, el_seen) = (host.endpoint.token, el.clone());
     let on_change = Closure::<dyn Fn()>::new(move || {
         if let Some(t) = el_seen
@@ -271,13 +270,16 @@ fn observe_token(
         }
     });
     let observer = web_sys::MutationObserver::new(on_change.as_ref().unchecked_ref())?;
-    // The observer holds the callback for as long as the page may call it.
-    on_change.forget();
     let init = web_sys::MutationObserverInit::new();
     init.set_attributes(true);
     init.set_attribute_filter(&js_sys::Array::of1(&"data-pickup-token".into()));
     observer.observe_with_options(el, &init)?;
-    Ok(observer)
+    // The callback lives until unmount disconnects the observer.
+    host.on_unmount(move || {
+        observer.disconnect();
+        drop(on_change);
+    });
+    Ok(())
 }
 
 /// The URL fragment's `key=value` pairs.

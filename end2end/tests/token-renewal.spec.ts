@@ -96,3 +96,25 @@ test("when getToken fails the widget shows the sign-in message and fires pickup:
     await host.stop();
   }
 });
+
+test("without getToken, a new data-pickup-token is used at once", async ({ page }) => {
+  const host = await HostPage.start();
+  const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });
+  try {
+    await pickup.register(pickup.token("bot", ["acme"], { write: true }), "acme", { key: "k", title: "Seen with the new token", status: "running" });
+    host.serve(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Host app</title></head><body>
+<div id="widget" data-pickup-workspace="acme" data-pickup-server="${pickup.url}" data-pickup-token="not-a-token" data-pickup-refresh="600"></div>
+<script type="module" src="${pickup.url}/pickup.js"></script></body></html>`);
+    await page.goto(host.origin);
+    await expect(page.locator(".pickup-unauthenticated")).toBeVisible();
+
+    // What a host does when its own session renews the token.
+    const token = pickup.token("alice", ["acme"]);
+    await page.evaluate((t) => document.getElementById("widget")!.setAttribute("data-pickup-token", t), token);
+    await expect(titles(page)).toHaveText(["Seen with the new token"]);
+    await expect(page.locator("section.pickup")).toHaveAttribute("data-live", "live");
+  } finally {
+    await pickup.stop();
+    await host.stop();
+  }
+});

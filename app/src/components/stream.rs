@@ -31,8 +31,11 @@ pub enum Liveness {
 enum End {
     /// The server asked for a new connection (it is stopping): reconnect now.
     Reconnect,
-    /// The server said the token expired, or refused it (401): renew it, or say so.
+    /// The server said the token expired: renew it, or say so.
     Unauthenticated,
+    /// The server refused the token (401): renew it if the host can; else it may pass (a key
+    /// rotating, a server being upgraded), so back off and try again.
+    Refused,
     /// Anything else (a network error, a refusal, an older server without streams, the store
     /// not answering, a stream cut short or gone silent): poll, and try again after a while.
     Failed,
@@ -113,11 +116,14 @@ pub fn follow(
             }
             match end {
                 End::Reconnect => continue,
+                End::Refused if !host.can_renew() => {}
                 // Ended for a token that has been renewed since: open it with the new one.
-                End::Unauthenticated if token.try_get_untracked().is_some_and(|t| t != used) => {
+                End::Unauthenticated | End::Refused
+                    if token.try_get_untracked().is_some_and(|t| t != used) =>
+                {
                     continue
                 }
-                End::Unauthenticated => match host.renew().await {
+                End::Unauthenticated | End::Refused => match host.renew().await {
                     Ok(()) => continue,
                     Err(e) => on_unauthenticated(e),
                 },
@@ -169,11 +175,10 @@ async fn read_until_end(
     let res: web_sys::Response = JsFuture::from(window().fetch_with_str_and_init(url, &init))
         .await?
         .dyn_into()?;
-    // A refused token is renewed (when the host can); another refusal may pass (a key
-    // rotating, a server being upgraded): back off and retry.
     if res.status() == 401 {
-        return Ok(End::Unauthenticated);
+        return Ok(End::Refused);
     }
+    // Another refusal may pass (a server being upgraded): back off and retry.
     if res.status() != 200 {
         return Ok(End::Failed);
     }
