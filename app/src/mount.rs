@@ -254,10 +254,7 @@ fn mount_widget(
 }
 
 /// A new `data-pickup-token` on the widget's element is its new token, until unmount.
-fn observe_token(
-    el: &HtmlElement,
-    host: &std::rc::Rc<Host>,
-) -> Result<(), JsValue> {
+fn observe_token(el: &HtmlElement, host: &std::rc::Rc<Host>) -> Result<(), JsValue> {
     let (token, el_seen) = (host.endpoint.token, el.clone());
     let on_change = Closure::<dyn Fn()>::new(move || {
         if let Some(t) = el_seen

@@ -180,7 +180,7 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
             }
         }
     });
-    // Run under the widget's owner, so the call has the widget's context (its token). No
+    // Run under the widget's owner, so the call has the widget's context (its server and token). No
     // `Action`: its machinery costs the widget kilobytes.
     let owner = Owner::current().expect("a widget has an owner");
     let older_pending = RwSignal::new(false);
@@ -219,7 +219,10 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
                         older_more.set(Some(page.more));
                         older_failed.set(false);
                     }
-                    Err(_) => older_failed.set(true),
+                    Err(e) => {
+                        host.error(&e);
+                        older_failed.set(true);
+                    }
                 }
             })
         });
