@@ -1,5 +1,6 @@
 // Pickup's embed loader. A page that loads this module gets a widget mounted into every element
-// with data-pickup-workspace, and can call mount(element, options) itself.
+// with data-pickup-workspace, and can call mount(element, options) itself, which returns
+// {unmount()} (options and events: README.md, "Embedding").
 //
 //   <div data-pickup-workspace="acme" data-pickup-server="https://pickup.example.com"
 //        data-pickup-token="…"></div>

@@ -1,6 +1,6 @@
 //! The widget's server functions, under pinned names so their URLs never change between builds:
 //! `POST /api/recent` and `POST /api/dismiss`. In the browser they send the viewer's token in
-//! the `Authorization` header (see `client`); on the server they call the [`Service`] the
+//! the `Authorization` header, to the widget's own server (see `client`); on the server they call the [`Service`] the
 //! server put in context, the same code the REST routes call.
 //!
 //! [`Service`]: crate::service::Service
@@ -11,10 +11,6 @@ use leptos::prelude::*;
 
 #[cfg(feature = "ssr")]
 use crate::service::{Bearer, ServiceHandle};
-
-/// The viewer's token, provided as context by each mounted widget and read by the client.
-#[derive(Clone, Debug)]
-pub struct BearerToken(pub String);
 
 #[cfg(feature = "csr")]
 type Client = crate::client::AuthClient;

@@ -6,10 +6,13 @@
 //!   HTTP calls; on the server (`ssr`) they call the [`service::Service`] the server provides.
 //! - [`older`]: how pages fetched with "Show older" sit below the refreshing first page.
 //! - [`options`]: the one rule for the widget's numeric options (cap, refresh) from host pages.
+//! - [`labels`]: every word the widget shows, English by default, replaceable by the host.
+//! - [`relative`]: which unit a card's relative time is in (the browser's `Intl` words it).
 //! - [`components`]: the widget itself (browser only, feature `csr`).
 
 pub mod api;
 pub mod error;
+pub mod labels;
 pub mod model;
 pub mod older;
 pub mod options;
@@ -22,5 +25,7 @@ pub mod service;
 mod client;
 #[cfg(feature = "csr")]
 pub mod components;
+#[cfg(feature = "csr")]
+mod host;
 #[cfg(feature = "csr")]
 mod mount;

@@ -1,14 +1,27 @@
 //! The browser entry points: at load, mount a widget into every element that carries
-//! `data-pickup-workspace`; and `mount(element, options)` for hosts that want to do it by hand.
+//! `data-pickup-workspace`; and `mount(element, options)` for hosts that want to do it by hand,
+//! which returns `{unmount()}`.
 //!
 //! The standalone home page (an element with `data-pickup-home`) takes `ws` and `token` from the
 //! URL fragment, which browsers never send to a server, and keeps them in sessionStorage.
 
 use crate::components::{Widget, WidgetConfig};
+use crate::host::Host;
+use crate::labels::Labels;
 use crate::options::{options, Given};
 use leptos::prelude::*;
+use std::cell::Cell;
+use std::sync::Arc;
 use wasm_bindgen::prelude::*;
 use web_sys::HtmlElement;
+
+#[wasm_bindgen]
+extern "C" {
+    /// `Intl.getCanonicalLocales`, which throws on a tag that is not one: caught here, so a host's
+    /// typo is a warning, not a dead widget.
+    #[wasm_bindgen(js_namespace = Intl, js_name = getCanonicalLocales, catch)]
+    fn canonical_locales(tags: &JsValue) -> Result<js_sys::Array, JsValue>;
+}
 
 #[wasm_bindgen(start)]
 pub fn start() {
@@ -24,14 +37,18 @@ pub fn start() {
     }
 }
 
-/// `mount(element, {workspace, token, server?, cap?, refresh?})`.
+/// `mount(element, {workspace, token?, getToken?, server?, cap?, refresh?, labels?, locale?})`:
+/// a token, a `getToken` or both. Returns `{unmount()}`.
 #[wasm_bindgen]
-pub fn mount(element: HtmlElement, options: JsValue) -> Result<(), JsValue> {
-    let get = |name: &str| js_sys::Reflect::get(&options, &JsValue::from_str(name)).ok();
+pub fn mount(element: HtmlElement, options: JsValue) -> Result<JsValue, JsValue> {
+    let get = |name: &str| {
+        js_sys::Reflect::get(&options, &JsValue::from_str(name))
+            .ok()
+            .filter(|v| !v.is_undefined() && !v.is_null())
+    };
     let text = |name: &str| get(name).and_then(|v| v.as_string());
     let given = |name: &str| match get(name) {
         None => Given::Absent,
-        Some(v) if v.is_undefined() || v.is_null() => Given::Absent,
         Some(v) => match (v.as_f64(), v.as_string()) {
             (Some(n), _) => Given::Number(n),
             (_, Some(s)) => Given::Text(s),
@@ -39,15 +56,48 @@ pub fn mount(element: HtmlElement, options: JsValue) -> Result<(), JsValue> {
         },
     };
     let ws = text("workspace").ok_or("mount: options.workspace is required")?;
-    let token = text("token").ok_or("mount: options.token is required")?;
-    mount_widget(
+    let get_token = match get("getToken") {
+        None => None,
+        Some(f) => Some(
+            f.dyn_into::<js_sys::Function>()
+                .map_err(|_| "mount: options.getToken must be a function")?,
+        ),
+    };
+    let token = text("token").unwrap_or_default();
+    if token.is_empty() && get_token.is_none() {
+        return Err("mount: options.token or options.getToken is required".into());
+    }
+    let mut warnings = Vec::new();
+    let labels = labels(get("labels"), &mut warnings);
+    let unmount = mount_widget(
         element,
-        ws,
-        token,
-        text("server"),
-        given("cap"),
-        given("refresh"),
-    )
+        Mounting {
+            ws,
+            token,
+            get_token,
+            server: text("server"),
+            cap: given("cap"),
+            refresh: given("refresh"),
+            labels,
+            locale: text("locale"),
+        },
+        warnings,
+    )?;
+    let handle = js_sys::Object::new();
+    js_sys::Reflect::set(&handle, &"unmount".into(), &unmount)?;
+    Ok(handle.into())
+}
+
+/// What a host page gave for one widget, from attributes or `mount()` options.
+struct Mounting {
+    ws: String,
+    token: String,
+    get_token: Option<js_sys::Function>,
+    server: Option<String>,
+    cap: crate::options::Given,
+    refresh: crate::options::Given,
+    labels: Labels,
+    locale: Option<String>,
 }
 
 fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
@@ -76,43 +126,156 @@ fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
         let token = attr("data-pickup-token").ok_or("data-pickup-token is missing")?;
         (ws, token)
     };
-    mount_widget(
-        el,
-        ws,
-        token,
-        server,
-        Given::text(cap),
-        Given::text(refresh),
-    )
+    let mut warnings = Vec::new();
+    let labels = match attr("data-pickup-labels") {
+        None => Labels::default(),
+        Some(json) => match js_sys::JSON::parse(&json) {
+            Ok(v) => labels(Some(v), &mut warnings),
+            Err(_) => {
+                warnings.push("pickup: data-pickup-labels is not JSON: using English".into());
+                Labels::default()
+            }
+        },
+    };
+    let unmount = mount_widget(
+        el.clone(),
+        Mounting {
+            ws,
+            token,
+            get_token: None,
+            server,
+            cap: crate::options::Given::text(cap),
+            refresh: crate::options::Given::text(refresh),
+            labels,
+            locale: attr("data-pickup-locale"),
+        },
+        warnings,
+    )?;
+    // Widgets mounted at load live as long as the page.
+    std::mem::forget(unmount);
+    Ok(())
 }
 
+/// Labels from a JavaScript object of strings (`labels`, or `data-pickup-labels` parsed).
+fn labels(given: Option<JsValue>, warnings: &mut Vec<String>) -> Labels {
+    let Some(given) = given else {
+        return Labels::default();
+    };
+    if !given.is_object() || given.is_array() {
+        warnings.push("pickup: labels must be an object of strings: using English".into());
+        return Labels::default();
+    }
+    let entries = js_sys::Object::entries(given.unchecked_ref());
+    let pairs = entries.iter().filter_map(|pair| {
+        let pair: js_sys::Array = pair.dyn_into().ok()?;
+        Some((pair.get(0).as_string()?, pair.get(1).as_string()))
+    });
+    Labels::default().with(pairs, warnings)
+}
+
+/// `Intl.RelativeTimeFormat` for `locale` (a BCP 47 tag such as "de" or "pt-BR"), or the
+/// browser's locale without one or with one that is not a tag (with a warning).
+fn relative_times(
+    locale: Option<&str>,
+    warnings: &mut Vec<String>,
+) -> js_sys::Intl::RelativeTimeFormat {
+    let locales = match locale.map(|l| canonical_locales(&JsValue::from_str(l))) {
+        None => js_sys::Array::new(),
+        Some(Ok(tags)) => tags,
+        Some(Err(_)) => {
+            warnings.push(format!(
+                "pickup: locale \"{}\" is not a language tag: using the browser's",
+                locale.unwrap_or_default()
+            ));
+            js_sys::Array::new()
+        }
+    };
+    let options = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&options, &"numeric".into(), &"auto".into());
+    let _ = js_sys::Reflect::set(&options, &"style".into(), &"short".into());
+    js_sys::Intl::RelativeTimeFormat::new(&locales, &options)
+}
+
+thread_local! {
+    /// Numbers the widgets of the page, for their element ids.
+    static MOUNTED: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Mount one widget; returns the function that unmounts it.
 fn mount_widget(
     el: HtmlElement,
-    ws: String,
-    token: String,
-    server: Option<String>,
-    cap: Given,
-    refresh: Given,
-) -> Result<(), JsValue> {
-    if let Some(server) = server {
-        // The server-fn client has one base URL per page; the first widget that names one sets it.
-        let base: &'static str =
-            Box::leak(server.trim_end_matches('/').to_string().into_boxed_str());
-        let _ = leptos::server_fn::client::try_set_server_url(base);
-    }
-    let options = options(cap, refresh);
-    for warning in &options.warnings {
+    given: Mounting,
+    mut warnings: Vec<String>,
+) -> Result<JsValue, JsValue> {
+    let options = options(given.cap, given.refresh);
+    warnings.extend(options.warnings);
+    let times = relative_times(given.locale.as_deref(), &mut warnings);
+    for warning in &warnings {
         web_sys::console::warn_1(&JsValue::from_str(warning));
     }
-    let (cap, refresh) = (options.cap, options.refresh);
+    let n = MOUNTED.with(|m| {
+        m.set(m.get() + 1);
+        m.get()
+    });
     let config = WidgetConfig {
-        ws,
-        token,
-        cap,
-        refresh,
+        ws: given.ws,
+        cap: options.cap,
+        refresh: options.refresh,
+        labels: Arc::new(given.labels),
+        times,
+        id_prefix: format!("pickup{n}"),
     };
     el.set_inner_html("");
-    leptos::mount::mount_to(el, move || view! { <Widget config=config.clone()/> }).forget();
+    // One owner per widget: unmount cleans it, which ends the widget's loops and timers.
+    let owner = Owner::new();
+    let (host, view) = owner.with(|| {
+        let host = Host::new(
+            el.clone(),
+            given.server.unwrap_or_default(),
+            given.token,
+            given.get_token,
+        );
+        let widget_host = host.clone();
+        let view = leptos::mount::mount_to(el.clone(), move || {
+            view! { <Widget config=config host=widget_host/> }
+        });
+        (host, view)
+    });
+    observe_token(&el, &host)?;
+    let mut mounted = Some((view, owner, host));
+    let unmount = Closure::<dyn FnMut()>::new(move || {
+        if let Some((view, owner, host)) = mounted.take() {
+            drop(view);
+            owner.cleanup();
+            host.unmount();
+        }
+    });
+    Ok(unmount.into_js_value())
+}
+
+/// A new `data-pickup-token` on the widget's element is its new token, until unmount.
+fn observe_token(el: &HtmlElement, host: &std::rc::Rc<Host>) -> Result<(), JsValue> {
+    let (token, el_seen) = (host.endpoint.token, el.clone());
+    let on_change = Closure::<dyn Fn()>::new(move || {
+        if let Some(t) = el_seen
+            .get_attribute("data-pickup-token")
+            .filter(|t| !t.is_empty())
+        {
+            if token.try_get_untracked().is_some_and(|now| now != t) {
+                token.try_set(t);
+            }
+        }
+    });
+    let observer = web_sys::MutationObserver::new(on_change.as_ref().unchecked_ref())?;
+    let init = web_sys::MutationObserverInit::new();
+    init.set_attributes(true);
+    init.set_attribute_filter(&js_sys::Array::of1(&"data-pickup-token".into()));
+    observer.observe_with_options(el, &init)?;
+    // The callback lives until unmount disconnects the observer.
+    host.on_unmount(move || {
+        observer.disconnect();
+        drop(on_change);
+    });
     Ok(())
 }
 

@@ -1,6 +1,9 @@
+use crate::labels::{fill, Labels};
 use crate::model::Card;
 use crate::relative::relative_time;
+use js_sys::Intl::RelativeTimeFormat;
 use leptos::prelude::*;
+use std::sync::Arc;
 
 /// A link only for http(s) or a relative path: anything else (`javascript:`) is shown as text.
 fn safe_href(url: &str) -> Option<&str> {
@@ -11,10 +14,17 @@ fn safe_href(url: &str) -> Option<&str> {
     ok.then_some(url)
 }
 
+/// One card. Its accessible name is its title (`aria-labelledby`), so tests and assistive
+/// technology find it as `listitem` by title; `id_prefix` keeps element ids unique per widget.
 #[component]
 pub fn CardView(
     card: Card,
     now: Signal<f64>,
+    labels: Arc<Labels>,
+    times: StoredValue<RelativeTimeFormat, LocalStorage>,
+    id_prefix: String,
+    /// The viewer opens the card's link; false: the host cancelled `pickup:open`.
+    on_open: impl Fn() -> bool + 'static,
     on_dismiss: impl Fn() + Clone + Send + Sync + 'static,
 ) -> impl IntoView {
     let badge = card.badge();
@@ -24,14 +34,27 @@ pub fn CardView(
         .clone()
         .unwrap_or_else(|| card.updated_at.clone());
     let when_ms = js_sys::Date::parse(&when);
+    let title_id = format!("{id_prefix}-{}", card.id);
     let title = match card.url.as_deref().and_then(safe_href) {
-        Some(href) => {
-            view! { <a class="pickup-card-title" href=href.to_string()>{card.title.clone()}</a> }
-                .into_any()
+        Some(href) => view! {
+            <a
+                class="pickup-card-title"
+                id=title_id.clone()
+                href=href.to_string()
+                on:click=move |ev| {
+                    if !on_open() {
+                        ev.prevent_default();
+                    }
+                }
+            >
+                {card.title.clone()}
+            </a>
         }
-        None => view! { <span class="pickup-card-title">{card.title.clone()}</span> }.into_any(),
+        .into_any(),
+        None => view! { <span class="pickup-card-title" id=title_id.clone()>{card.title.clone()}</span> }
+            .into_any(),
     };
-    let progress_label = format!("Progress of {}", card.title);
+    let progress_label = fill(&labels.progress, &card.title);
     let progress = card.progress.map(|p| {
         // A whole percent: also keeps float formatting out of the bundle.
         let pct = (p.clamp(0.0, 1.0) * 100.0).round() as u32;
@@ -49,20 +72,26 @@ pub fn CardView(
             </div>
         }
     });
+    let ago = move || {
+        let (n, unit) = relative_time(when_ms, now.get());
+        times
+            .try_with_value(|t| String::from(t.format(n, unit.as_str())))
+            .unwrap_or_default()
+    };
     view! {
-        <li class="pickup-card" data-status=badge data-id=card.id.clone()>
+        <li class="pickup-card" data-status=badge data-id=card.id.clone() aria-labelledby=title_id>
             <div class="pickup-card-top">
                 {title}
-                <span class=format!("pickup-badge pickup-badge-{badge}")>{badge}</span>
+                <span class=format!("pickup-badge pickup-badge-{badge}")>{labels.badge(badge).to_string()}</span>
             </div>
             {progress}
             <div class="pickup-card-meta">
                 <span class="pickup-owner">{card.owner.name.clone()}</span>
-                <time datetime=when>{move || relative_time(when_ms, now.get())}</time>
+                <time datetime=when>{ago}</time>
                 <button
                     type="button"
                     class="pickup-dismiss"
-                    aria-label=format!("Dismiss {}", card.title)
+                    aria-label=fill(&labels.dismiss, &card.title)
                     on:click=move |_| on_dismiss()
                 >
                     "×"

@@ -1,10 +1,16 @@
+use crate::labels::Labels;
 use crate::model::Filter;
 use leptos::prelude::*;
+use std::sync::Arc;
 
 /// Title, the Mine/Everyone toggle and the refresh button.
 #[component]
-pub fn Header(filter: RwSignal<Filter>, on_refresh: impl Fn() + 'static) -> impl IntoView {
-    let toggle = move |f: Filter, label: &'static str| {
+pub fn Header(
+    filter: RwSignal<Filter>,
+    labels: Arc<Labels>,
+    on_refresh: impl Fn() + 'static,
+) -> impl IntoView {
+    let toggle = move |f: Filter, label: String| {
         view! {
             <button
                 type="button"
@@ -18,12 +24,12 @@ pub fn Header(filter: RwSignal<Filter>, on_refresh: impl Fn() + 'static) -> impl
     };
     view! {
         <header class="pickup-header">
-            <h2 class="pickup-title">"Pick up where you left off"</h2>
-            <div class="pickup-controls" role="group" aria-label="Whose items">
-                {toggle(Filter::Mine, "Mine")}
-                {toggle(Filter::All, "Everyone")}
+            <h2 class="pickup-title">{labels.title.clone()}</h2>
+            <div class="pickup-controls" role="group" aria-label=labels.whose_items.clone()>
+                {toggle(Filter::Mine, labels.mine.clone())}
+                {toggle(Filter::All, labels.everyone.clone())}
             </div>
-            <button type="button" class="pickup-refresh" aria-label="Refresh" on:click=move |_| on_refresh()>
+            <button type="button" class="pickup-refresh" aria-label=labels.refresh.clone() on:click=move |_| on_refresh()>
                 "↻"
             </button>
         </header>

@@ -37,13 +37,17 @@ pub fn refresh_loop(period: Duration, failures: RwSignal<u32>, bump: impl Fn() +
 }
 
 /// Call `shown(true)` when the page is shown again (fetch at once: hidden pages skip refreshes)
-/// and `shown(false)` when it is hidden (close the stream).
-pub fn on_visibility(shown: impl Fn(bool) + 'static) {
+/// and `shown(false)` when it is hidden (close the stream). Returns what removes the listener.
+pub fn on_visibility(shown: impl Fn(bool) + 'static) -> impl FnOnce() {
     let on_change = Closure::<dyn Fn()>::new(move || shown(!document().hidden()));
     let _ = document()
         .add_event_listener_with_callback("visibilitychange", on_change.as_ref().unchecked_ref());
-    // The listener lives as long as the page, like the widget.
-    on_change.forget();
+    move || {
+        let _ = document().remove_event_listener_with_callback(
+            "visibilitychange",
+            on_change.as_ref().unchecked_ref(),
+        );
+    }
 }
 
 pub fn keep_time_current(now: RwSignal<f64>) {

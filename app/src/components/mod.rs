@@ -1,5 +1,5 @@
-//! The widget: a header, then a list of cards. Each mounted widget owns its own signals and its
-//! own token, so several can live on one page.
+//! The widget: a header, then a list of cards. Each mounted widget owns its own signals, its
+//! own server and its own token (its [`Host`]), so several can live on one page.
 
 mod card;
 mod header;
@@ -7,8 +7,10 @@ mod live;
 mod states;
 mod stream;
 
-use crate::api::{dismiss, recent, BearerToken};
+use crate::api::{dismiss, recent};
 use crate::error::{ApiError, ErrorCode};
+use crate::host::Host;
+use crate::labels::{fill, Labels};
 use crate::model::{Card, Filter, RecentPage};
 use crate::older;
 use card::CardView;
@@ -16,21 +18,31 @@ use header::Header;
 use leptos::prelude::*;
 use states::{EmptyState, ErrorState, Skeleton};
 use std::collections::HashSet;
+use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 use stream::Liveness;
+use wasm_bindgen::JsValue;
 
 /// Everything a host page tells a widget (from `data-pickup-*` attributes or `mount` options).
-#[derive(Clone, Debug, PartialEq)]
+/// Its server and token are the [`Host`]'s.
+#[derive(Clone)]
 pub struct WidgetConfig {
     pub ws: String,
-    pub token: String,
     pub cap: u32,
     pub refresh: Duration,
+    pub labels: Arc<Labels>,
+    /// Relative times in the viewer's locale, or the one the host set.
+    pub times: js_sys::Intl::RelativeTimeFormat,
+    /// Unique per widget on the page: the cards' element ids start with it.
+    pub id_prefix: String,
 }
 
 #[component]
-pub fn Widget(config: WidgetConfig) -> impl IntoView {
-    provide_context(BearerToken(config.token.clone()));
+pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
+    provide_context(host.endpoint.clone());
+    let labels = config.labels.clone();
+    let times = StoredValue::new_local(config.times.clone());
     let filter = RwSignal::new(Filter::All);
     // Bumped to fetch now: by the timer, the refresh button, the page becoming visible.
     let tick = RwSignal::new(0u64);
@@ -58,12 +70,21 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
     });
 
     let (ws, cap) = (config.ws.clone(), config.cap);
+    // Every failed call is shown and told to the host as `pickup:error`.
+    let report = {
+        let host = host.clone();
+        move |e: ApiError| {
+            host.error(&e);
+            error.set(Some(e));
+        }
+    };
+    let new_items = labels.new_items.clone();
     // A page from a fetch or from the stream.
     let accept = move |page: RecentPage| {
         now.set(js_sys::Date::now());
         let fresh = live::new_titles(last_good.get_untracked().as_ref(), &page);
         if !fresh.is_empty() {
-            announcement.set(format!("New: {}", fresh.join(", ")));
+            announcement.set(fill(&new_items, &fresh.join(", ")));
         }
         if !page.more {
             // Nothing lies beyond the first page any more.
@@ -81,32 +102,29 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
     };
     // Live when the server streams; polling whenever the stream is not up.
     let liveness = RwSignal::new(Liveness::Connecting);
-    let stream_ws = config.ws.clone();
+    let (stream_ws, server) = (config.ws.clone(), host.endpoint.server.clone());
     let stream = stream::follow(
-        move |f| stream::url(&stream_ws, f, cap),
-        &config.token,
+        host.clone(),
+        move |f| stream::url(&server, &stream_ws, f, cap),
         filter,
         liveness,
-        accept,
-        move || {
-            error.set(Some(ApiError::new(
-                ErrorCode::Unauthenticated,
-                "the token expired",
-            )))
-        },
+        accept.clone(),
+        report.clone(),
     );
     let retune = stream.clone();
+    let fetch_host = host.clone();
     let fetched = LocalResource::new(move || {
-        let (ws, f) = (ws.clone(), filter.get());
+        let (ws, f, host) = (ws.clone(), filter.get(), fetch_host.clone());
         // A new filter ends the stream of the old one.
         retune.retune(Some(f));
         tick.track();
-        async move { recent(ws, f, Some(cap), None).await }
+        async move { host.call(|| recent(ws.clone(), f, Some(cap), None)).await }
     });
+    let report_failure = report.clone();
     Effect::new(move |_| match fetched.get() {
         Some(Ok(page)) => accept(page),
         Some(Err(e)) => {
-            error.set(Some(e));
+            report_failure(e);
             failures.update(|n| *n = n.saturating_add(1));
         }
         None => {}
@@ -120,34 +138,68 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
         }
     };
     live::refresh_loop(config.refresh, failures, poll);
-    live::on_visibility(move |shown| {
+    let hide = stream.clone();
+    let stop_listening = live::on_visibility(move |shown| {
         if shown {
             bump();
         } else {
             // Hidden: close the stream; it reopens, and catches up, when the page is shown.
-            stream.retune(None);
+            hide.retune(None);
         }
     });
     live::keep_time_current(now);
+    // A new token (renewed, or a new `data-pickup-token`): schedule its renewal and fetch with
+    // it. A stream reopens with it when the server ends the old token's stream at its expiry.
+    let (token, renewals) = (host.endpoint.token, host.clone());
+    Effect::new(move |first: Option<()>| {
+        token.track();
+        renewals.schedule_renewal();
+        if first.is_some() {
+            bump();
+        }
+    });
+    let stopped = stream.clone();
+    host.on_unmount(move || {
+        stop_listening();
+        stopped.retune(None);
+    });
 
     // Owned by the widget, not the card: the card is gone before the call is made, and the call
-    // needs the widget's context (its token).
-    let ws = config.ws.clone();
+    // needs the widget's context (its server and token).
+    let (ws, dismiss_host, report_dismiss) = (config.ws.clone(), host.clone(), report.clone());
     let dismiss_action = Action::new_local(move |id: &String| {
-        let (ws, id) = (ws.clone(), id.clone());
-        async move { dismiss(ws, id).await }
+        let (ws, id, host, report) = (
+            ws.clone(),
+            id.clone(),
+            dismiss_host.clone(),
+            report_dismiss.clone(),
+        );
+        async move {
+            if let Err(e) = host.call(|| dismiss(ws.clone(), id.clone())).await {
+                report(e);
+            }
+        }
     });
-    // Run under the widget's owner, so the call has the widget's context (its token). No
+    // Run under the widget's owner, so the call has the widget's context (its server and token). No
     // `Action`: its machinery costs the widget kilobytes.
     let owner = Owner::current().expect("a widget has an owner");
     let older_pending = RwSignal::new(false);
-    let (ws, owner) = (config.ws.clone(), owner);
+    let (ws, owner, older_host) = (
+        config.ws.clone(),
+        owner,
+        StoredValue::new_local(host.clone()),
+    );
     let show_older_now = move |before: String| {
+        let Some(host) = older_host.try_get_value() else {
+            return;
+        };
         let (ws, f) = (ws.clone(), filter.get_untracked());
         older_pending.set(true);
         owner.with(|| {
             leptos::task::spawn_local_scoped(async move {
-                let res = recent(ws, f, Some(cap), Some(before)).await;
+                let res = host
+                    .call(|| recent(ws.clone(), f, Some(cap), Some(before.clone())))
+                    .await;
                 // Not for a filter the viewer switched away from meanwhile.
                 if older_pending.try_set(false).is_some() || f != filter.get_untracked() {
                     return;
@@ -167,27 +219,29 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
                         older_more.set(Some(page.more));
                         older_failed.set(false);
                     }
-                    Err(_) => older_failed.set(true),
+                    Err(e) => {
+                        host.error(&e);
+                        older_failed.set(true);
+                    }
                 }
             })
         });
     };
+    let stored_host = StoredValue::new_local(host.clone());
+    let id_prefix = config.id_prefix.clone();
     let body = move || {
+        let l = labels.clone();
         match (last_good.get(), error.get()) {
-            (None, None) => Skeleton().into_any(),
+            (None, None) => view! { <Skeleton labels=l/> }.into_any(),
             (None, Some(e)) if e.error == ErrorCode::Forbidden => view! {
-                <p class="pickup-state pickup-forbidden" role="alert">
-                    "You are not a member of this workspace, so its items are not shown. Ask one of its members to invite you."
-                </p>
+                <p class="pickup-state pickup-forbidden" role="alert">{l.forbidden.clone()}</p>
             }
             .into_any(),
             (_, Some(e)) if e.error == ErrorCode::Unauthenticated => view! {
-                <p class="pickup-state pickup-unauthenticated" role="alert">
-                    "Your sign-in for this widget is missing or has expired. Reload the page to sign in again."
-                </p>
+                <p class="pickup-state pickup-unauthenticated" role="alert">{l.unauthenticated.clone()}</p>
             }
             .into_any(),
-            (None, Some(e)) => view! { <ErrorState error=e retry=bump/> }.into_any(),
+            (None, Some(e)) => view! { <ErrorState error=e labels=l retry=bump/> }.into_any(),
             (Some(page), stale) => {
                 let hidden = dismissed.get();
                 let older = older.get();
@@ -196,29 +250,42 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
                 let show_older = older_more.get().unwrap_or(page.more);
                 let cards: Vec<_> = page.cards.into_iter().chain(older).filter(|c| !hidden.contains(&c.id)).collect();
                 if cards.is_empty() && stale.is_none() {
-                    return EmptyState().into_any();
+                    return view! { <EmptyState labels=l/> }.into_any();
                 }
                 view! {
                     {stale.map(|_| view! {
-                        <p class="pickup-note pickup-stale" role="status">"Couldn't refresh; showing the last cards. Retrying…"</p>
+                        <p class="pickup-note pickup-stale" role="status">{l.stale.clone()}</p>
                     })}
-                    <ul class="pickup-list" aria-label="Recent items">
+                    <ul class="pickup-list" aria-label=l.list.clone()>
                         {cards.into_iter().map(|card| {
-                            let id = card.id.clone();
+                            let (id, key, url) = (card.id.clone(), card.key.clone(), card.url.clone());
+                            let opened = id.clone();
                             view! {
                                 <CardView
                                     card=card
                                     now=now.into()
+                                    labels=l.clone()
+                                    times=times
+                                    id_prefix=id_prefix.clone()
+                                    on_open=move || {
+                                        let detail = [
+                                            ("id", JsValue::from_str(&opened)),
+                                            ("key", JsValue::from_str(&key)),
+                                            ("url", url.as_deref().map_or(JsValue::NULL, JsValue::from_str)),
+                                        ];
+                                        stored_host.try_with_value(|h| h.emit("open", &detail)).unwrap_or(true)
+                                    }
                                     on_dismiss=move || {
                                         // Hidden at once; if the server refuses, a refresh brings it back.
                                         dismiss_action.dispatch(id.clone());
                                         dismissed.update(|d| { d.insert(id.clone()); });
+                                        stored_host.try_with_value(|h| h.emit("dismiss", &[("id", JsValue::from_str(&id))]));
                                     }
                                 />
                             }
                         }).collect_view()}
                     </ul>
-                    {older_failed.get().then(|| view! { <p class="pickup-note" role="status">"Couldn't load older items."</p> })}
+                    {older_failed.get().then(|| view! { <p class="pickup-note" role="status">{l.older_failed.clone()}</p> })}
                     {cursor.filter(|_| show_older).map(|before| {
                         let show_older = show_older_now.clone();
                         view! {
@@ -228,10 +295,10 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
                             disabled=move || older_pending.get()
                             on:click=move |_| show_older(before.clone())
                         >
-                            "Show older"
+                            {l.show_older.clone()}
                         </button>
                     }})}
-                    {page.partial.then(|| view! { <p class="pickup-note">"Some items could not be read just now."</p> })}
+                    {page.partial.then(|| view! { <p class="pickup-note">{l.partial.clone()}</p> })}
                 }
                 .into_any()
             }
@@ -242,14 +309,14 @@ pub fn Widget(config: WidgetConfig) -> impl IntoView {
         // Says quietly (a muted line from the stylesheet) when the cards are not live.
         <section
             class="pickup"
-            aria-label="Pick up where you left off"
+            aria-label=config.labels.title.clone()
             data-live=move || match liveness.get() {
                 Liveness::Live => "live",
                 Liveness::Polling => "polling",
                 Liveness::Connecting => "connecting",
             }
         >
-            <Header filter=filter on_refresh=bump/>
+            <Header filter=filter labels=config.labels.clone() on_refresh=bump/>
             <div class="pickup-body">{body}</div>
 
             <p class="pickup-visually-hidden" aria-live="polite" role="status">{move || announcement.get()}</p>

@@ -6,9 +6,13 @@
 //! The widget keeps polling whenever the stream is not up: blocked, failing, hidden, or an
 //! old server that has no stream.
 
+use crate::error::ApiError;
+use crate::host::Host;
 use crate::model::{Filter, RecentPage};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::time::Duration;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -27,8 +31,11 @@ pub enum Liveness {
 enum End {
     /// The server asked for a new connection (it is stopping): reconnect now.
     Reconnect,
-    /// The server said the token expired: the only end that stops the stream for good.
+    /// The server said the token expired: renew it, or say so.
     Unauthenticated,
+    /// The server refused the token (401): renew it if the host can; else it may pass (a key
+    /// rotating, a server being upgraded), so back off and try again.
+    Refused,
     /// Anything else (a network error, a refusal, an older server without streams, the store
     /// not answering, a stream cut short or gone silent): poll, and try again after a while.
     Failed,
@@ -43,7 +50,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
 /// The widget's stream: which filter it was opened for, and how to end it.
 #[derive(Clone, Default)]
-pub struct Handle(std::rc::Rc<std::cell::RefCell<Option<(Filter, web_sys::AbortController)>>>);
+pub struct Handle(Rc<RefCell<Option<(Filter, web_sys::AbortController)>>>);
 
 impl Handle {
     /// End the open stream if it was opened for a filter other than `filter` (the loop opens
@@ -59,19 +66,21 @@ impl Handle {
 
 /// Keep a stream open while the widget lives and its page is visible (the widget ends it with
 /// [`Handle::retune`] when the page is hidden); reconnect with back-off, and at once when
-/// `retune` ends it for a new filter. Each page goes to `on_page`;
-/// an expired token to `on_unauthenticated`.
+/// `retune` ends it for a new filter or the server ends it for a token that has since been
+/// renewed. Each page goes to `on_page`. A refused token is renewed through the host's
+/// `getToken`; if that fails, the error goes to `on_unauthenticated` and the loop backs off
+/// (polling, with whatever token the host gives meanwhile, goes on).
 pub fn follow(
+    host: Rc<Host>,
     url: impl Fn(Filter) -> String + 'static,
-    token: &str,
     filter: RwSignal<Filter>,
     live: RwSignal<Liveness>,
     on_page: impl Fn(RecentPage) + Clone + 'static,
-    on_unauthenticated: impl Fn() + 'static,
+    on_unauthenticated: impl Fn(ApiError) + 'static,
 ) -> Handle {
-    let current = Handle::default();
-    let handle = current.clone();
-    let authorization = format!("Bearer {token}");
+    let handle = Handle::default();
+    let current = handle.0.clone();
+    let token = host.endpoint.token;
     spawn_local(async move {
         let mut failures = 0u32;
         loop {
@@ -79,16 +88,17 @@ pub fn follow(
                 // Closed while hidden; the first page after reopening catches up.
                 wait_until_shown().await;
             }
-            let Some(f) = filter.try_get_untracked() else {
+            let (Some(f), Some(used)) = (filter.try_get_untracked(), token.try_get_untracked())
+            else {
                 return; // the widget is gone
             };
             let Ok(abort) = web_sys::AbortController::new() else {
                 return;
             };
-            *current.0.borrow_mut() = Some((f, abort.clone()));
+            *current.borrow_mut() = Some((f, abort.clone()));
             let on_page = on_page.clone();
             let got_a_page = std::cell::Cell::new(false);
-            let end = read(&url(f), &authorization, &abort, &mut |page| {
+            let end = read(&url(f), &used, &abort, &mut |page| {
                 got_a_page.set(true);
                 live.try_set(Liveness::Live);
                 on_page(page);
@@ -105,41 +115,48 @@ pub fn follow(
                 continue;
             }
             match end {
-                End::Reconnect => {}
-                End::Unauthenticated => return on_unauthenticated(),
-                End::Failed => {
-                    failures = failures.saturating_add(1);
-                    let wait = Duration::from_secs(1)
-                        .saturating_mul(1 << failures.min(6))
-                        .min(MAX_BACKOFF);
-                    gloo_timers::future::sleep(wait).await;
+                End::Reconnect => continue,
+                End::Refused if !host.can_renew() => {}
+                // Ended for a token that has been renewed since: open it with the new one.
+                End::Unauthenticated | End::Refused
+                    if token.try_get_untracked().is_some_and(|t| t != used) =>
+                {
+                    continue
                 }
+                End::Unauthenticated | End::Refused => match host.renew().await {
+                    Ok(()) => continue,
+                    Err(e) => on_unauthenticated(e),
+                },
+                End::Failed => {}
             }
+            failures = failures.saturating_add(1);
+            let wait = Duration::from_secs(1)
+                .saturating_mul(1 << failures.min(6))
+                .min(MAX_BACKOFF);
+            gloo_timers::future::sleep(wait).await;
         }
     });
     handle
 }
 
-/// The stream's URL for a widget: the server the page names (or this page's), its workspace,
-/// filter and cap.
-pub fn url(ws: &str, filter: Filter, cap: u32) -> String {
-    let base = leptos::server_fn::client::get_server_url();
+/// The stream's URL for a widget: its server (empty: this page's), workspace, filter and cap.
+pub fn url(server: &str, ws: &str, filter: Filter, cap: u32) -> String {
     let filter = match filter {
         Filter::All => "all",
         Filter::Mine => "mine",
     };
     let ws = js_sys::encode_uri_component(ws);
-    format!("{base}/api/v1/workspaces/{ws}/live?filter={filter}&cap={cap}")
+    format!("{server}/api/v1/workspaces/{ws}/live?filter={filter}&cap={cap}")
 }
 
 /// One stream, read until it ends (or is aborted: the page was hidden, the filter changed).
 async fn read(
     url: &str,
-    authorization: &str,
+    token: &str,
     abort: &web_sys::AbortController,
     on_page: &mut dyn FnMut(RecentPage),
 ) -> End {
-    read_until_end(url, authorization, abort, on_page)
+    read_until_end(url, &format!("Bearer {token}"), abort, on_page)
         .await
         .unwrap_or(End::Failed)
 }
@@ -158,8 +175,10 @@ async fn read_until_end(
     let res: web_sys::Response = JsFuture::from(window().fetch_with_str_and_init(url, &init))
         .await?
         .dyn_into()?;
-    // A refusal may pass (a key rotating, a server being upgraded): back off and retry; only
-    // the stream's own `unauthenticated` event is final.
+    if res.status() == 401 {
+        return Ok(End::Refused);
+    }
+    // Another refusal may pass (a server being upgraded): back off and retry.
     if res.status() != 200 {
         return Ok(End::Failed);
     }

@@ -1,0 +1,244 @@
+//! One widget's link to the page that embeds it: the element it lives in (where its events are
+//! dispatched), its server and token ([`Endpoint`]), and the host's `getToken`, through which it
+//! renews the token without a reload.
+//!
+//! Renewal: with `getToken`, the widget asks for a new token when 80% of the current one's
+//! lifetime (`exp` − `iat`, or `exp` − now without `iat`) has passed since it got it, and after
+//! a call is refused with 401; the refused call is then made once more with the new token.
+//! Concurrent renewals share one call of `getToken`. Without `getToken` a token is renewed by
+//! the host changing `data-pickup-token` (observed in `mount`).
+
+use crate::client::Endpoint;
+use crate::error::{ApiError, ErrorCode};
+use leptos::prelude::*;
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::rc::Rc;
+use std::time::Duration;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::HtmlElement;
+
+pub struct Host {
+    pub element: HtmlElement,
+    pub endpoint: Endpoint,
+    get_token: Option<js_sys::Function>,
+    /// getToken's promise while a renewal is in flight: everyone who needs a token awaits it.
+    renewing: RefCell<Option<js_sys::Promise>>,
+    /// Bumped for each new token: a renewal timer of an older token stops.
+    generation: Cell<u32>,
+    /// What `unmount()` stops besides the reactive owner: the stream, listeners, observers.
+    stops: RefCell<Vec<Box<dyn FnOnce()>>>,
+}
+
+impl Host {
+    pub fn new(
+        element: HtmlElement,
+        server: String,
+        token: String,
+        get_token: Option<js_sys::Function>,
+    ) -> Rc<Host> {
+        Rc::new(Host {
+            element,
+            endpoint: Endpoint {
+                server: server.trim_end_matches('/').into(),
+                token: RwSignal::new(token),
+            },
+            get_token,
+            renewing: RefCell::default(),
+            generation: Cell::new(0),
+            stops: RefCell::default(),
+        })
+    }
+
+    /// Run `stop` when the host unmounts the widget.
+    pub fn on_unmount(&self, stop: impl FnOnce() + 'static) {
+        self.stops.borrow_mut().push(Box::new(stop));
+    }
+
+    /// Stop what `on_unmount` registered, and any renewal timer.
+    pub fn unmount(&self) {
+        self.generation.set(self.generation.get().wrapping_add(1));
+        for stop in self.stops.take() {
+            stop();
+        }
+    }
+
+    /// Whether the host gave a `getToken`.
+    pub fn can_renew(&self) -> bool {
+        self.get_token.is_some()
+    }
+
+    /// A new token from getToken (one call for everyone who asks meanwhile). An error is
+    /// `unauthenticated`, with what getToken said.
+    pub async fn renew(&self) -> Result<(), ApiError> {
+        let Some(get_token) = self.get_token.clone() else {
+            return Err(ApiError::new(
+                ErrorCode::Unauthenticated,
+                "the token expired or was refused, and there is no getToken to renew it",
+            ));
+        };
+        // One call of getToken for everyone who asks meanwhile: a promise may be awaited often.
+        let pending = self.renewing.borrow().clone();
+        let promise = match pending {
+            Some(p) => p,
+            None => {
+                let p = match get_token.call0(&JsValue::UNDEFINED) {
+                    Ok(given) => js_sys::Promise::resolve(&given),
+                    Err(thrown) => js_sys::Promise::reject(&thrown),
+                };
+                *self.renewing.borrow_mut() = Some(p.clone());
+                p
+            }
+        };
+        let got = JsFuture::from(promise.clone()).await;
+        let mut renewing = self.renewing.borrow_mut();
+        if renewing
+            .as_ref()
+            .is_some_and(|p| js_sys::Object::is(p, &promise))
+        {
+            *renewing = None;
+        }
+        drop(renewing);
+        let token = got.map_err(said).and_then(|v| match v.as_string() {
+            Some(t) if !t.trim().is_empty() => Ok(t.trim().to_string()),
+            _ => Err("it gave no token (a non-empty string)".into()),
+        });
+        match token {
+            Ok(t) => {
+                if self
+                    .endpoint
+                    .token
+                    .try_get_untracked()
+                    .is_some_and(|now| now != t)
+                {
+                    self.endpoint.token.try_set(t);
+                }
+                Ok(())
+            }
+            Err(why) => Err(ApiError::new(
+                ErrorCode::Unauthenticated,
+                format!("getToken failed: {why}"),
+            )),
+        }
+    }
+
+    /// `call()`, and after a 401 (or before it, when there is no token yet) a renewal and one
+    /// more try. Without getToken, `call()` alone.
+    pub async fn call<T, F: Future<Output = Result<T, ApiError>>>(
+        &self,
+        call: impl Fn() -> F,
+    ) -> Result<T, ApiError> {
+        if self.get_token.is_none() {
+            return call().await;
+        }
+        if self.endpoint.token.get_untracked().is_empty() {
+            self.renew().await?;
+        }
+        match call().await {
+            Err(e) if e.error == ErrorCode::Unauthenticated => {
+                self.renew().await?;
+                call().await
+            }
+            other => other,
+        }
+    }
+
+    /// Dispatch `pickup:{name}` on the host element (bubbling, composed, cancelable) with
+    /// `detail`; false when a listener called `preventDefault()`.
+    pub fn emit(&self, name: &str, detail: &[(&str, JsValue)]) -> bool {
+        let object = js_sys::Object::new();
+        for (k, v) in detail {
+            let _ = js_sys::Reflect::set(&object, &JsValue::from_str(k), v);
+        }
+        let init = web_sys::CustomEventInit::new();
+        init.set_bubbles(true);
+        init.set_composed(true);
+        init.set_cancelable(true);
+        init.set_detail(&object);
+        web_sys::CustomEvent::new_with_event_init_dict(&format!("pickup:{name}"), &init)
+            .and_then(|e| self.element.dispatch_event(&e))
+            .unwrap_or(true)
+    }
+
+    /// `pickup:error` with `{code, message}`.
+    pub fn error(&self, e: &ApiError) {
+        // The code as the server writes it: "unauthenticated", "store_unavailable", …
+        let quoted = serde_json::to_string(&e.error).unwrap_or_default();
+        let code = quoted
+            .get(1..quoted.len().saturating_sub(1))
+            .unwrap_or_default();
+        self.emit(
+            "error",
+            &[
+                ("code", code.into()),
+                ("message", e.message.as_str().into()),
+            ],
+        );
+    }
+
+    /// Renew the current token at 80% of its lifetime (with getToken; a token without `exp` is
+    /// not renewed ahead). Called for each new token; the timer of an older one stops.
+    pub fn schedule_renewal(self: &Rc<Self>) {
+        let generation = self.generation.get().wrapping_add(1);
+        self.generation.set(generation);
+        if self.get_token.is_none() {
+            return;
+        }
+        let Some(token) = self.endpoint.token.try_get_untracked() else {
+            return;
+        };
+        let Some(lifetime) = lifetime(&token, js_sys::Date::now()) else {
+            return;
+        };
+        let host = self.clone();
+        leptos::task::spawn_local(async move {
+            let wait = (lifetime * 4 / 5).max(Duration::from_millis(500));
+            gloo_timers::future::sleep(wait).await;
+            if host.generation.get() != generation || host.endpoint.token.is_disposed() {
+                return; // a newer token, or the widget is gone
+            }
+            // On failure the token still works for a while; the 401 that ends it renews again
+            // and, if that fails too, shows the sign-in message.
+            if let Err(e) = host.renew().await {
+                host.error(&e);
+            }
+        });
+    }
+}
+
+/// What a rejected getToken said.
+fn said(v: JsValue) -> String {
+    v.dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| v.as_string())
+        .unwrap_or_else(|| "it threw".into())
+}
+
+/// A JWT's lifetime from its claims: `exp` − `iat`, or `exp` − now without `iat`.
+pub fn lifetime(token: &str, now_ms: f64) -> Option<Duration> {
+    let rest = &token[token.find('.')? + 1..];
+    let payload = &rest[..rest.find('.')?];
+    // base64url to base64, padded, for atob.
+    let mut b64: String = payload
+        .chars()
+        .map(|c| match c {
+            '-' => '+',
+            '_' => '/',
+            c => c,
+        })
+        .collect();
+    while !b64.len().is_multiple_of(4) {
+        b64.push('=');
+    }
+    let claims = js_sys::JSON::parse(&window().atob(&b64).ok()?).ok()?;
+    let claim = |name: &str| {
+        js_sys::Reflect::get(&claims, &JsValue::from_str(name))
+            .ok()?
+            .as_f64()
+    };
+    let exp = claim("exp")?;
+    let start = claim("iat").unwrap_or(now_ms / 1000.0);
+    let secs = exp - start;
+    (secs.is_finite() && secs > 0.0).then(|| Duration::from_millis((secs.min(1e9) * 1000.0) as u64))
+}

@@ -1,0 +1,120 @@
+// Tokens that expire while the page stays open: the widget renews them through the host's
+// getToken (ahead of expiry, and after a 401), without a reload; when getToken fails it says so.
+import { Page } from "@playwright/test";
+import { test, expect, startPickup, titles, Pickup } from "./pickup";
+import { HostPage } from "./host";
+
+/** The `exp` claim of a JWT, in milliseconds. */
+const expiry = (jwt: string) => JSON.parse(Buffer.from(jwt.split(".")[1], "base64url").toString()).exp * 1000;
+
+/** A host page that mounts one widget with `getToken`, which calls the test's `mint` (or
+ * rejects with `reject`), and records its calls and the widget's `pickup:error` events. */
+async function hostWithGetToken(page: Page, pickup: Pickup, host: HostPage, token: string, get: { mint?: () => string; reject?: string }) {
+  if (get.mint) await page.exposeFunction("mint", get.mint);
+  host.serve(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Host app</title></head><body>
+<div id="widget"></div>
+<script type="module">
+  import { mount } from "${pickup.url}/pickup.js";
+  window.calls = [];
+  window.errors = [];
+  const el = document.getElementById("widget");
+  el.addEventListener("pickup:error", (e) => window.errors.push(e.detail));
+  mount(el, {
+    workspace: "acme", server: "${pickup.url}", token: "${token}", refresh: 600,
+    getToken: async () => {
+      window.calls.push(Date.now());
+      ${get.reject ? `throw new Error(${JSON.stringify(get.reject)});` : "return window.mint();"}
+    },
+  });
+</script></body></html>`);
+  let loads = 0;
+  page.on("load", () => loads++);
+  await page.goto(host.origin);
+  return { loads: () => loads };
+}
+
+const calls = (page: Page): Promise<number[]> => page.evaluate(() => (window as any).calls);
+const errors = (page: Page): Promise<any[]> => page.evaluate(() => (window as any).errors);
+
+test("a token of a few seconds is renewed through getToken before it expires; the cards stay live", async ({ page }) => {
+  const host = await HostPage.start();
+  const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });
+  try {
+    const bot = pickup.token("bot", ["acme"], { write: true });
+    const first = pickup.token("alice", ["acme"], { ttl: "3s" });
+    const page1 = await hostWithGetToken(page, pickup, host, first, { mint: () => pickup.token("alice", ["acme"], { ttl: "3s" }) });
+    await expect(page.locator(".pickup-empty")).toBeVisible();
+
+    // Asked ahead of expiry (at 80% of its lifetime), not after a refusal.
+    await expect.poll(async () => (await calls(page)).length).toBeGreaterThanOrEqual(1);
+    expect((await calls(page))[0]).toBeLessThan(expiry(first));
+    // Past the first token's expiry, and the second's renewal: items still arrive.
+    await expect.poll(async () => (await calls(page)).length, { timeout: 15_000 }).toBeGreaterThanOrEqual(2);
+    expect(Date.now()).toBeGreaterThan(expiry(first));
+    await pickup.register(bot, "acme", { key: "after", title: "Made after the first token expired", status: "running" });
+    await expect(titles(page)).toHaveText(["Made after the first token expired"]);
+
+    await expect(page.locator(".pickup-unauthenticated")).toHaveCount(0);
+    expect(await errors(page)).toEqual([]);
+    expect(page1.loads()).toBe(1);
+  } finally {
+    await pickup.stop();
+    await host.stop();
+  }
+});
+
+test("a refused token is renewed once and the call made again", async ({ page }) => {
+  const host = await HostPage.start();
+  const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });
+  try {
+    const bot = pickup.token("bot", ["acme"], { write: true });
+    await pickup.register(bot, "acme", { key: "seen", title: "Seen with the renewed token", status: "running" });
+    // No stream: the fetch alone must renew and try again.
+    await page.route("**/live?*", (route) => route.abort());
+    await hostWithGetToken(page, pickup, host, "not-a-token", { mint: () => pickup.token("alice", ["acme"], { ttl: "1h" }) });
+    await expect(titles(page)).toHaveText(["Seen with the renewed token"]);
+    expect((await calls(page)).length).toBe(1);
+    expect(await errors(page)).toEqual([]);
+  } finally {
+    await pickup.stop();
+    await host.stop();
+  }
+});
+
+test("when getToken fails the widget shows the sign-in message and fires pickup:error", async ({ page }) => {
+  const host = await HostPage.start();
+  const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });
+  try {
+    await hostWithGetToken(page, pickup, host, "not-a-token", { reject: "the identity provider is down" });
+    await expect(page.locator(".pickup-unauthenticated")).toBeVisible();
+    await expect.poll(() => errors(page)).toContainEqual({
+      code: "unauthenticated",
+      message: "getToken failed: the identity provider is down",
+    });
+  } finally {
+    await pickup.stop();
+    await host.stop();
+  }
+});
+
+test("without getToken, a new data-pickup-token is used at once", async ({ page }) => {
+  const host = await HostPage.start();
+  const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });
+  try {
+    await pickup.register(pickup.token("bot", ["acme"], { write: true }), "acme", { key: "k", title: "Seen with the new token", status: "running" });
+    host.serve(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Host app</title></head><body>
+<div id="widget" data-pickup-workspace="acme" data-pickup-server="${pickup.url}" data-pickup-token="not-a-token" data-pickup-refresh="600"></div>
+<script type="module" src="${pickup.url}/pickup.js"></script></body></html>`);
+    await page.goto(host.origin);
+    await expect(page.locator(".pickup-unauthenticated")).toBeVisible();
+
+    // What a host does when its own session renews the token.
+    const token = pickup.token("alice", ["acme"]);
+    await page.evaluate((t) => document.getElementById("widget")!.setAttribute("data-pickup-token", t), token);
+    await expect(titles(page)).toHaveText(["Seen with the new token"]);
+    await expect(page.locator("section.pickup")).toHaveAttribute("data-live", "live");
+  } finally {
+    await pickup.stop();
+    await host.stop();
+  }
+});
