@@ -10,7 +10,7 @@ async fn main() -> std::process::ExitCode {
         .with_writer(std::io::stderr)
         .init();
     match pickup::cli::run(pickup::cli::Cli::parse()).await {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("pickup: {e:#}");
             std::process::ExitCode::FAILURE

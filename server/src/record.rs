@@ -27,15 +27,16 @@ pub struct ItemRecord {
     pub finished_at: Option<DateTime<Utc>>,
 }
 
-/// `POST /items`: what a producer says when it registers an item.
-#[derive(Debug, Clone, Deserialize)]
+/// `POST /items`: what a producer says when it registers an item. Serialised by the producer
+/// commands (`producer::client`), so both sides read one definition.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NewItem {
     pub key: String,
     pub title: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<Status>,
     #[serde(default)]
     pub progress: Option<f64>,
@@ -46,7 +47,7 @@ pub struct NewItem {
 /// `GET` gave it: the fields the server keeps (`id`, `ws`, `key`, `owner`, `created_at`) are
 /// accepted when they match the item and refused, by name, when they do not; `updated_at` is
 /// the server's and ignored.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ItemUpdate {
     pub title: String,
@@ -55,21 +56,21 @@ pub struct ItemUpdate {
     pub status: Status,
     #[serde(default)]
     pub progress: Option<f64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heartbeat_at: Option<DateTime<Utc>>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<DateTime<Utc>>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ws: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<Owner>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<DateTime<Utc>>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<DateTime<Utc>>,
 }
 
