@@ -62,15 +62,35 @@ mod tests {
         let since: DateTime<Utc> = "2026-11-30T12:00:00Z".parse().unwrap();
         let ours = card("a", "nightly", Status::Running, "2026-11-30T12:00:01.000Z");
         let cards = vec![
-            card("other-key", "weekly", Status::Running, "2026-11-30T12:00:02Z"),
-            card("finished", "nightly", Status::Succeeded, "2026-11-30T12:00:03Z"),
-            card("yesterday", "nightly", Status::Running, "2026-11-29T12:00:00Z"),
+            card(
+                "other-key",
+                "weekly",
+                Status::Running,
+                "2026-11-30T12:00:02Z",
+            ),
+            card(
+                "finished",
+                "nightly",
+                Status::Succeeded,
+                "2026-11-30T12:00:03Z",
+            ),
+            card(
+                "yesterday",
+                "nightly",
+                Status::Running,
+                "2026-11-29T12:00:00Z",
+            ),
             ours,
         ];
         assert_eq!(adoptable(&cards, "nightly", since).as_deref(), Some("a"));
         assert_eq!(adoptable(&cards[..3], "nightly", since), None);
         // A server clock a little behind this machine's still counts.
-        let behind = vec![card("b", "nightly", Status::Running, "2026-11-30T11:59:45Z")];
+        let behind = vec![card(
+            "b",
+            "nightly",
+            Status::Running,
+            "2026-11-30T11:59:45Z",
+        )];
         assert_eq!(adoptable(&behind, "nightly", since).as_deref(), Some("b"));
         let unreadable = vec![card("c", "nightly", Status::Running, "yesterday")];
         assert_eq!(adoptable(&unreadable, "nightly", since), None);

@@ -184,13 +184,10 @@ impl Client {
         timeout: Option<Duration>,
     ) -> Result<T, ClientError> {
         let (url, res) = self.send(req, timeout).await?;
-        let bytes = res
-            .bytes()
-            .await
-            .map_err(|source| ClientError::NoAnswer {
-                url: url.clone(),
-                source,
-            })?;
+        let bytes = res.bytes().await.map_err(|source| ClientError::NoAnswer {
+            url: url.clone(),
+            source,
+        })?;
         serde_json::from_slice(&bytes).map_err(|e| ClientError::BadAnswer {
             url,
             detail: e.to_string(),

@@ -38,7 +38,10 @@ pub async fn update(
 /// except when a finished item stays finished.
 fn changed(record: &ItemRecord, changes: Changes) -> ItemUpdate {
     let status = changes.status.unwrap_or(record.status);
-    let mut up = ItemUpdate::new(changes.title.unwrap_or_else(|| record.title.clone()), status);
+    let mut up = ItemUpdate::new(
+        changes.title.unwrap_or_else(|| record.title.clone()),
+        status,
+    );
     up.url = changes.url.or_else(|| record.url.clone());
     up.progress = changes.progress.or(record.progress);
     up.finished_at = (status.is_finished() && record.status.is_finished())
@@ -102,7 +105,10 @@ mod tests {
                 ..Changes::default()
             },
         );
-        assert_eq!(finish.finished_at, None, "the server sets the finishing time");
+        assert_eq!(
+            finish.finished_at, None,
+            "the server sets the finishing time"
+        );
         let retitle = changed(
             &record(Status::Succeeded),
             Changes {
@@ -110,6 +116,9 @@ mod tests {
                 ..Changes::default()
             },
         );
-        assert!(retitle.finished_at.is_some(), "a finished item keeps its time");
+        assert!(
+            retitle.finished_at.is_some(),
+            "a finished item keeps its time"
+        );
     }
 }

@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 // tokio's, so the reporter can sleep until it; it is the std clock outside a paused runtime.
-use tokio::time::Instant;
 use thiserror::Error;
+use tokio::time::Instant;
 
 /// What a progress line starts with.
 pub const PREFIX: &[u8] = b"pickup:progress";

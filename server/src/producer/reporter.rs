@@ -138,8 +138,8 @@ impl Reporter {
             Some(at) => at + self.timing.heartbeat,
             None => now,
         };
-        let progress = (self.sent_progress != Some(self.progress))
-            .then(|| self.throttle.next_at(now));
+        let progress =
+            (self.sent_progress != Some(self.progress)).then(|| self.throttle.next_at(now));
         Some(progress.map_or(heartbeat, |p: Instant| p.min(heartbeat)))
     }
 
@@ -179,7 +179,11 @@ impl Reporter {
 
     /// Registers the item, or adopts the one an unanswered registration made; with `true`
     /// when the server has just been told `status` and the current progress.
-    async fn register(&mut self, status: Status, title: String) -> Result<(String, bool), ClientError> {
+    async fn register(
+        &mut self,
+        status: Status,
+        title: String,
+    ) -> Result<(String, bool), ClientError> {
         if let Some(since) = self.unanswered_since {
             let cards = self.client.mine(&self.item.ws).await?;
             if let Some(id) = adoptable(&cards, &self.item.key, since) {
@@ -213,7 +217,10 @@ impl Reporter {
         let mut up = ItemUpdate::new(title, status);
         up.url = self.item.url.clone();
         up.progress = self.progress;
-        self.client.update(&self.item.ws, id, &up, None).await.map(drop)
+        self.client
+            .update(&self.item.ws, id, &up, None)
+            .await
+            .map(drop)
     }
 
     fn answered(&mut self) {
@@ -291,10 +298,11 @@ impl Reporter {
                     }
                 }
             };
-            let result: Result<String, ClientError> = match tokio::time::timeout_at(deadline, attempt).await {
-                Ok(r) => r,
-                Err(_) => return self.unfinished("no answer in time"),
-            };
+            let result: Result<String, ClientError> =
+                match tokio::time::timeout_at(deadline, attempt).await {
+                    Ok(r) => r,
+                    Err(_) => return self.unfinished("no answer in time"),
+                };
             match result {
                 Ok(id) => {
                     if self.failing {
@@ -321,7 +329,9 @@ impl Reporter {
 
     fn unfinished(&self, why: &str) -> Ending {
         let state = match &self.id {
-            Some(id) => format!("item {id} stays running (shown as stalled once its heartbeat is old)"),
+            Some(id) => {
+                format!("item {id} stays running (shown as stalled once its heartbeat is old)")
+            }
             None => "the item was never registered".to_string(),
         };
         eprintln!(

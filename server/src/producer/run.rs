@@ -73,7 +73,10 @@ pub async fn run(
     {
         Ok(child) => child,
         Err(e) => {
-            eprintln!("pickup run: cannot start {}: {e}", program.to_string_lossy());
+            eprintln!(
+                "pickup run: cannot start {}: {e}",
+                program.to_string_lossy()
+            );
             signals_handle.close();
             // What shells exit with when a command is missing (127) or cannot be run (126).
             return Ok(if e.kind() == std::io::ErrorKind::NotFound {
@@ -113,7 +116,10 @@ pub async fn run(
             }
         }
     };
-    if tokio::time::timeout(DRAIN_AFTER_EXIT, &mut pump).await.is_err() {
+    if tokio::time::timeout(DRAIN_AFTER_EXIT, &mut pump)
+        .await
+        .is_err()
+    {
         pump.abort();
     }
     // Its last read is after the command ended, so a value written just before counts.
