@@ -506,3 +506,66 @@ async fn item_commands_say_what_is_wrong() {
     let down = format!("http://{}", free_addr());
     assert!(fail(&writer(&s), &down, &start).contains("cannot reach"));
 }
+
+/// A proxy to `upstream` that loses the answer to the first `POST`: it passes the request on,
+/// waits until the server starts answering (so the request was applied), and closes the
+/// connection instead of passing the answer back. Everything else is passed through.
+async fn proxy_losing_the_first_post_answer(upstream: String) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let lose = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    tokio::spawn(async move {
+        loop {
+            let (client, _) = listener.accept().await.unwrap();
+            let upstream = upstream.clone();
+            let lose = lose.clone();
+            tokio::spawn(async move {
+                let server = tokio::net::TcpStream::connect(&upstream).await.unwrap();
+                let (mut from_client, mut to_client) = client.into_split();
+                let (mut from_server, mut to_server) = server.into_split();
+                let mut first = vec![0; 64 * 1024];
+                let n = from_client.read(&mut first).await.unwrap_or(0);
+                to_server.write_all(&first[..n]).await.unwrap();
+                let up = tokio::spawn(async move {
+                    let _ = tokio::io::copy(&mut from_client, &mut to_server).await;
+                });
+                if first.starts_with(b"POST ")
+                    && lose.swap(false, std::sync::atomic::Ordering::SeqCst)
+                {
+                    let mut answer = [0u8; 1];
+                    let _ = from_server.read(&mut answer).await;
+                    up.abort();
+                    return; // both connections close: the client never hears the answer
+                }
+                let _ = tokio::io::copy(&mut from_server, &mut to_client).await;
+                up.abort();
+            });
+        }
+    });
+    url
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_whose_registration_answer_was_lost_adopts_the_item_instead_of_making_a_second() {
+    let s = Server::start(&[]);
+    let upstream = s.url.trim_start_matches("http://").to_string();
+    let proxy = proxy_losing_the_first_post_answer(upstream).await;
+    let token = writer(&s);
+    let out = tokio::task::spawn_blocking(move || {
+        run(&proxy, &token, "lost", &[], "exit 0").output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let err = text(&out.stderr);
+    assert!(err.contains("cannot register the item: no answer"), "{err}");
+    let records: Vec<_> = s
+        .files()
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains("/items/acme/"))
+        .collect();
+    assert_eq!(records.len(), 1, "one item, not two: {records:?}");
+    let c = card(&s, "lost").await.unwrap();
+    assert_eq!(c["status"], "succeeded");
+}
