@@ -264,8 +264,13 @@ async fn run_reports_progress_from_output_lines_and_from_the_progress_file() {
     .stdout(Stdio::piped())
     .spawn()
     .unwrap();
-    card_until(&s, "progress", "at 0.42 from the output line", |c| {
+    let first = card_until(&s, "progress", "at 0.42 from the output line", |c| {
         c["status"] == "running" && c["progress"] == 0.42
+    })
+    .await;
+    // Nothing new to say while the command waits: the heartbeat (1 s here) still updates it.
+    card_until(&s, "progress", "updated by a heartbeat", |c| {
+        c["updated_at"] != first["updated_at"] && c["progress"] == 0.42
     })
     .await;
     gate.open();

@@ -249,10 +249,10 @@ impl Reporter {
             } else {
                 ""
             };
-            let then = if finishing {
-                "the item is left as it is"
-            } else {
-                "the command runs on, unreported"
+            let then = match (finishing, &self.id) {
+                (false, _) => "the command runs on, unreported",
+                (true, None) => "the run goes unreported",
+                (true, Some(_)) => "the item is left as it is",
             };
             eprintln!("pickup run: cannot {what}{hint}: {e}; {then}");
             return;
