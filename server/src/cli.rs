@@ -220,11 +220,13 @@ impl ServerArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub server: ServerArgs,
+    /// The workspace.
     #[arg(long)]
     pub ws: String,
     /// The item's key: runs of one key are one card.
     #[arg(long)]
     pub key: String,
+    /// What the card says (at most 200 characters).
     #[arg(long)]
     pub title: String,
     /// Where the card links to: http(s) or a path starting with '/'.
@@ -268,6 +270,7 @@ pub enum ItemCommand {
 pub struct ItemIdArgs {
     #[command(flatten)]
     pub server: ServerArgs,
+    /// The workspace.
     #[arg(long)]
     pub ws: String,
     /// The id `pickup item start` printed.
@@ -278,14 +281,18 @@ pub struct ItemIdArgs {
 pub struct ItemStartArgs {
     #[command(flatten)]
     pub server: ServerArgs,
+    /// The workspace.
     #[arg(long)]
     pub ws: String,
     #[arg(long)]
     pub key: String,
+    /// What the card says (at most 200 characters).
     #[arg(long)]
     pub title: String,
+    /// Where the card links to: http(s) or a path starting with '/'.
     #[arg(long)]
     pub url: Option<String>,
+    /// queued, running, succeeded, failed or cancelled.
     #[arg(long, default_value = "running", value_parser = status)]
     pub status: Status,
     /// A number from 0 to 1.
@@ -297,10 +304,13 @@ pub struct ItemStartArgs {
 pub struct ItemUpdateArgs {
     #[command(flatten)]
     pub id: ItemIdArgs,
+    /// A new title.
     #[arg(long)]
     pub title: Option<String>,
+    /// Where the card links to: http(s) or a path starting with '/'.
     #[arg(long)]
     pub url: Option<String>,
+    /// queued, running, succeeded, failed or cancelled.
     #[arg(long, value_parser = status)]
     pub status: Option<Status>,
     /// A number from 0 to 1.
@@ -315,8 +325,10 @@ pub struct ItemFinishArgs {
     /// succeeded, failed or cancelled.
     #[arg(long, default_value = "succeeded", value_parser = finished_status)]
     pub status: Status,
+    /// A new title.
     #[arg(long)]
     pub title: Option<String>,
+    /// A number from 0 to 1.
     #[arg(long)]
     pub progress: Option<f64>,
 }
@@ -381,18 +393,12 @@ fn auth(
     Ok(Auth::new(secret.as_bytes())?.with_issuer_and_audience(issuer.clone(), audience.clone()))
 }
 
-/// Runs the command; the exit status is `pickup run`'s command's, else success.
+/// Runs the subcommand. `pickup run` exits with its command's status; the others succeed or
+/// fail.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    match cli.command {
-        Command::Run(args) => run_command(args).await.map(ExitCode::from),
-        Command::Item(args) => item(args.command).await.map(|()| ExitCode::SUCCESS),
-        other => run_other(other).await.map(|()| ExitCode::SUCCESS),
-    }
-}
-
-async fn run_other(command: Command) -> anyhow::Result<()> {
-    match command {
-        Command::Run(_) | Command::Item(_) => unreachable!("handled by run"),
+    let done = match cli.command {
+        Command::Run(args) => return run_command(args).await.map(ExitCode::from),
+        Command::Item(args) => item(args.command).await,
         Command::Serve(args) => serve(args, false).await,
         Command::Demo(args) => serve(args, true).await,
         Command::Token(t) => {
@@ -412,7 +418,8 @@ async fn run_other(command: Command) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Prune(p) => prune(p).await,
-    }
+    };
+    done.map(|()| ExitCode::SUCCESS)
 }
 
 /// `pickup run`: names are checked before the command starts (a typo is an error, not an
