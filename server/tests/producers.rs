@@ -444,6 +444,38 @@ fn run_gives_up_finishing_after_the_finish_timeout_and_exits_with_the_command_st
     );
 }
 
+#[test]
+fn run_against_a_server_that_never_answers_exits_when_the_finish_timeout_is_over() {
+    // Accepts connections and reads nothing, answers nothing.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in listener.incoming() {
+            held.push(conn);
+        }
+    });
+    let token = common::server::token(SECRET, "ci-bot", WS, true);
+    let started = Instant::now();
+    let out = run(
+        &url,
+        &token,
+        "silent",
+        &["--finish-timeout", "1s"],
+        "exit 0",
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "a hanging request does not hold the wrapper past its finish timeout: {:?}",
+        started.elapsed()
+    );
+    let err = text(&out.stderr);
+    assert!(err.contains("gave up finishing the item after 1s"), "{err}");
+}
+
 #[tokio::test]
 async fn run_refused_by_the_server_still_runs_the_command() {
     let s = Server::start(&[]);
