@@ -60,8 +60,9 @@ pub struct Reporter {
     item: Item,
     timing: Timing,
     id: Option<String>,
-    /// When a registration that got no answer was first sent (this machine's clock): the next
-    /// try looks for the item it may have made before registering again ([`adoptable`]).
+    /// When a registration that got no answer (or is waiting for one) was first sent (this
+    /// machine's clock): the next try looks for the item it may have made before registering
+    /// again ([`adoptable`]).
     unanswered_since: Option<DateTime<Utc>>,
     progress: Option<f64>,
     /// The progress the server has, once it has the item.
@@ -112,7 +113,15 @@ impl Reporter {
                     Ok(()) => self.progress = *progress.borrow_and_update(),
                     Err(_) => progress_open = false,
                 },
-                _ = sleep_until(wake), if wake.is_some() => self.step().await,
+                _ = sleep_until(wake), if wake.is_some() => {
+                    // A request the server is slow to answer does not hold up the finish: it
+                    // is dropped when the command ends (a registration counts as unanswered).
+                    tokio::select! {
+                        biased;
+                        o = &mut ended => break o.ok(),
+                        () = self.step() => {}
+                    }
+                }
             }
         };
         self.progress = *progress.borrow();
@@ -198,15 +207,18 @@ impl Reporter {
             status: Some(status),
             progress: self.progress,
         };
-        let sent_at = Utc::now();
+        // Unanswered until an answer says otherwise, so a try that is dropped mid-way (the
+        // command ended) counts as one that may have been applied.
+        let first = self.unanswered_since.is_none();
+        self.unanswered_since.get_or_insert_with(Utc::now);
         match self.client.register(&self.item.ws, &new).await {
             Ok(record) => {
                 self.unanswered_since = None;
                 Ok((record.id, true))
             }
             Err(e) => {
-                if e.may_have_applied() {
-                    self.unanswered_since.get_or_insert(sent_at);
+                if first && !e.may_have_applied() {
+                    self.unanswered_since = None;
                 }
                 Err(e)
             }
