@@ -623,14 +623,25 @@ async fn run_whose_registration_answer_was_lost_adopts_the_item_instead_of_makin
     let upstream = s.url.trim_start_matches("http://").to_string();
     let proxy = proxy_losing_the_first_post_answer(upstream).await;
     let token = writer(&s);
-    let out = tokio::task::spawn_blocking(move || {
-        run(&proxy, &token, "lost", &[], "exit 0").output().unwrap()
+    // The command waits until the wrapper has lost the answer, so the retry is the wrapper's
+    // own (not a finish that found the registration still in flight).
+    let gate = Gate::new();
+    let gate_path = gate.path().to_path_buf();
+    let (status, warning) = tokio::task::spawn_blocking(move || {
+        let mut child = run(&proxy, &token, "lost", &[], r#"read x < "$GATE""#)
+            .env("GATE", &gate_path)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let err = stderr_lines(&mut child);
+        let warning = wait_for_line(&err, "cannot register the item");
+        gate.open();
+        (child.wait().unwrap(), warning)
     })
     .await
     .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let err = text(&out.stderr);
-    assert!(err.contains("cannot register the item: no answer"), "{err}");
+    assert_eq!(status.code(), Some(0));
+    assert!(warning.contains("no answer from"), "{warning}");
     let records: Vec<_> = s
         .files()
         .into_iter()
