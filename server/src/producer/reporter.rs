@@ -104,29 +104,37 @@ impl Reporter {
         mut ended: oneshot::Receiver<Outcome>,
     ) -> Ending {
         let mut progress_open = true;
-        let outcome = loop {
+        let finish_timeout = self.timing.finish_timeout;
+        let (outcome, deadline) = loop {
             let wake = self.next_wake(Instant::now());
             tokio::select! {
                 biased;
-                o = &mut ended => break o.ok(),
+                o = &mut ended => break (o.ok(), Instant::now() + finish_timeout),
                 changed = progress.changed(), if progress_open => match changed {
                     Ok(()) => self.progress = *progress.borrow_and_update(),
                     Err(_) => progress_open = false,
                 },
                 _ = sleep_until(wake), if wake.is_some() => {
-                    // A request the server is slow to answer does not hold up the finish: it
-                    // is dropped when the command ends (a registration counts as unanswered).
+                    let step = self.step();
+                    tokio::pin!(step);
                     tokio::select! {
                         biased;
-                        o = &mut ended => break o.ok(),
-                        () = self.step() => {}
+                        () = &mut step => {}
+                        o = &mut ended => {
+                            // The command ended during a request: the request may finish (so a
+                            // registration is never cut off half-way by this side), within the
+                            // finish timeout, which it counts against.
+                            let deadline = Instant::now() + finish_timeout;
+                            let _ = tokio::time::timeout_at(deadline, &mut step).await;
+                            break (o.ok(), deadline);
+                        }
                     }
                 }
             }
         };
         self.progress = *progress.borrow();
         match outcome {
-            Some(outcome) => self.finish(&outcome).await,
+            Some(outcome) => self.finish(&outcome, deadline).await,
             // The wrapper is leaving without an outcome (it cannot: it always sends one).
             None => Ending::Unfinished,
         }
@@ -208,7 +216,7 @@ impl Reporter {
             progress: self.progress,
         };
         // Unanswered until an answer says otherwise, so a try that is dropped mid-way (the
-        // command ended) counts as one that may have been applied.
+        // finish timeout ran out during it) counts as one that may have been applied.
         let first = self.unanswered_since.is_none();
         self.unanswered_since.get_or_insert_with(Utc::now);
         match self.client.register(&self.item.ws, &new).await {
@@ -285,9 +293,9 @@ impl Reporter {
         self.retry_at = Some(Instant::now() + delay);
     }
 
-    /// Sends the final status, trying until `finish_timeout` is over.
-    async fn finish(&mut self, outcome: &Outcome) -> Ending {
-        let deadline = Instant::now() + self.timing.finish_timeout;
+    /// Sends the final status, trying until `deadline` (the finish timeout after the command
+    /// ended).
+    async fn finish(&mut self, outcome: &Outcome, deadline: Instant) -> Ending {
         let title = titled(&self.item.title, outcome.note.as_deref());
         loop {
             if self.refused {
