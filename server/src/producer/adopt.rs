@@ -8,6 +8,11 @@
 //! [`CLOCK_MARGIN`] for the difference between this machine's clock and the server's. Another
 //! run of the same key by the same subject, registered inside that window, would be taken for
 //! it; the read path shows one card per key anyway, so the two were one card already.
+//!
+//! It must also be listed in the workspace (everyone's listing): a registration the server cut
+//! off half-way (the connection dropped while it wrote) may have left the record and the
+//! owner's marker but not the workspace's marker. Such an item is seen by its owner only;
+//! adopting it would report the run where nobody else looks, so it is registered again.
 
 use app::model::Card;
 use chrono::{DateTime, Utc};
@@ -19,12 +24,18 @@ use std::time::Duration;
 pub const CLOCK_MARGIN: Duration = Duration::from_secs(30);
 
 /// The id of the item an unanswered registration of `key`, first sent at `since` (this
-/// machine's clock), made: the newest such card, if any.
-pub fn adoptable(cards: &[Card], key: &str, since: DateTime<Utc>) -> Option<String> {
+/// machine's clock), made: the newest such card of `mine` that `listed` (the workspace's
+/// cards) shows too, if any.
+pub fn adoptable(
+    mine: &[Card],
+    listed: &[Card],
+    key: &str,
+    since: DateTime<Utc>,
+) -> Option<String> {
     let earliest = since - CLOCK_MARGIN;
-    cards
-        .iter()
+    mine.iter()
         .filter(|c| c.key == key && !c.status.is_finished())
+        .filter(|c| listed.iter().any(|l| l.id == c.id))
         .filter_map(|c| {
             let created = DateTime::parse_from_rfc3339(&c.created_at).ok()?;
             (created >= earliest).then_some((created, &c.id))
@@ -82,8 +93,13 @@ mod tests {
             ),
             ours,
         ];
-        assert_eq!(adoptable(&cards, "nightly", since).as_deref(), Some("a"));
-        assert_eq!(adoptable(&cards[..3], "nightly", since), None);
+        assert_eq!(
+            adoptable(&cards, &cards, "nightly", since).as_deref(),
+            Some("a")
+        );
+        assert_eq!(adoptable(&cards[..3], &cards, "nightly", since), None);
+        // Not in the workspace's listing (half-registered): not adopted.
+        assert_eq!(adoptable(&cards, &cards[..3], "nightly", since), None);
         // A server clock a little behind this machine's still counts.
         let behind = vec![card(
             "b",
@@ -91,8 +107,11 @@ mod tests {
             Status::Running,
             "2026-11-30T11:59:45Z",
         )];
-        assert_eq!(adoptable(&behind, "nightly", since).as_deref(), Some("b"));
+        assert_eq!(
+            adoptable(&behind, &behind, "nightly", since).as_deref(),
+            Some("b")
+        );
         let unreadable = vec![card("c", "nightly", Status::Running, "yesterday")];
-        assert_eq!(adoptable(&unreadable, "nightly", since), None);
+        assert_eq!(adoptable(&unreadable, &unreadable, "nightly", since), None);
     }
 }

@@ -4,7 +4,7 @@
 
 use crate::record::{ItemRecord, ItemUpdate, NewItem};
 use app::error::ApiError;
-use app::model::{Card, RecentPage};
+use app::model::{Card, Filter, RecentPage};
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 use std::time::Duration;
@@ -164,11 +164,16 @@ impl Client {
             .map(drop)
     }
 
-    /// The newest cards this token's subject owns in `ws` (one per key, up to 50).
-    pub async fn mine(&self, ws: &str) -> Result<Vec<Card>, ClientError> {
+    /// The newest cards of `ws` (one per key, up to 50): the caller's own (`Filter::Mine`) or
+    /// everyone's.
+    pub async fn recent(&self, ws: &str, filter: Filter) -> Result<Vec<Card>, ClientError> {
         let mut url = self.url(ws, &["recent"]);
+        let filter = match filter {
+            Filter::Mine => "mine",
+            Filter::All => "all",
+        };
         url.query_pairs_mut()
-            .append_pair("filter", "mine")
+            .append_pair("filter", filter)
             .append_pair("cap", "50");
         let page: RecentPage = self.json(self.request(Method::GET, url), None).await?;
         Ok(page.cards)

@@ -9,7 +9,7 @@ use crate::producer::client::{Client, ClientError};
 use crate::producer::outcome::{titled, Outcome};
 use crate::producer::progress::Throttle;
 use crate::record::{ItemUpdate, NewItem};
-use app::model::Status;
+use app::model::{Filter, Status};
 use backon::BackoffBuilder;
 use chrono::{DateTime, Utc};
 use std::time::Duration;
@@ -202,8 +202,9 @@ impl Reporter {
         title: String,
     ) -> Result<(String, bool), ClientError> {
         if let Some(since) = self.unanswered_since {
-            let cards = self.client.mine(&self.item.ws).await?;
-            if let Some(id) = adoptable(&cards, &self.item.key, since) {
+            let mine = self.client.recent(&self.item.ws, Filter::Mine).await?;
+            let listed = self.client.recent(&self.item.ws, Filter::All).await?;
+            if let Some(id) = adoptable(&mine, &listed, &self.item.key, since) {
                 self.unanswered_since = None;
                 return Ok((id, false));
             }
