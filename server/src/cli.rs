@@ -6,12 +6,17 @@ use crate::http::{router, HttpConfig};
 use crate::index::Index;
 use crate::jwks::Jwks;
 use crate::names::Workspace;
+use crate::producer::client::Client;
+use crate::producer::reporter::{Item, Timing};
+use crate::record::NewItem;
 use crate::service::Pickup;
 use crate::store::Store;
 use crate::verdict::Limits;
 use anyhow::{bail, Context};
+use app::model::Status;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -45,6 +50,10 @@ pub enum Command {
     Prune(PruneArgs),
     /// Seed a demo workspace, print a link that opens it signed in, and serve.
     Demo(ServeArgs),
+    /// Run a command as an item: registered, kept alive, finished with the command's outcome.
+    Run(RunArgs),
+    /// Register, change, read or remove one item (for scripts).
+    Item(ItemArgs),
 }
 
 #[derive(Args, Clone)]
@@ -199,6 +208,154 @@ pub struct TokenArgs {
     pub aud: Option<String>,
 }
 
+/// Where producers send items, and as whom.
+#[derive(Args, Clone)]
+pub struct ServerArgs {
+    /// The Pickup server, e.g. https://pickup.example.com.
+    #[arg(long = "server", env = "PICKUP_URL")]
+    pub server: String,
+    /// A token with write access to the workspace (`pickup token --write`).
+    #[arg(long, env = "PICKUP_TOKEN", hide_env_values = true)]
+    pub token: String,
+}
+
+impl ServerArgs {
+    fn client(&self) -> anyhow::Result<Client> {
+        Ok(Client::new(&self.server, &self.token)?)
+    }
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
+    /// The workspace.
+    #[arg(long)]
+    pub ws: String,
+    /// The item's key: runs of one key are one card.
+    #[arg(long)]
+    pub key: String,
+    /// What the card says (at most 200 characters).
+    #[arg(long)]
+    pub title: String,
+    /// Where the card links to: http(s) or a path starting with '/'.
+    #[arg(long)]
+    pub url: Option<String>,
+    /// How often the item is told the command is still running.
+    #[arg(long, default_value = "60s", value_parser = positive_duration)]
+    pub heartbeat: Duration,
+    /// At most one progress update per this.
+    #[arg(long, default_value = "5s", value_parser = positive_duration)]
+    pub progress_every: Duration,
+    /// After the command ended, how long to keep trying to finish the item.
+    #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
+    pub finish_timeout: Duration,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required = true, num_args = 1.., value_name = "COMMAND")]
+    pub command: Vec<std::ffi::OsString>,
+}
+
+#[derive(Args)]
+pub struct ItemArgs {
+    #[command(subcommand)]
+    pub command: ItemCommand,
+}
+
+#[derive(Subcommand)]
+pub enum ItemCommand {
+    /// Register an item; prints its id.
+    Start(ItemStartArgs),
+    /// Change an item (only what is given); prints its record as JSON.
+    Update(ItemUpdateArgs),
+    /// Give an item its final status; prints its record as JSON.
+    Finish(ItemFinishArgs),
+    /// Print an item's record as JSON.
+    Get(ItemIdArgs),
+    /// Remove an item.
+    Rm(ItemIdArgs),
+}
+
+#[derive(Args)]
+pub struct ItemIdArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
+    /// The workspace.
+    #[arg(long)]
+    pub ws: String,
+    /// The id `pickup item start` printed.
+    pub id: String,
+}
+
+#[derive(Args)]
+pub struct ItemStartArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
+    /// The workspace.
+    #[arg(long)]
+    pub ws: String,
+    #[arg(long)]
+    pub key: String,
+    /// What the card says (at most 200 characters).
+    #[arg(long)]
+    pub title: String,
+    /// Where the card links to: http(s) or a path starting with '/'.
+    #[arg(long)]
+    pub url: Option<String>,
+    /// queued, running, succeeded, failed or cancelled.
+    #[arg(long, default_value = "running", value_parser = status)]
+    pub status: Status,
+    /// A number from 0 to 1.
+    #[arg(long)]
+    pub progress: Option<f64>,
+}
+
+#[derive(Args)]
+pub struct ItemUpdateArgs {
+    #[command(flatten)]
+    pub id: ItemIdArgs,
+    /// A new title.
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Where the card links to: http(s) or a path starting with '/'.
+    #[arg(long)]
+    pub url: Option<String>,
+    /// queued, running, succeeded, failed or cancelled.
+    #[arg(long, value_parser = status)]
+    pub status: Option<Status>,
+    /// A number from 0 to 1.
+    #[arg(long)]
+    pub progress: Option<f64>,
+}
+
+#[derive(Args)]
+pub struct ItemFinishArgs {
+    #[command(flatten)]
+    pub id: ItemIdArgs,
+    /// succeeded, failed or cancelled.
+    #[arg(long, default_value = "succeeded", value_parser = finished_status)]
+    pub status: Status,
+    /// A new title.
+    #[arg(long)]
+    pub title: Option<String>,
+    /// A number from 0 to 1.
+    #[arg(long)]
+    pub progress: Option<f64>,
+}
+
+fn status(s: &str) -> Result<Status, String> {
+    Status::ALL
+        .into_iter()
+        .find(|st| st.as_str() == s)
+        .ok_or_else(|| "one of queued, running, succeeded, failed, cancelled".to_string())
+}
+
+fn finished_status(s: &str) -> Result<Status, String> {
+    status(s)
+        .ok()
+        .filter(|st| st.is_finished())
+        .ok_or_else(|| "one of succeeded, failed, cancelled".to_string())
+}
+
 #[derive(Args)]
 pub struct PruneArgs {
     #[arg(long, conflicts_with = "all", required_unless_present = "all")]
@@ -245,8 +402,12 @@ fn auth(
     Ok(Auth::new(secret.as_bytes())?.with_issuer_and_audience(issuer.clone(), audience.clone()))
 }
 
-pub async fn run(cli: Cli) -> anyhow::Result<()> {
-    match cli.command {
+/// Runs the subcommand. `pickup run` exits with its command's status; the others succeed or
+/// fail.
+pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let done = match cli.command {
+        Command::Run(args) => return run_command(args).await.map(ExitCode::from),
+        Command::Item(args) => item(args.command).await,
         Command::Serve(args) => serve(args, false).await,
         Command::Demo(args) => serve(args, true).await,
         Command::Token(t) => {
@@ -266,6 +427,71 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Prune(p) => prune(p).await,
+    };
+    done.map(|()| ExitCode::SUCCESS)
+}
+
+/// `pickup run`: names are checked before the command starts (a typo is an error, not an
+/// unreported run); the server is not needed to start it.
+async fn run_command(args: RunArgs) -> anyhow::Result<u8> {
+    Workspace::parse(&args.ws)?;
+    crate::names::SubKey::parse(&args.key)?;
+    let title = crate::record::check_title(&args.title)?;
+    let url = crate::record::check_url(args.url.as_deref())?;
+    let item = Item {
+        ws: args.ws,
+        key: args.key,
+        title,
+        url,
+    };
+    let timing = Timing {
+        heartbeat: args.heartbeat,
+        progress_every: args.progress_every,
+        finish_timeout: args.finish_timeout,
+    };
+    crate::producer::run::run(args.server.client()?, item, timing, args.command).await
+}
+
+async fn item(command: ItemCommand) -> anyhow::Result<()> {
+    use crate::producer::item::{self, Changes};
+    let print = |record: crate::record::ItemRecord| -> anyhow::Result<()> {
+        println!("{}", serde_json::to_string(&record)?);
+        Ok(())
+    };
+    match command {
+        ItemCommand::Start(a) => {
+            let new = NewItem {
+                key: a.key,
+                title: a.title,
+                url: a.url,
+                status: Some(a.status),
+                progress: a.progress,
+            };
+            println!("{}", item::start(&a.server.client()?, &a.ws, &new).await?);
+            Ok(())
+        }
+        ItemCommand::Update(a) => {
+            let changes = Changes {
+                title: a.title,
+                url: a.url,
+                status: a.status,
+                progress: a.progress,
+            };
+            let c = a.id.server.client()?;
+            print(item::update(&c, &a.id.ws, &a.id.id, changes).await?)
+        }
+        ItemCommand::Finish(a) => {
+            let changes = Changes {
+                title: a.title,
+                url: None,
+                status: Some(a.status),
+                progress: a.progress,
+            };
+            let c = a.id.server.client()?;
+            print(item::update(&c, &a.id.ws, &a.id.id, changes).await?)
+        }
+        ItemCommand::Get(a) => print(item::get(&a.server.client()?, &a.ws, &a.id).await?),
+        ItemCommand::Rm(a) => item::remove(&a.server.client()?, &a.ws, &a.id).await,
     }
 }
 

@@ -6,6 +6,7 @@
 //! per workspace for every live stream).
 //! Around them: [`auth`] (and [`jwks`], the identity provider's keys), [`service`] (every operation, for both doors), [`http`], [`serve`]
 //! (the accept loop: timeouts, connection cap, shutdown deadline), [`cli`].
+//! The producer's side: [`producer`] (`pickup run` and `pickup item`, over the REST API).
 
 pub mod auth;
 pub mod cache;
@@ -24,6 +25,7 @@ pub mod metrics;
 pub mod names;
 pub mod openapi;
 pub mod plan;
+pub mod producer;
 pub mod record;
 pub mod serve;
 pub mod service;

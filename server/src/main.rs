@@ -5,7 +5,7 @@ async fn main() -> std::process::ExitCode {
     let cli = pickup::cli::Cli::parse();
     pickup::logs::init(cli.log_format);
     match pickup::cli::run(cli).await {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("pickup: {e:#}");
             std::process::ExitCode::FAILURE

@@ -27,8 +27,9 @@ pub struct ItemRecord {
     pub finished_at: Option<DateTime<Utc>>,
 }
 
-/// `POST /items`: what a producer says when it registers an item.
-#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+/// `POST /items`: what a producer says when it registers an item. Serialised by the producer
+/// commands (`producer::client`), so both sides read one definition.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewItem {
     /// What the item is a run of: 1 to 64 of A-Z, a-z, 0-9 and '-'. A newer run of the same key
@@ -38,11 +39,11 @@ pub struct NewItem {
     #[schema(min_length = 1, max_length = 200)]
     pub title: String,
     /// http(s), or a path starting with `/`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(max_length = 2048)]
     pub url: Option<String>,
     /// `queued` when absent.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<Status>,
     #[serde(default)]
     #[schema(minimum = 0.0, maximum = 1.0)]
@@ -54,7 +55,7 @@ pub struct NewItem {
 /// `GET` gave it: the fields the server keeps (`id`, `ws`, `key`, `owner`, `created_at`) are
 /// accepted when they match the item and refused, by name, when they do not; `updated_at` is
 /// the server's and ignored.
-#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ItemUpdate {
     #[schema(min_length = 1, max_length = 200)]
@@ -67,21 +68,21 @@ pub struct ItemUpdate {
     #[serde(default)]
     #[schema(minimum = 0.0, maximum = 1.0)]
     pub progress: Option<f64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heartbeat_at: Option<DateTime<Utc>>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<DateTime<Utc>>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ws: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<Owner>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<DateTime<Utc>>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<DateTime<Utc>>,
 }
 

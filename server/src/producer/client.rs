@@ -1,0 +1,293 @@
+//! The REST API as producers call it (`POST`, `PUT`, `GET`, `DELETE` of an item, and the
+//! caller's own recent items), with errors that say whether trying again can help and whether
+//! a request that failed may still have been applied.
+
+use crate::record::{ItemRecord, ItemUpdate, NewItem};
+use app::error::ApiError;
+use app::model::{Card, Filter, RecentPage};
+use reqwest::{Method, StatusCode};
+use serde::de::DeserializeOwned;
+use std::time::Duration;
+use thiserror::Error;
+use url::Url;
+
+/// A request unanswered after this is given up (and may have been applied: see
+/// [`ClientError::NoAnswer`]). The server answers 408 after its own 30 s by default.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(35);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Error)]
+pub enum ClientError {
+    #[error("PICKUP_URL {0:?} is not the server's address: write e.g. https://pickup.example.com or http://127.0.0.1:3000")]
+    BadUrl(String),
+    #[error("PICKUP_TOKEN is empty: mint one with `pickup token --sub ci-bot --ws WS --write`")]
+    NoToken,
+    /// The request never reached the server (connection refused, DNS, TLS): nothing happened.
+    #[error("cannot reach {url}: {source}")]
+    Unreachable {
+        url: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The request was sent and no answer came: it may or may not have been applied.
+    #[error("no answer from {url}: {source}")]
+    NoAnswer {
+        url: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    /// A 4xx the caller can only fix by changing something (the token, a name, the body).
+    #[error("{url} refused the request ({status}): {message}")]
+    Refused {
+        url: String,
+        status: u16,
+        message: String,
+    },
+    /// A 5xx, 408, 429, or 409 on a registration (its ids were taken this millisecond).
+    #[error("{url} could not answer ({status}): {message}")]
+    Unavailable {
+        url: String,
+        status: u16,
+        message: String,
+    },
+    #[error("{url} answered something that is not Pickup's API: {detail}")]
+    BadAnswer { url: String, detail: String },
+}
+
+impl ClientError {
+    /// Whether the same request may succeed later.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            ClientError::Unreachable { .. }
+                | ClientError::NoAnswer { .. }
+                | ClientError::Unavailable { .. }
+        )
+    }
+
+    /// Whether the server may have applied the request although no answer said so.
+    pub fn may_have_applied(&self) -> bool {
+        matches!(self, ClientError::NoAnswer { .. })
+    }
+
+    /// The HTTP status of a refusal (404: the item is gone; 401: the token).
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            ClientError::Refused { status, .. } | ClientError::Unavailable { status, .. } => {
+                Some(*status)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A client of one Pickup server, authenticated with one token.
+#[derive(Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    base: Url,
+    token: String,
+}
+
+impl Client {
+    /// `server`: the server's base URL (a path prefix is kept); `token`: a JWT with write scope.
+    pub fn new(server: &str, token: &str) -> Result<Self, ClientError> {
+        let base = Url::parse(server.trim())
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
+            .ok_or_else(|| ClientError::BadUrl(server.to_string()))?;
+        let token = token.trim();
+        if token.is_empty() {
+            return Err(ClientError::NoToken);
+        }
+        let http = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .timeout(REQUEST_TIMEOUT)
+            .user_agent(concat!("pickup/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ClientError::BadAnswer {
+                url: server.to_string(),
+                detail: format!("cannot build an HTTP client: {e}"),
+            })?;
+        Ok(Client {
+            http,
+            base,
+            token: token.to_string(),
+        })
+    }
+
+    /// The server's address as given.
+    pub fn server(&self) -> &str {
+        self.base.as_str()
+    }
+
+    /// `{base}/api/v1/workspaces/{ws}/…`, each name one path segment (escaped, never a `/`).
+    fn url(&self, ws: &str, rest: &[&str]) -> Url {
+        let mut url = self.base.clone();
+        url.path_segments_mut()
+            .expect("an http(s) URL has a path")
+            .pop_if_empty()
+            .extend(["api", "v1", "workspaces", ws])
+            .extend(rest);
+        url
+    }
+
+    /// Registers an item: its record (with the new `id`).
+    pub async fn register(&self, ws: &str, item: &NewItem) -> Result<ItemRecord, ClientError> {
+        let url = self.url(ws, &["items"]);
+        self.json(self.request(Method::POST, url).json(item), None)
+            .await
+    }
+
+    /// Writes the whole record of `id`; `timeout` bounds this one request.
+    pub async fn update(
+        &self,
+        ws: &str,
+        id: &str,
+        up: &ItemUpdate,
+        timeout: Option<Duration>,
+    ) -> Result<ItemRecord, ClientError> {
+        let url = self.url(ws, &["items", id]);
+        self.json(self.request(Method::PUT, url).json(up), timeout)
+            .await
+    }
+
+    pub async fn get(&self, ws: &str, id: &str) -> Result<ItemRecord, ClientError> {
+        let url = self.url(ws, &["items", id]);
+        self.json(self.request(Method::GET, url), None).await
+    }
+
+    pub async fn remove(&self, ws: &str, id: &str) -> Result<(), ClientError> {
+        let url = self.url(ws, &["items", id]);
+        self.send(self.request(Method::DELETE, url), None)
+            .await
+            .map(drop)
+    }
+
+    /// The newest cards of `ws` (one per key, up to 50): the caller's own (`Filter::Mine`) or
+    /// everyone's.
+    pub async fn recent(&self, ws: &str, filter: Filter) -> Result<Vec<Card>, ClientError> {
+        let mut url = self.url(ws, &["recent"]);
+        let filter = match filter {
+            Filter::Mine => "mine",
+            Filter::All => "all",
+        };
+        url.query_pairs_mut()
+            .append_pair("filter", filter)
+            .append_pair("cap", "50");
+        let page: RecentPage = self.json(self.request(Method::GET, url), None).await?;
+        Ok(page.cards)
+    }
+
+    fn request(&self, method: Method, url: Url) -> reqwest::RequestBuilder {
+        self.http.request(method, url).bearer_auth(&self.token)
+    }
+
+    async fn json<T: DeserializeOwned>(
+        &self,
+        req: reqwest::RequestBuilder,
+        timeout: Option<Duration>,
+    ) -> Result<T, ClientError> {
+        let (url, res) = self.send(req, timeout).await?;
+        let bytes = res.bytes().await.map_err(|source| ClientError::NoAnswer {
+            url: url.clone(),
+            source,
+        })?;
+        serde_json::from_slice(&bytes).map_err(|e| ClientError::BadAnswer {
+            url,
+            detail: e.to_string(),
+        })
+    }
+
+    /// Sends `req`; a 2xx is the answer, anything else the error it means.
+    async fn send(
+        &self,
+        req: reqwest::RequestBuilder,
+        timeout: Option<Duration>,
+    ) -> Result<(String, reqwest::Response), ClientError> {
+        let req = match timeout {
+            Some(t) => req.timeout(t),
+            None => req,
+        };
+        let req = req.build().map_err(|e| ClientError::BadAnswer {
+            url: self.base.to_string(),
+            detail: format!("cannot build the request: {e}"),
+        })?;
+        let url = req.url().to_string();
+        let method = req.method().clone();
+        let res = self.http.execute(req).await.map_err(|source| {
+            if source.is_connect() {
+                ClientError::Unreachable {
+                    url: url.clone(),
+                    source,
+                }
+            } else {
+                ClientError::NoAnswer {
+                    url: url.clone(),
+                    source,
+                }
+            }
+        })?;
+        let status = res.status();
+        if status.is_success() {
+            return Ok((url, res));
+        }
+        let text = res.text().await.unwrap_or_default();
+        // Pickup's errors are `{"error", "message"}`; a proxy's may be anything.
+        let message = serde_json::from_str::<ApiError>(&text)
+            .map(|e| e.message)
+            .unwrap_or_else(|_| text.chars().take(200).collect::<String>());
+        let transient = status.is_server_error()
+            || status == StatusCode::REQUEST_TIMEOUT
+            || status == StatusCode::TOO_MANY_REQUESTS
+            // Every id a registration tried was taken: the server says to send it again.
+            || (status == StatusCode::CONFLICT && method == Method::POST);
+        let status = status.as_u16();
+        Err(if transient {
+            ClientError::Unavailable {
+                url,
+                status,
+                message,
+            }
+        } else {
+            ClientError::Refused {
+                url,
+                status,
+                message,
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_keep_a_prefix_and_escape_names() {
+        let c = Client::new("https://h.example/pickup/", "t").unwrap();
+        assert_eq!(
+            c.url("acme", &["items", "a/b"]).as_str(),
+            "https://h.example/pickup/api/v1/workspaces/acme/items/a%2Fb"
+        );
+        let c = Client::new("http://127.0.0.1:3000", "t").unwrap();
+        assert_eq!(
+            c.url("acme", &["recent"]).as_str(),
+            "http://127.0.0.1:3000/api/v1/workspaces/acme/recent"
+        );
+    }
+
+    #[test]
+    fn refuses_what_is_not_a_server_or_a_token() {
+        for bad in ["", "127.0.0.1:3000", "ftp://x", "file:///tmp", "http://"] {
+            assert!(
+                matches!(Client::new(bad, "t"), Err(ClientError::BadUrl(_))),
+                "{bad}"
+            );
+        }
+        assert!(matches!(
+            Client::new("http://x", "  "),
+            Err(ClientError::NoToken)
+        ));
+    }
+}

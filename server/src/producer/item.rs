@@ -1,0 +1,124 @@
+//! `pickup item start|update|finish|get|rm`: one API call each, for scripts in any language.
+//! `start` prints the new item's id; `update`, `finish` and `get` print its record as one line
+//! of JSON; `rm` prints nothing. A failure is an error (exit status 1) that says what the
+//! server said.
+
+use crate::producer::client::Client;
+use crate::record::{ItemRecord, ItemUpdate, NewItem};
+use app::model::Status;
+
+/// What `update` and `finish` change; what is not given stays as the record has it.
+#[derive(Debug, Clone, Default)]
+pub struct Changes {
+    pub title: Option<String>,
+    pub url: Option<String>,
+    pub status: Option<Status>,
+    pub progress: Option<f64>,
+}
+
+pub async fn start(client: &Client, ws: &str, item: &NewItem) -> anyhow::Result<String> {
+    Ok(client.register(ws, item).await?.id)
+}
+
+/// Reads the record and writes it back with `changes`. The record's producer is its only
+/// writer, so nobody's change is lost between the two.
+pub async fn update(
+    client: &Client,
+    ws: &str,
+    id: &str,
+    changes: Changes,
+) -> anyhow::Result<ItemRecord> {
+    let record = client.get(ws, id).await?;
+    let up = changed(&record, changes);
+    Ok(client.update(ws, id, &up, None).await?)
+}
+
+/// The whole record the server is sent: the old one with `changes`. The heartbeat is left to
+/// the server (it sets it on every update of a running item), and so is the finishing time,
+/// except when a finished item stays finished.
+fn changed(record: &ItemRecord, changes: Changes) -> ItemUpdate {
+    let status = changes.status.unwrap_or(record.status);
+    let mut up = ItemUpdate::new(
+        changes.title.unwrap_or_else(|| record.title.clone()),
+        status,
+    );
+    up.url = changes.url.or_else(|| record.url.clone());
+    up.progress = changes.progress.or(record.progress);
+    up.finished_at = (status.is_finished() && record.status.is_finished())
+        .then_some(record.finished_at)
+        .flatten();
+    up
+}
+
+pub async fn get(client: &Client, ws: &str, id: &str) -> anyhow::Result<ItemRecord> {
+    Ok(client.get(ws, id).await?)
+}
+
+pub async fn remove(client: &Client, ws: &str, id: &str) -> anyhow::Result<()> {
+    Ok(client.remove(ws, id).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use app::model::Owner;
+
+    fn record(status: Status) -> ItemRecord {
+        let t = "2026-11-30T12:00:00Z".parse().unwrap();
+        ItemRecord {
+            id: "id".into(),
+            ws: "acme".into(),
+            key: "k".into(),
+            title: "Train".into(),
+            url: Some("/runs/1".into()),
+            status,
+            progress: Some(0.5),
+            owner: Owner {
+                sub: "ci".into(),
+                name: "CI".into(),
+            },
+            created_at: t,
+            updated_at: t,
+            heartbeat_at: Some(t),
+            finished_at: status.is_finished().then_some(t),
+        }
+    }
+
+    #[test]
+    fn an_update_keeps_what_it_does_not_change_and_lets_the_server_stamp_times() {
+        let up = changed(
+            &record(Status::Running),
+            Changes {
+                progress: Some(0.75),
+                ..Changes::default()
+            },
+        );
+        assert_eq!(up.title, "Train");
+        assert_eq!(up.url.as_deref(), Some("/runs/1"));
+        assert_eq!(up.status, Status::Running);
+        assert_eq!(up.progress, Some(0.75));
+        assert_eq!(up.heartbeat_at, None, "the server sets the heartbeat");
+        let finish = changed(
+            &record(Status::Running),
+            Changes {
+                status: Some(Status::Failed),
+                ..Changes::default()
+            },
+        );
+        assert_eq!(
+            finish.finished_at, None,
+            "the server sets the finishing time"
+        );
+        let retitle = changed(
+            &record(Status::Succeeded),
+            Changes {
+                title: Some("Renamed".into()),
+                ..Changes::default()
+            },
+        );
+        assert!(
+            retitle.finished_at.is_some(),
+            "a finished item keeps its time"
+        );
+    }
+}

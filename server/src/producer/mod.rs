@@ -1,0 +1,15 @@
+//! The producer's side: commands that tell a Pickup server about work as it happens.
+//!
+//! [`client`] is the REST API as producers call it; [`item`] the one-call commands
+//! (`pickup item …`); [`run`] wraps a command (`pickup run`), with [`reporter`] keeping the
+//! server told beside it. Pure rules, tested alone: [`progress`] (progress lines and files,
+//! throttling), [`outcome`] (exit status to item status), [`adopt`] (recognising a
+//! registration whose answer was lost).
+
+pub mod adopt;
+pub mod client;
+pub mod item;
+pub mod outcome;
+pub mod progress;
+pub mod reporter;
+pub mod run;

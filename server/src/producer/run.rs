@@ -1,0 +1,218 @@
+//! `pickup run -- COMMAND…`: runs a command as an item of a workspace.
+//!
+//! The command gets the wrapper's standard input and standard error as they are, and its
+//! standard output is passed through unchanged, line by line, progress lines included (they
+//! are read on the way: [`progress::from_line`]). It also finds, in `PICKUP_PROGRESS_FILE`, a
+//! file of the wrapper's own where it may write its progress instead.
+//!
+//! Signals: the command stays in the wrapper's process group, so it keeps the terminal (it may
+//! read from it, and job control works). A Ctrl-C at the terminal therefore reaches the
+//! command directly; SIGINT and SIGTERM sent to the wrapper by another process (`kill`, a
+//! scheduler) are passed on to the command. Either way the item ends cancelled and the wrapper
+//! exits as the command did (its code, or 128 + the signal that killed it).
+//!
+//! The server's answers never hold the command up: the [`Reporter`] runs beside it.
+
+use crate::producer::client::Client;
+use crate::producer::outcome::{outcome, Exit};
+use crate::producer::progress;
+use crate::producer::reporter::{Item, Reporter, Timing};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::exfiltrator::WithOrigin;
+use signal_hook::iterator::SignalsInfo;
+use signal_hook::low_level::siginfo::{Cause, Origin};
+use std::ffi::OsString;
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::ChildStdout;
+use tokio::sync::{mpsc, watch};
+
+/// After the command ends, how long output that its leftover background processes still
+/// write to the pipe is passed through before the wrapper moves on.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(1);
+
+/// Whether a signal the wrapper got must be passed on to the command. One the kernel sent
+/// (a terminal's Ctrl-C, to the whole foreground process group) reached the command already;
+/// passing it on would make a second one.
+fn forward(cause: Cause) -> bool {
+    !matches!(cause, Cause::Kernel)
+}
+
+/// Runs `command` as `item`; the exit status is the command's.
+pub async fn run(
+    client: Client,
+    item: Item,
+    timing: Timing,
+    command: Vec<OsString>,
+) -> anyhow::Result<u8> {
+    let (program, args) = command
+        .split_first()
+        .ok_or_else(|| anyhow::anyhow!("no command: write it after `--`"))?;
+    // Taken over before the command starts, so no signal finds the wrapper unprepared.
+    let mut signals = SignalsInfo::<WithOrigin>::new([SIGINT, SIGTERM])?;
+    let signals_handle = signals.handle();
+    let (signal_tx, mut signal_rx) = mpsc::unbounded_channel::<Origin>();
+    std::thread::spawn(move || {
+        for origin in signals.forever() {
+            if signal_tx.send(origin).is_err() {
+                break;
+            }
+        }
+    });
+    let progress_file = tempfile::Builder::new()
+        .prefix("pickup-progress-")
+        .tempfile()?;
+    let mut child = match tokio::process::Command::new(program)
+        .args(args)
+        .env("PICKUP_PROGRESS_FILE", progress_file.path())
+        .stdout(Stdio::piped())
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(e) => {
+            eprintln!(
+                "pickup run: cannot start {}: {e}",
+                program.to_string_lossy()
+            );
+            signals_handle.close();
+            // What shells exit with when a command is missing (127) or cannot be run (126).
+            return Ok(if e.kind() == std::io::ErrorKind::NotFound {
+                127
+            } else {
+                126
+            });
+        }
+    };
+    let pid = Pid::from_raw(child.id().expect("a child that has not been waited for") as i32);
+
+    let (progress_tx, progress_rx) = watch::channel(None);
+    let (ended_tx, ended_rx) = tokio::sync::oneshot::channel();
+    let mut reporter = tokio::spawn(Reporter::new(client, item, timing).run(progress_rx, ended_rx));
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let mut pump = tokio::spawn(pass_through(stdout, progress_tx.clone()));
+    let (stop_watching, stop) = tokio::sync::oneshot::channel::<()>();
+    let watcher = tokio::spawn(watch_file(
+        progress_file.path().to_path_buf(),
+        timing.progress_every.min(Duration::from_secs(1)),
+        progress_tx,
+        stop,
+    ));
+
+    let mut interrupted = None;
+    let status = loop {
+        tokio::select! {
+            status = child.wait() => break status?,
+            Some(origin) = signal_rx.recv() => {
+                interrupted.get_or_insert(origin.signal);
+                if forward(origin.cause) {
+                    if let Ok(sig) = Signal::try_from(origin.signal) {
+                        // The command may have just ended: then there is no one to tell.
+                        let _ = kill(pid, sig);
+                    }
+                }
+            }
+        }
+    };
+    if tokio::time::timeout(DRAIN_AFTER_EXIT, &mut pump)
+        .await
+        .is_err()
+    {
+        pump.abort();
+    }
+    // Its last read is after the command ended, so a value written just before counts.
+    let _ = stop_watching.send(());
+    let _ = watcher.await;
+
+    let outcome = outcome(Exit::from(status), interrupted);
+    let exit_code = outcome.exit_code;
+    let _ = ended_tx.send(outcome);
+    tokio::select! {
+        _ = &mut reporter => {}
+        Some(_) = signal_rx.recv() => {
+            eprintln!("pickup run: interrupted again: leaving without finishing the item");
+        }
+    }
+    signals_handle.close();
+    Ok(exit_code)
+}
+
+/// Copies the command's output to the wrapper's, line by line, and reports each progress line.
+/// When the wrapper's own output is closed, the pipe is closed too, so the command learns it
+/// as it would have without the wrapper.
+async fn pass_through(from: ChildStdout, progress: watch::Sender<Option<f64>>) {
+    let mut reader = BufReader::new(from);
+    let mut out = tokio::io::stdout();
+    let mut line = Vec::new();
+    let mut warned = false;
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line).await {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => {
+                eprintln!("pickup run: cannot read the command's output: {e}");
+                break;
+            }
+        }
+        match progress::from_line(&line) {
+            Some(Ok(p)) => {
+                progress.send_replace(Some(p));
+            }
+            Some(Err(e)) if !warned => {
+                eprintln!("pickup run: {e}");
+                warned = true;
+            }
+            _ => {}
+        }
+        if out.write_all(&line).await.is_err() || out.flush().await.is_err() {
+            break;
+        }
+    }
+}
+
+/// Reads the progress file every `every` (and once more when `stop` fires) and reports each
+/// new value it holds. Only a change of the file counts, so a value the output reported later
+/// is not overwritten by the file's older one.
+async fn watch_file(
+    path: std::path::PathBuf,
+    every: Duration,
+    progress: watch::Sender<Option<f64>>,
+    mut stop: tokio::sync::oneshot::Receiver<()>,
+) {
+    let mut tick = tokio::time::interval(every);
+    let mut last = None;
+    loop {
+        let stopping = tokio::select! {
+            _ = tick.tick() => false,
+            _ = &mut stop => true,
+        };
+        if let Ok(content) = tokio::fs::read_to_string(&path).await {
+            // A half-written value is read again on the next tick.
+            if let Some(Ok(p)) = progress::from_file(&content) {
+                if last != Some(p) {
+                    last = Some(p);
+                    progress.send_replace(Some(p));
+                }
+            }
+        }
+        if stopping {
+            break;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use signal_hook::low_level::siginfo::Sent;
+
+    #[test]
+    fn a_terminal_signal_is_not_sent_twice() {
+        assert!(!forward(Cause::Kernel));
+        assert!(forward(Cause::Sent(Sent::User)));
+        assert!(forward(Cause::Unknown));
+    }
+}

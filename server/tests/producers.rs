@@ -1,0 +1,653 @@
+//! `pickup run` and `pickup item` against a real `pickup serve`, over real HTTP. The wrapped
+//! commands are `sh -c` scripts; where a test must act while one runs, the script waits on a
+//! fifo the test writes to (no sleeps).
+
+mod common;
+
+use common::server::{Server, SECRET};
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const WS: &str = "acme";
+
+/// `pickup ARGS` as a producer of `WS` on `url`, with nothing of the calling environment's
+/// Pickup settings.
+fn producer(url: &str, token: &str, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pickup"));
+    cmd.args(args)
+        .env("PICKUP_URL", url)
+        .env("PICKUP_TOKEN", token)
+        .env("PICKUP_LOG", "error")
+        .env_remove("PICKUP_SECRET")
+        .env_remove("PICKUP_PROGRESS_FILE")
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// `pickup run` of `script` (run by `sh -c`) as the item `key`, with short periods.
+fn run(url: &str, token: &str, key: &str, extra: &[&str], script: &str) -> Command {
+    let mut args = vec![
+        "run",
+        "--ws",
+        WS,
+        "--key",
+        key,
+        "--title",
+        "Nightly training",
+        "--heartbeat",
+        "1s",
+        "--progress-every",
+        "50ms",
+    ];
+    args.extend_from_slice(extra);
+    // A wrapper a failing test leaves behind gives up on its gone server soon.
+    if !extra.contains(&"--finish-timeout") {
+        args.extend_from_slice(&["--finish-timeout", "10s"]);
+    }
+    args.extend_from_slice(&["--", "sh", "-c", script]);
+    producer(url, token, &args)
+}
+
+fn writer(s: &Server) -> String {
+    s.token("ci-bot", WS, true)
+}
+
+/// The newest card of `key` in the workspace, as a reader sees it.
+async fn card(s: &Server, key: &str) -> Option<Value> {
+    let page: Value = reqwest::Client::new()
+        .get(format!("{}/api/v1/workspaces/{WS}/recent?cap=50", s.url))
+        .bearer_auth(s.token("reader", WS, false))
+        .send()
+        .await
+        .unwrap()
+        .error_for_status()
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    page["cards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["key"] == key)
+        .cloned()
+}
+
+/// Waits (a bounded while, reading again every 20 ms) until `key`'s card satisfies `ok`.
+async fn card_until(s: &Server, key: &str, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
+    let started = Instant::now();
+    loop {
+        if let Some(c) = card(s, key).await.filter(|c| ok(c)) {
+            return c;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "{key}: never {what}; last seen {:?}",
+            card(s, key).await
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A fifo a script reads a line from (`read x < "$GATE"`): it waits until [`Gate::open`]. One
+/// read per gate: a second `read` of the same fifo could open it while the first writer still
+/// has it open, and pass on its end of file.
+struct Gate {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+}
+
+impl Gate {
+    fn new() -> Gate {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("gate");
+        assert!(Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap()
+            .success());
+        Gate { _dir: dir, path }
+    }
+
+    /// Lets the script's next `read` through (blocks until the script opens the fifo).
+    fn open(&self) {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&self.path)
+            .unwrap()
+            .write_all(b"go\n")
+            .unwrap();
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// A failing test leaves no script waiting for ever: whatever waits on the gate is let through
+/// (a non-blocking open finds no reader, and does nothing, otherwise).
+impl Drop for Gate {
+    fn drop(&mut self) {
+        use std::os::unix::fs::OpenOptionsExt;
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&self.path)
+        {
+            let _ = f.write_all(b"go\n");
+        }
+    }
+}
+
+/// Waits for the child, at most `bound`.
+fn wait(child: Child, bound: Duration) -> Output {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    rx.recv_timeout(bound)
+        .unwrap_or_else(|_| panic!("pickup run did not exit within {bound:?}"))
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[tokio::test]
+async fn run_passes_output_through_unchanged_and_finishes_succeeded() {
+    let s = Server::start(&[]);
+    let out = run(
+        &s.url,
+        &writer(&s),
+        "ok",
+        &[],
+        r#"echo one; echo "pickup:progress 0.5"; printf 'two\r\n\377bytes\nno newline'"#,
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        out.stdout, b"one\npickup:progress 0.5\ntwo\r\n\xffbytes\nno newline",
+        "stdout byte for byte, progress lines included"
+    );
+    assert_eq!(text(&out.stderr), "", "nothing to say when all goes well");
+    let c = card(&s, "ok").await.expect("the item is registered");
+    assert_eq!(c["status"], "succeeded");
+    assert_eq!(c["title"], "Nightly training");
+    assert_eq!(c["progress"], 0.5);
+    assert_eq!(c["owner"]["sub"], "ci-bot");
+}
+
+#[tokio::test]
+async fn run_of_a_failing_command_fails_the_item_with_the_code_and_exits_with_it() {
+    let s = Server::start(&[]);
+    let out = run(&s.url, &writer(&s), "bad", &[], "echo oops >&2; exit 3")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(
+        text(&out.stderr),
+        "oops\n",
+        "the command's stderr, untouched"
+    );
+    let c = card(&s, "bad").await.unwrap();
+    assert_eq!(c["status"], "failed");
+    assert_eq!(c["title"], "Nightly training (exit 3)");
+
+    // A command that cannot start is 127, as in a shell, and registers nothing.
+    let out = producer(
+        &s.url,
+        &writer(&s),
+        &[
+            "run",
+            "--ws",
+            WS,
+            "--key",
+            "missing",
+            "--title",
+            "T",
+            "--",
+            "no-such-command-here",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(127));
+    assert!(text(&out.stderr).contains("cannot start no-such-command-here"));
+    assert!(card(&s, "missing").await.is_none());
+}
+
+/// Runs `script` as `key`, waits until the server has it running with its progress, sends
+/// the wrapper `signal` (`kill -SIGNAL`), and answers how it exited, the item's card, and the
+/// output after the progress line.
+async fn interrupt(s: &Server, key: &str, script: &str, signal: &str) -> (Output, Value, String) {
+    let mut child = run(&s.url, &writer(s), key, &[], script)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "pickup:progress 0.25");
+    card_until(s, key, "running with its progress", |c| {
+        c["status"] == "running" && c["progress"] == 0.25
+    })
+    .await;
+    assert!(Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    // Only the signal, passed on, can end the command within the bound.
+    let out = wait(child, Duration::from_secs(20));
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    (out, card(s, key).await.unwrap(), rest.join("\n"))
+}
+
+#[tokio::test]
+async fn run_interrupted_passes_sigint_on_cancels_the_item_and_exits_as_the_command() {
+    let s = Server::start(&[]);
+    let (out, c, _) = interrupt(
+        &s,
+        "int",
+        r#"echo "pickup:progress 0.25"; exec sleep 60"#,
+        "INT",
+    )
+    .await;
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "128 + SIGINT, as the command died of it: {}",
+        text(&out.stderr)
+    );
+    assert_eq!(c["status"], "cancelled");
+    assert_eq!(c["title"], "Nightly training (cancelled by SIGINT)");
+}
+
+#[tokio::test]
+async fn run_terminated_passes_sigterm_on_and_exits_with_the_code_the_command_chose() {
+    let s = Server::start(&[]);
+    let gate = Gate::new(); // never opened: the command waits on it until the signal
+    let script = format!(
+        r#"trap "echo cleaning up; exit 7" TERM; echo "pickup:progress 0.25"; read x < "{}""#,
+        gate.path().display()
+    );
+    let (out, c, rest) = interrupt(&s, "term", &script, "TERM").await;
+    assert_eq!(out.status.code(), Some(7), "{}", text(&out.stderr));
+    assert_eq!(rest, "cleaning up", "the command's own handler ran");
+    assert_eq!(c["status"], "cancelled");
+    assert_eq!(c["title"], "Nightly training (cancelled by SIGTERM)");
+}
+
+#[tokio::test]
+async fn run_reports_progress_from_output_lines_and_from_the_progress_file() {
+    let s = Server::start(&[]);
+    let (gate, gate2) = (Gate::new(), Gate::new());
+    let child = run(
+        &s.url,
+        &writer(&s),
+        "progress",
+        &[],
+        r#"echo "pickup:progress 0.42"; read x < "$GATE"; echo 0.8 > "$PICKUP_PROGRESS_FILE"; read x < "$GATE2"; echo done"#,
+    )
+    .env("GATE", gate.path())
+    .env("GATE2", gate2.path())
+    .stdout(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let first = card_until(&s, "progress", "at 0.42 from the output line", |c| {
+        c["status"] == "running" && c["progress"] == 0.42
+    })
+    .await;
+    // Nothing new to say while the command waits: the heartbeat (1 s here) still updates it.
+    card_until(&s, "progress", "updated by a heartbeat", |c| {
+        c["updated_at"] != first["updated_at"] && c["progress"] == 0.42
+    })
+    .await;
+    gate.open();
+    card_until(&s, "progress", "at 0.8 from the file", |c| {
+        c["status"] == "running" && c["progress"] == 0.8
+    })
+    .await;
+    gate2.open();
+    let out = wait(child, Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(text(&out.stdout), "pickup:progress 0.42\ndone\n");
+    let c = card(&s, "progress").await.unwrap();
+    assert_eq!(c["status"], "succeeded");
+    assert_eq!(c["progress"], 0.8);
+}
+
+/// A loopback address nothing listens on (yet).
+fn free_addr() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().to_string()
+}
+
+/// Reads `child`'s stderr on a thread; the receiver gets each line.
+fn stderr_lines(child: &mut Child) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let err = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    rx
+}
+
+fn wait_for_line(rx: &std::sync::mpsc::Receiver<String>, needle: &str) -> String {
+    loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(15))
+            .unwrap_or_else(|_| panic!("no stderr line with {needle:?}"));
+        if line.contains(needle) {
+            return line;
+        }
+    }
+}
+
+#[tokio::test]
+async fn run_with_the_server_down_at_start_runs_the_command_and_registers_once_it_answers() {
+    let addr = free_addr();
+    let url = format!("http://{addr}");
+    let token = common::server::token(SECRET, "ci-bot", WS, true);
+    let gate = Gate::new();
+    let mut child = run(
+        &url,
+        &token,
+        "down",
+        &[],
+        r#"echo started; read x < "$GATE"; exit 4"#,
+    )
+    .env("GATE", gate.path())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    assert_eq!(
+        first, "started\n",
+        "the command runs while the server is down"
+    );
+    let err = stderr_lines(&mut child);
+    let warning = wait_for_line(&err, "cannot register the item");
+    assert!(warning.contains("keeps trying"), "{warning}");
+
+    let s = Server::start(&[("PICKUP_ADDR", &addr)]);
+    card_until(&s, "down", "registered as running", |c| {
+        c["status"] == "running"
+    })
+    .await;
+    gate.open();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(4), "the command's own status");
+    let c = card(&s, "down").await.unwrap();
+    assert_eq!(c["status"], "failed");
+    assert_eq!(c["title"], "Nightly training (exit 4)");
+}
+
+#[tokio::test]
+async fn run_whose_command_ends_while_the_server_is_down_finishes_the_item_once_it_answers() {
+    let addr = free_addr();
+    let url = format!("http://{addr}");
+    let token = common::server::token(SECRET, "ci-bot", WS, true);
+    let mut child = run(
+        &url,
+        &token,
+        "late",
+        &["--finish-timeout", "60s"],
+        "echo ended",
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let err = stderr_lines(&mut child);
+    wait_for_line(&err, "cannot register the item");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut last = String::new();
+    out.read_line(&mut last).unwrap();
+    assert_eq!(
+        last, "ended\n",
+        "the command's last words, before any server answers"
+    );
+    let s = Server::start(&[("PICKUP_ADDR", &addr)]);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    wait_for_line(&err, "answers again; item");
+    let c = card(&s, "late")
+        .await
+        .expect("registered once the server answered");
+    assert_eq!(c["status"], "succeeded");
+}
+
+#[test]
+fn run_gives_up_finishing_after_the_finish_timeout_and_exits_with_the_command_status() {
+    let url = format!("http://{}", free_addr());
+    let token = common::server::token(SECRET, "ci-bot", WS, true);
+    let started = Instant::now();
+    let out = run(&url, &token, "never", &["--finish-timeout", "1s"], "exit 5")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5));
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("gave up finishing the item after 1s") && err.contains("never registered"),
+        "{err}"
+    );
+}
+
+#[test]
+fn run_against_a_server_that_never_answers_exits_when_the_finish_timeout_is_over() {
+    // Accepts connections and reads nothing, answers nothing.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in listener.incoming() {
+            held.push(conn);
+        }
+    });
+    let token = common::server::token(SECRET, "ci-bot", WS, true);
+    let started = Instant::now();
+    let out = run(
+        &url,
+        &token,
+        "silent",
+        &["--finish-timeout", "1s"],
+        "exit 0",
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "a hanging request does not hold the wrapper past its finish timeout: {:?}",
+        started.elapsed()
+    );
+    let err = text(&out.stderr);
+    assert!(err.contains("gave up finishing the item after 1s"), "{err}");
+}
+
+#[tokio::test]
+async fn run_refused_by_the_server_still_runs_the_command() {
+    let s = Server::start(&[]);
+    let reader = s.token("reader", WS, false);
+    let out = run(&s.url, &reader, "refused", &[], "echo still-ran; exit 0")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(text(&out.stdout), "still-ran\n");
+    let err = text(&out.stderr);
+    assert!(err.contains("(403)") && err.contains("unreported"), "{err}");
+    assert!(card(&s, "refused").await.is_none());
+}
+
+/// `pickup item …` with `args`: its stdout, after checking it succeeded.
+fn item(s: &Server, token: &str, args: &[&str]) -> String {
+    let mut all = vec!["item"];
+    all.extend_from_slice(args);
+    let out = producer(&s.url, token, &all).output().unwrap();
+    assert!(
+        out.status.success(),
+        "pickup item {args:?}: {}",
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+#[tokio::test]
+async fn item_commands_start_update_finish_get_and_remove_an_item() {
+    let s = Server::start(&[]);
+    let token = writer(&s);
+    let id = item(
+        &s,
+        &token,
+        &[
+            "start", "--ws", WS, "--key", "upload", "--title", "Upload", "--url", "/u/1",
+        ],
+    );
+    let id = id.trim_end();
+    assert!(id.ends_with("_upload"), "the id alone: {id:?}");
+    let c = card(&s, "upload").await.unwrap();
+    assert_eq!(
+        (c["id"].as_str(), &c["status"]),
+        (Some(id), &"running".into())
+    );
+
+    let updated: Value = serde_json::from_str(&item(
+        &s,
+        &token,
+        &["update", "--ws", WS, id, "--progress", "0.3"],
+    ))
+    .unwrap();
+    assert_eq!(updated["progress"], 0.3);
+    assert_eq!(updated["title"], "Upload", "what is not given is kept");
+    assert_eq!(updated["url"], "/u/1");
+
+    let finished: Value = serde_json::from_str(&item(
+        &s,
+        &token,
+        &["finish", "--ws", WS, id, "--status", "failed"],
+    ))
+    .unwrap();
+    assert_eq!(finished["status"], "failed");
+    assert!(finished["finished_at"].is_string());
+    let got: Value = serde_json::from_str(&item(&s, &token, &["get", "--ws", WS, id])).unwrap();
+    assert_eq!(got, finished, "get prints the record as it is");
+
+    assert_eq!(item(&s, &token, &["rm", "--ws", WS, id]), "");
+    let out = producer(&s.url, &token, &["item", "get", "--ws", WS, id])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("(404): no such item"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[tokio::test]
+async fn item_commands_say_what_is_wrong() {
+    let s = Server::start(&[]);
+    let fail = |token: &str, url: &str, args: &[&str]| {
+        let out = producer(url, token, args).output().unwrap();
+        assert!(!out.status.success(), "{args:?} succeeded");
+        text(&out.stderr)
+    };
+    let reader = s.token("reader", WS, false);
+    let start = ["item", "start", "--ws", WS, "--key", "k", "--title", "T"];
+    assert!(fail(&reader, &s.url, &start).contains("(403)"));
+    assert!(fail(&writer(&s), "localhost:3000", &start).contains("PICKUP_URL"));
+    assert!(fail("", &s.url, &start).contains("PICKUP_TOKEN"));
+    let err = fail(
+        &writer(&s),
+        &s.url,
+        &["item", "finish", "--ws", WS, "x", "--status", "running"],
+    );
+    assert!(err.contains("succeeded, failed, cancelled"), "{err}");
+    let down = format!("http://{}", free_addr());
+    assert!(fail(&writer(&s), &down, &start).contains("cannot reach"));
+}
+
+/// A proxy to `upstream` that loses the answer to the first `POST`: it passes the request on,
+/// waits until the server starts answering (so the request was applied), and closes the
+/// connection instead of passing the answer back. Everything else is passed through.
+async fn proxy_losing_the_first_post_answer(upstream: String) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let lose = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    tokio::spawn(async move {
+        loop {
+            let (client, _) = listener.accept().await.unwrap();
+            let upstream = upstream.clone();
+            let lose = lose.clone();
+            tokio::spawn(async move {
+                let server = tokio::net::TcpStream::connect(&upstream).await.unwrap();
+                let (mut from_client, mut to_client) = client.into_split();
+                let (mut from_server, mut to_server) = server.into_split();
+                let mut first = vec![0; 64 * 1024];
+                let n = from_client.read(&mut first).await.unwrap_or(0);
+                to_server.write_all(&first[..n]).await.unwrap();
+                let up = tokio::spawn(async move {
+                    let _ = tokio::io::copy(&mut from_client, &mut to_server).await;
+                });
+                if first.starts_with(b"POST ")
+                    && lose.swap(false, std::sync::atomic::Ordering::SeqCst)
+                {
+                    let mut answer = [0u8; 1];
+                    let _ = from_server.read(&mut answer).await;
+                    up.abort();
+                    return; // both connections close: the client never hears the answer
+                }
+                let _ = tokio::io::copy(&mut from_server, &mut to_client).await;
+                up.abort();
+            });
+        }
+    });
+    url
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_whose_registration_answer_was_lost_adopts_the_item_instead_of_making_a_second() {
+    let s = Server::start(&[]);
+    let upstream = s.url.trim_start_matches("http://").to_string();
+    let proxy = proxy_losing_the_first_post_answer(upstream).await;
+    let token = writer(&s);
+    // The command waits until the wrapper has lost the answer, so the retry is the wrapper's
+    // own (not a finish that found the registration still in flight).
+    let gate = Gate::new();
+    let gate_path = gate.path().to_path_buf();
+    let (status, warning) = tokio::task::spawn_blocking(move || {
+        let mut child = run(&proxy, &token, "lost", &[], r#"read x < "$GATE""#)
+            .env("GATE", &gate_path)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let err = stderr_lines(&mut child);
+        let warning = wait_for_line(&err, "cannot register the item");
+        gate.open();
+        (child.wait().unwrap(), warning)
+    })
+    .await
+    .unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert!(warning.contains("no answer from"), "{warning}");
+    let records: Vec<_> = s
+        .files()
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains("/items/acme/"))
+        .collect();
+    assert_eq!(records.len(), 1, "one item, not two: {records:?}");
+    let c = card(&s, "lost").await.unwrap();
+    assert_eq!(c["status"], "succeeded");
+}
