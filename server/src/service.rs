@@ -45,6 +45,21 @@ impl Pickup {
         self
     }
 
+    /// Run a write to its end even if its caller stops waiting: the client hung up, or the
+    /// request timed out (408). A write is several store requests (a register writes the record,
+    /// the owner marker, then the workspace's marker), and one dropped half-way would leave an
+    /// item that "Mine" shows and the workspace does not. Graceful shutdown waits for it.
+    async fn to_the_end<T: Send + 'static>(
+        &self,
+        write: impl std::future::Future<Output = Result<T>> + Send + 'static,
+    ) -> Result<T> {
+        match self.background.spawn(write).await {
+            Ok(done) => done,
+            // Not cancelled: nothing aborts these tasks, and the runtime outlives the server.
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        }
+    }
+
     /// A write to `ws` went through this server: its live watcher, if any, reads again now.
     fn wrote(&self, ws: &Workspace, dismissal: bool) {
         if let Some(live) = &self.live {
@@ -93,9 +108,13 @@ impl Pickup {
         item: NewItem,
     ) -> Result<ItemRecord> {
         let (caller, ws) = self.enter(bearer, ws, Access::Write).await?;
-        let record = self.index.register(&ws, &item, caller.owner()).await?;
-        self.wrote(&ws, false);
-        Ok(record)
+        let this = self.clone();
+        self.to_the_end(async move {
+            let record = this.index.register(&ws, &item, caller.owner()).await?;
+            this.wrote(&ws, false);
+            Ok(record)
+        })
+        .await
     }
 
     pub async fn update(
@@ -108,12 +127,16 @@ impl Pickup {
     ) -> Result<(ItemRecord, Option<String>)> {
         let (caller, ws) = self.enter(bearer, ws, Access::Write).await?;
         let id = self.index.item_id(id)?;
-        let updated = self
-            .index
-            .update(&ws, &id, &up, &caller.user, if_match)
-            .await?;
-        self.wrote(&ws, false);
-        Ok(updated)
+        let this = self.clone();
+        self.to_the_end(async move {
+            let updated = this
+                .index
+                .update(&ws, &id, &up, &caller.user, if_match)
+                .await?;
+            this.wrote(&ws, false);
+            Ok(updated)
+        })
+        .await
     }
 
     pub async fn get(
@@ -130,17 +153,25 @@ impl Pickup {
     pub async fn remove(&self, bearer: Option<&str>, ws: &str, id: &str) -> Result<()> {
         let (caller, ws) = self.enter(bearer, ws, Access::Write).await?;
         let id = self.index.item_id(id)?;
-        self.index.remove(&ws, &id, &caller.user).await?;
-        self.wrote(&ws, false);
-        Ok(())
+        let this = self.clone();
+        self.to_the_end(async move {
+            this.index.remove(&ws, &id, &caller.user).await?;
+            this.wrote(&ws, false);
+            Ok(())
+        })
+        .await
     }
 
     pub async fn dismiss_item(&self, bearer: Option<&str>, ws: &str, id: &str) -> Result<()> {
         let (caller, ws) = self.enter(bearer, ws, Access::Read).await?;
         let id = self.index.item_id(id)?;
-        self.index.dismiss(&ws, &caller.user, &id).await?;
-        self.wrote(&ws, true);
-        Ok(())
+        let this = self.clone();
+        self.to_the_end(async move {
+            this.index.dismiss(&ws, &caller.user, &id).await?;
+            this.wrote(&ws, true);
+            Ok(())
+        })
+        .await
     }
 
     /// The read path. The markers it found dead are deleted after the answer, in the background.

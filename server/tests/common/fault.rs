@@ -48,9 +48,49 @@ struct Rules {
     injected: Mutex<(usize, usize)>,
     /// Every call, in order: (operation, key or prefix).
     calls: Mutex<Vec<(Op, String)>>,
+    /// (operation, key prefix): matching calls wait at the door until the test lets them in.
+    held: Mutex<Vec<(Op, String, Arc<Held>)>>,
+}
+
+/// A door calls wait at: `reached` says one arrived, `release` lets one through.
+#[derive(Debug)]
+pub struct Held {
+    pub reached: tokio::sync::Notify,
+    release: tokio::sync::Semaphore,
+}
+
+impl Default for Held {
+    fn default() -> Self {
+        Held {
+            reached: tokio::sync::Notify::new(),
+            release: tokio::sync::Semaphore::new(0),
+        }
+    }
+}
+
+impl Held {
+    /// Let one waiting (or the next) call through.
+    pub fn release(&self) {
+        self.release.add_permits(1);
+    }
 }
 
 impl Rules {
+    /// Wait at a door, if one is set for this call.
+    async fn door(&self, op: Op, key: &str) {
+        let held = self
+            .held
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|(o, p, _)| *o == op && key.starts_with(p.as_str()))
+            .map(|(_, _, h)| h.clone());
+        if let Some(h) = held {
+            h.reached.notify_one();
+            h.release.acquire().await.expect("never closed").forget();
+        }
+    }
+
     fn enter(&self, op: Op, key: &str) -> Result<()> {
         self.calls.lock().unwrap().push((op, key.to_string()));
         let fails = self
@@ -143,6 +183,17 @@ impl FaultStore {
         });
     }
 
+    /// Make calls of `op` under `prefix` wait until the test releases them.
+    pub fn hold(&self, op: Op, prefix: &str) -> Arc<Held> {
+        let held = Arc::new(Held::default());
+        self.rules
+            .held
+            .lock()
+            .unwrap()
+            .push((op, prefix.to_string(), held.clone()));
+        held
+    }
+
     /// Flaky failures injected so far: (before applying, after applying).
     pub fn injected(&self) -> (usize, usize) {
         *self.rules.injected.lock().unwrap()
@@ -182,6 +233,7 @@ impl ObjectStore for FaultStore {
         opts: PutOptions,
     ) -> Result<PutResult> {
         self.enter(Op::Put, location.as_ref())?;
+        self.rules.door(Op::Put, location.as_ref()).await;
         match self.rules.flaky(Op::Put, location.as_ref()) {
             None => self.inner.put_opts(location, payload, opts).await,
             Some(When::Before) => Err(injected(Op::Put, location.as_ref())),

@@ -139,3 +139,40 @@ pub async fn failed_delete_is_retried(b: &Backend) {
     );
     assert!(markers(&index).await.is_empty(), "{}", b.name);
 }
+
+/// A caller that goes away mid-registration (the client hung up, or the request timed out)
+/// does not cut the write half-way: the record, the owner's marker and the workspace's marker
+/// are all written, so the item is not one that "Mine" shows and the workspace never lists.
+pub async fn a_write_outlives_its_caller(b: &Backend) {
+    use pickup::auth::Auth;
+    use pickup::service::Pickup;
+    let clock = ManualClock::new(T0);
+    let (index, faults, _) = open_faulty(b, &clock);
+    let auth = Auth::new(&[7u8; 32]).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let token = auth.mint("a", None, &["acme".into()], true, HOUR_DURATION, now);
+    let pickup = Pickup::new(index, auth);
+    let door = faults.hold(Op::Put, "markers/");
+    let register = pickup.register(Some(&token), "acme", new_item("k", Status::Running));
+    // The caller waits until the registration reaches the workspace's marker, then leaves.
+    tokio::select! {
+        _ = register => panic!("{}: the marker's write is held, so register cannot end", b.name),
+        () = door.reached.notified() => {}
+    }
+    door.release();
+    pickup.background.close();
+    pickup.background.wait().await;
+    assert_eq!(
+        markers(&pickup.index).await.len(),
+        1,
+        "{}: the registration went on without its caller and wrote the marker",
+        b.name
+    );
+    let records = names(pickup.index.store(), scope::items(&ws())).await.len();
+    assert_eq!(records, 1, "{}: and its one record", b.name);
+}
+
+const HOUR_DURATION: std::time::Duration = std::time::Duration::from_secs(3_600);
