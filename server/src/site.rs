@@ -69,7 +69,13 @@ mod tests {
         let immutable = |p, found| cache_control(p, found) == IMMUTABLE;
         assert!(immutable("/assets/app-1f2e3d_bg.wasm", true));
         assert!(!immutable("/assets/app-1f2e3d_bg.wasm", false));
-        for stable in ["/", "/index.html", "/pickup.js", "/pickup.css", "/embed.html"] {
+        for stable in [
+            "/",
+            "/index.html",
+            "/pickup.js",
+            "/pickup.css",
+            "/embed.html",
+        ] {
             assert!(!immutable(stable, true), "{stable}");
         }
         // Not the directory merely named in a path.
