@@ -67,7 +67,7 @@ async fn get(s: &Server, path: &str, accept: Option<&str>) -> reqwest::Response 
     req.send().await.unwrap()
 }
 
-fn header<'a>(res: &'a reqwest::Response, name: reqwest::header::HeaderName) -> Option<&'a str> {
+fn header(res: &reqwest::Response, name: reqwest::header::HeaderName) -> Option<&str> {
     res.headers().get(name).map(|v| v.to_str().unwrap())
 }
 
