@@ -1,4 +1,4 @@
-// Trunk's post_build hook (Trunk.toml), also runnable by hand: node scripts/finish-dist.mjs DIR.
+// Trunk's post_build hook (Trunk.toml); by hand, on Trunk's output: node scripts/finish-dist.mjs DIR.
 // Finishes the widget's build in DIR (Trunk's staging dir when run as the hook):
 //   1. finds the content-hashed glue, wasm and stylesheet Trunk wrote to DIR/assets/;
 //   2. writes their names into the stable loader DIR/pickup.js and the preload links of
@@ -58,8 +58,8 @@ fill("index.html", [
 // 3. The stable stylesheet, for host pages that link it themselves.
 copyFileSync(join(dir, css), join(dir, "pickup.css"));
 
-// 4. Precompressed copies. Stale ones (a rerun by hand) are replaced; a copy that would not be
-// smaller is not written, so the server sends the file itself.
+// 4. Precompressed copies. An earlier copy is removed first; a copy that would not be smaller is
+// not written, so the server sends the file itself.
 const COMPRESSIBLE = new Set([".js", ".wasm", ".css", ".html", ".svg", ".json", ".txt"]);
 function* files(d) {
   for (const entry of readdirSync(d, { withFileTypes: true })) {
