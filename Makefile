@@ -15,7 +15,7 @@ setup:
 
 ## widget: the release build of the widget into dist/ (only when its sources changed)
 widget: dist/index.html
-dist/index.html: $(WIDGET_SRC) scripts/wasm-env.sh | setup
+dist/index.html: $(WIDGET_SRC) scripts/wasm-env.sh scripts/finish-dist.mjs | setup
 	source scripts/wasm-env.sh && trunk build --release
 
 ## server: the pickup binary

@@ -5,7 +5,8 @@
 //! Every answer carries an `X-Request-Id` (the caller's, or a new UUID) and
 //! `X-Content-Type-Options: nosniff`; API answers (`/api/…`, `/healthz`, `/readyz`) carry
 //! `Cache-Control: no-store`, pages and files of the site a Content-Security-Policy
-//! ([`content_security_policy`]). A request that takes longer than its timeout gets 408.
+//! ([`content_security_policy`]) and the caching and encoding of [`crate::site`]. Other answers
+//! are gzipped on the fly when the client accepts it; a precompressed file is sent as it is. A request that takes longer than its timeout gets 408.
 
 use crate::auth::Access;
 use crate::error::Error;
@@ -29,7 +30,6 @@ use tower::ServiceBuilder;
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
@@ -156,20 +156,20 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
             HeaderValue::from_static("no-store"),
         ));
     let site = ServiceBuilder::new()
+        .layer(middleware::from_fn(crate::site::headers))
         .layer(SetResponseHeaderLayer::overriding(
             header::CONTENT_SECURITY_POLICY,
             content_security_policy(&config.frame_ancestors, false),
         ))
-        .service(ServeDir::new(&config.site));
+        .service(crate::site::dir(&config.site));
     // The example host page may call a Pickup server its URL names (see public/embed.js).
     let embed_page = ServiceBuilder::new()
+        .layer(middleware::from_fn(crate::site::headers))
         .layer(SetResponseHeaderLayer::overriding(
             header::CONTENT_SECURITY_POLICY,
             content_security_policy(&config.frame_ancestors, true),
         ))
-        .service(tower_http::services::ServeFile::new(
-            config.site.join("embed.html"),
-        ));
+        .service(crate::site::file(&config.site.join("embed.html")));
     let cors = CorsLayer::new()
         .allow_origin(AllowOrigin::list(config.allowed_origins.clone()))
         .allow_methods([Method::GET, Method::POST, Method::PUT, Method::DELETE])

@@ -4,7 +4,8 @@
 //! Store I/O: [`store`] (the only code that speaks object_store), [`index`] (write and read
 //! paths), [`cache`] (reads shared by concurrent requests), [`janitor`], [`live`] (one watcher
 //! per workspace for every live stream).
-//! Around them: [`auth`] (and [`jwks`], the identity provider's keys), [`service`] (every operation, for both doors), [`http`], [`serve`]
+//! Around them: [`auth`] (and [`jwks`], the identity provider's keys), [`service`] (every operation, for both doors), [`http`], [`site`] (the widget's
+//! files: precompressed, cached by name), [`serve`]
 //! (the accept loop: timeouts, connection cap, shutdown deadline), [`cli`].
 //! The producer's side: [`producer`] (`pickup run` and `pickup item`, over the REST API).
 
@@ -29,5 +30,6 @@ pub mod producer;
 pub mod record;
 pub mod serve;
 pub mod service;
+pub mod site;
 pub mod store;
 pub mod verdict;
