@@ -1,7 +1,7 @@
 // make bench, section 4: the widget's download size and the time to its first card.
 import { test, expect } from "../tests/pickup";
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
-import { gzipSync } from "node:zlib";
+import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 import { join } from "node:path";
 
 const DIST = process.env.PICKUP_SITE ?? "../dist";
@@ -9,6 +9,9 @@ const OUT = process.env.PICKUP_BENCH_OUT ?? "../target/bench";
 const LOADS = 20;
 
 const gz = (file: string) => gzipSync(readFileSync(join(DIST, file)), { level: 9 }).length;
+// Brotli at its best quality, as a server or CDN would precompress static files.
+const br = (file: string) =>
+  brotliCompressSync(readFileSync(join(DIST, file)), { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length;
 
 test("widget size and time to first card", async ({ page, pickup }) => {
   test.setTimeout(120_000);
@@ -28,6 +31,8 @@ test("widget size and time to first card", async ({ page, pickup }) => {
   const result = {
     js_gzip_bytes: gz("app.js") + gz("pickup.js"),
     wasm_gzip_bytes: gz("app_bg.wasm"),
+    js_brotli_bytes: br("app.js") + br("pickup.js"),
+    wasm_brotli_bytes: br("app_bg.wasm"),
     first_card_ms: times.map((t) => Math.round(t * 10) / 10),
     median_first_card_ms: Math.round(median * 10) / 10,
     loads: LOADS,
