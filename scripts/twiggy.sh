@@ -3,9 +3,9 @@
 # lists the 15 largest items of the widget's wasm into target/bench/twiggy.json.
 #
 # dist/app_bg.wasm has no names (wasm-opt drops them), so this builds the same file with them:
-# the raw wasm `make widget` left in target/wasm, through the same wasm-bindgen and `wasm-opt
-# -Oz` as trunk, with -g to keep the name section. Its code is the shipped code; only the names
-# are added (twiggy's own row for them is left out).
+# the raw wasm `make widget` left in target/wasm, through the same wasm-bindgen and
+# `wasm-opt -Oz --low-memory-unused` as trunk (index.html), with -g to keep the name section.
+# Its code is the shipped code; only the names are added (twiggy's row for them is left out).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TWIGGY_VERSION=0.8.0
@@ -22,7 +22,7 @@ fi
 
 mkdir -p "$WORK"
 wasm-bindgen --target web --out-dir "$WORK" --out-name app "$RAW"
-wasm-opt -Oz -g --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+wasm-opt -Oz --low-memory-unused -g --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
   --enable-mutable-globals "$WORK/app_bg.wasm" -o "$WORK/named.wasm"
 twiggy top -n 16 -f json "$WORK/named.wasm" |
   node -e '
