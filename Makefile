@@ -59,6 +59,7 @@ bench: setup widget e2e-deps
 	./scripts/emulators.sh run -- target/release/pickup-bench designs
 	./scripts/emulators.sh run -- target/release/pickup-bench read
 	python3 scripts/bench_http.py
+	./scripts/twiggy.sh
 	cd end2end && PICKUP_BIN=$(CURDIR)/target/release/pickup PICKUP_SITE=$(CURDIR)/dist \
 	  npx playwright test --config playwright.bench.config.ts
 	target/release/pickup-bench report

@@ -1,5 +1,5 @@
 //! The widget's server functions, under pinned names so their URLs never change between builds:
-//! `POST /api/recent` and `POST /api/dismiss`. In the browser they send the viewer's token in
+//! `POST /api/recent` and `POST /api/dismiss`, with JSON arguments. In the browser they send the viewer's token in
 //! the `Authorization` header, to the widget's own server (see `client`); on the server they call the [`Service`] the
 //! server put in context, the same code the REST routes call.
 //!
@@ -8,6 +8,9 @@
 use crate::error::ApiError;
 use crate::model::{Filter, RecentPage};
 use leptos::prelude::*;
+// JSON arguments, not server_fn's default form encoding: the widget already parses JSON, so
+// the form codec (serde_qs) would be bytes shipped for nothing.
+use leptos::server_fn::codec::Json;
 
 #[cfg(feature = "ssr")]
 use crate::service::{Bearer, ServiceHandle};
@@ -19,7 +22,7 @@ type Client = leptos::server_fn::client::browser::BrowserClient;
 
 /// The newest items of `ws` that the viewer may see; with `before` (the last id of the page
 /// the viewer has), the next page of older ones.
-#[server(prefix = "/api", endpoint = "recent", client = Client)]
+#[server(prefix = "/api", endpoint = "recent", input = Json, client = Client)]
 pub async fn recent(
     ws: String,
     filter: Filter,
@@ -33,7 +36,7 @@ pub async fn recent(
 }
 
 /// Hide one item for this viewer only.
-#[server(prefix = "/api", endpoint = "dismiss", client = Client)]
+#[server(prefix = "/api", endpoint = "dismiss", input = Json, client = Client)]
 pub async fn dismiss(ws: String, id: String) -> Result<(), ApiError> {
     let (svc, bearer) = service()?;
     svc.0.dismiss(bearer.0.as_deref(), &ws, &id).await

@@ -84,26 +84,77 @@ fn read(
         Given::Text(t) if t.trim().is_empty() => return default,
         // No `{:?}`: the widget's build formats Debug as nothing (-Zfmt-debug=none).
         Given::Text(t) => (format!("\"{t}\""), t.trim().parse::<f64>().ok()),
-        Given::Number(n) if n.abs() >= 1e15 => (format!("{n:e}"), Some(*n)),
-        Given::Number(n) => (n.to_string(), Some(*n)),
+        Given::Number(n) => (show(*n), Some(*n)),
         Given::Other(o) => (o.clone(), None),
     };
     match number {
         Some(n) if (0.0..=NONSENSE_ABOVE).contains(&n) => {
             let used = round(n).clamp(min, max);
             if used != n {
+                let (lo, hi, now) = (show(min), show(max), show(used));
                 warnings.push(format!(
-                    "pickup: {name} {shown} is outside {min}..={max}: using {used}"
+                    "pickup: {name} {shown} is outside {lo}..={hi}: using {now}"
                 ));
             }
             used
         }
         _ => {
+            let (lo, hi, fallback) = (show(min), show(max), show(default));
             warnings.push(format!(
-                "pickup: {name} {shown} is not a number from {min} to {max}: using the default, {default}"
+                "pickup: {name} {shown} is not a number from {lo} to {hi}: using the default, {fallback}"
             ));
             default
         }
+    }
+}
+
+/// A number as the warnings show it: Rust's `Display`, or `{:e}` from 1e15 on. In the widget
+/// the browser formats fractions and huge numbers (`Number.prototype.toString`, the same
+/// shortest digits), so the wasm carries no float formatting of its own: whole numbers, which
+/// are most of what warnings show, are formatted as integers.
+fn show(n: f64) -> String {
+    if n.is_nan() {
+        "NaN".to_string()
+    } else if n.is_infinite() {
+        if n > 0.0 { "inf" } else { "-inf" }.to_string()
+    } else if n.fract() == 0.0 && n.abs() < 1e15 {
+        // Exact: |n| < 2^53. `-0` shows as `0`, as Rust's `{}` shows it `-0`: keep the sign.
+        let whole = (n as i64).to_string();
+        if n == 0.0 && n.is_sign_negative() {
+            format!("-{whole}")
+        } else {
+            whole
+        }
+    } else {
+        show_fraction(n)
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+fn show_fraction(n: f64) -> String {
+    // JavaScript's shortest round-trip digits: `2.5`, `1.5e+21`, and from 1e15 to 1e21 the
+    // digits padded with zeros (`150000000000000000000`), which Rust shows as `1.5e20`.
+    let js = String::from(
+        js_sys::Number::from(n)
+            .to_string_with_radix(10)
+            .unwrap_or_default(),
+    );
+    if n.abs() < 1e15 || js.contains('e') {
+        return js.replace("e+", "e");
+    }
+    let (sign, digits) = js.split_at(usize::from(js.starts_with('-')));
+    let significant = digits.trim_end_matches('0');
+    let (first, rest) = significant.split_at(1);
+    let point = if rest.is_empty() { "" } else { "." };
+    format!("{sign}{first}{point}{rest}e{}", digits.len() - 1)
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn show_fraction(n: f64) -> String {
+    if n.abs() >= 1e15 {
+        format!("{n:e}")
+    } else {
+        n.to_string()
     }
 }
 

@@ -2,7 +2,7 @@
 import { Browser } from "@playwright/test";
 import { test, expect } from "../tests/pickup";
 import { readFileSync, writeFileSync, mkdirSync, existsSync, readdirSync } from "node:fs";
-import { gzipSync } from "node:zlib";
+import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 import { join } from "node:path";
 
 const DIST = process.env.PICKUP_SITE ?? "../dist";
@@ -19,6 +19,9 @@ function built(file: string): string {
   if (found.length !== 1) throw new Error(`${file}: expected one ${pattern} in ${DIST}/assets, found ${found.join(", ") || "none"}`);
   return join(DIST, "assets", found[0]);
 }
+// Brotli at its best quality, as a server or CDN would precompress static files.
+const br = (file: string) =>
+  brotliCompressSync(readFileSync(built(file)), { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length;
 
 const gz = (file: string) => gzipSync(readFileSync(built(file)), { level: 9 }).length;
 
@@ -106,6 +109,8 @@ test("widget size and time to first card", async ({ page, pickup, browser }) => 
   const result = {
     js_gzip_bytes: gz("app.js") + gz("pickup.js"),
     wasm_gzip_bytes: gz("app_bg.wasm"),
+    js_brotli_bytes: br("app.js") + br("pickup.js"),
+    wasm_brotli_bytes: br("app_bg.wasm"),
     first_card_ms: times.map((t) => Math.round(t * 10) / 10),
     median_first_card_ms: Math.round(median * 10) / 10,
     loads: LOADS,

@@ -24,8 +24,8 @@ test("embedded in a page from an allowed origin it works; from another origin it
       try {
         await fetch(`${url}/api/recent`, {
           method: "POST",
-          headers: { authorization: `Bearer ${token}`, "content-type": "application/x-www-form-urlencoded" },
-          body: "ws=acme&filter=all",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: JSON.stringify({ ws: "acme", filter: "all" }),
         });
         return "got an answer";
       } catch {

@@ -107,8 +107,8 @@ test("unmount removes the widget and stops its stream, timers and token renewal"
     const requests = { left: 0, beta: 0 };
     page.on("request", (r) => {
       const body = r.postData() ?? "";
-      if (/\/workspaces\/(acme|gamma)\//.test(r.url()) || /ws=(acme|gamma)/.test(body)) requests.left++;
-      if (body.includes("ws=beta")) requests.beta++;
+      if (/\/workspaces\/(acme|gamma)\//.test(r.url()) || /"ws":"(acme|gamma)"/.test(body)) requests.left++;
+      if (body.includes('"ws":"beta"')) requests.beta++;
     });
     const errors: string[] = [];
     page.on("pageerror", (e) => errors.push(String(e)));

@@ -16,10 +16,14 @@ test("nonsense cap and refresh fall back to the defaults with a warning, no pani
 <div id="by-attributes" data-pickup-workspace="acme" data-pickup-server="${pickup.url}" data-pickup-token="${viewer}"
      data-pickup-cap="-5" data-pickup-refresh="1e308"></div>
 <div id="by-mount"></div>
+<div id="fractions"></div>
 <script type="module">
   import { mount } from "${pickup.url}/pickup.js";
   mount(document.getElementById("by-mount"),
         { workspace: "acme", token: "${viewer}", server: "${pickup.url}", cap: NaN, refresh: Infinity });
+  // Numbers the warnings show as Rust would: the browser formats their digits in the widget.
+  mount(document.getElementById("fractions"),
+        { workspace: "acme", token: "${viewer}", server: "${pickup.url}", cap: 2.5, refresh: 1.5e20 });
 </script></body></html>`);
     const warnings: string[] = [];
     const errors: string[] = [];
@@ -30,8 +34,16 @@ test("nonsense cap and refresh fall back to the defaults with a warning, no pani
     // The default cap (8), not 1 and not a crash.
     await expect(page.locator("#by-attributes .pickup-card")).toHaveCount(8);
     await expect(page.locator("#by-mount .pickup-card")).toHaveCount(8);
+    await expect(page.locator("#fractions .pickup-card")).toHaveCount(3);
     expect(errors).toEqual([]);
-    for (const said of ['cap "-5"', 'refresh "1e308"', "cap NaN", "refresh inf"]) {
+    for (const said of [
+      'cap "-5"',
+      'refresh "1e308"',
+      "cap NaN",
+      "refresh inf",
+      "cap 2.5 is outside 1..=50: using 3",
+      "refresh 1.5e20 is not a number from 1 to 86400: using the default, 15",
+    ]) {
       expect(warnings.some((w) => w.includes(said)), `${said} in ${JSON.stringify(warnings)}`).toBe(true);
     }
   } finally {

@@ -123,14 +123,21 @@ async fn send(s: &Server, call: &Call, token: Option<&str>) -> (StatusCode, Valu
     (status, res.json().await.unwrap_or(Value::Null))
 }
 
-/// Server functions take form-encoded arguments.
+/// Server functions take their arguments as a JSON object (`cap` is a number).
 async fn server_fn(
     s: &Server,
     name: &str,
     form: &[(&str, &str)],
     token: Option<&str>,
 ) -> (StatusCode, String) {
-    let mut req = client().post(format!("{}/api/{name}", s.url)).form(form);
+    let args: serde_json::Map<String, Value> = form
+        .iter()
+        .map(|(k, v)| match *k {
+            "cap" => (k.to_string(), Value::from(v.parse::<u32>().unwrap())),
+            _ => (k.to_string(), Value::from(*v)),
+        })
+        .collect();
+    let mut req = client().post(format!("{}/api/{name}", s.url)).json(&args);
     if let Some(t) = token {
         req = req.bearer_auth(t);
     }
@@ -1079,7 +1086,7 @@ async fn a_store_error_gives_a_generic_503_with_the_request_id_and_no_detail() {
     let res = client()
         .post(format!("{}/api/recent", s.url))
         .bearer_auth(&token)
-        .form(&[("ws", "acme"), ("filter", "all")])
+        .json(&serde_json::json!({"ws": "acme", "filter": "all"}))
         .send()
         .await
         .unwrap();

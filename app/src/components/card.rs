@@ -26,7 +26,7 @@ pub fn CardView(
     /// The viewer opens the card's link; false: the host cancelled `pickup:open`.
     on_open: impl Fn() -> bool + 'static,
     on_dismiss: impl Fn() + Clone + Send + Sync + 'static,
-) -> impl IntoView {
+) -> AnyView {
     let badge = card.badge();
     // Finished items say when they finished; others when they last changed.
     let when = card
@@ -99,4 +99,7 @@ pub fn CardView(
             </div>
         </li>
     }
+    // Erased: the list and its updates then handle one view type, not this card's nested
+    // element types spelled out in every function that renders, rebuilds or drops them.
+    .into_any()
 }

@@ -91,6 +91,7 @@ pub fn write() -> anyhow::Result<()> {
     read::section(&mut body, &read, &mut verdicts)?;
     http::section(&mut body, &http, &mut verdicts);
     widget::section(&mut body, &widget, &mut verdicts);
+    widget::contributors(&mut body, &load::<widget::Twiggy>("twiggy.json"));
     live::section(&mut body, &live, &mut verdicts);
 
     let m = machine();

@@ -1,5 +1,6 @@
 //! Section 4: the widget, from target/bench/widget.json (written by the Playwright bench,
-//! end2end/bench/widget.bench.ts, run with end2end/playwright.bench.config.ts).
+//! end2end/bench/widget.bench.ts, run with end2end/playwright.bench.config.ts), and where the
+//! wasm's bytes are from target/bench/twiggy.json (written by scripts/twiggy.sh).
 
 use super::format::{ms, thousands};
 use super::verdict::{record, Met, Verdict};
@@ -13,6 +14,11 @@ use std::fmt::Write as _;
 pub struct Results {
     pub js_gzip_bytes: u64,
     pub wasm_gzip_bytes: u64,
+    /// Brotli (quality 11) sizes; absent in results from before they were measured.
+    #[serde(default)]
+    pub js_brotli_bytes: Option<u64>,
+    #[serde(default)]
+    pub wasm_brotli_bytes: Option<u64>,
     /// Per load, ms from navigation start to the first card in the DOM.
     pub first_card_ms: Vec<f64>,
     pub median_first_card_ms: f64,
@@ -48,9 +54,10 @@ pub struct Transfer {
     pub bytes: u64,
 }
 
-/// 120 KB, in bytes (kB, as the target is written; a KiB reading is noted when it matters).
-const SIZE_BYTES: u64 = 120_000;
-const SIZE_KIB_BYTES: u64 = 120 * 1024;
+/// 110 KB (issue 16), in bytes (kB, as the target is written; a KiB reading is noted when it
+/// matters).
+const SIZE_BYTES: u64 = 110_000;
+const SIZE_KIB_BYTES: u64 = 110 * 1024;
 const FIRST_CARD_MS: f64 = 300.0;
 const LOADS: usize = 20;
 const FAST_3G_MS: f64 = 1500.0;
@@ -64,7 +71,7 @@ fn fast_3g_target() -> String {
 
 fn targets() -> [String; 2] {
     [
-        "JS + wasm, gzipped, ≤ 120 KB".into(),
+        "JS + wasm, gzipped, ≤ 110 KB".into(),
         format!("median time to the first card ≤ {FIRST_CARD_MS} ms over {LOADS} loads"),
     ]
 }
@@ -82,11 +89,31 @@ pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Ve
         }
     };
     let total = v.js_gzip_bytes + v.wasm_gzip_bytes;
-    let _ = writeln!(out, "| part | gzipped bytes |");
-    let _ = writeln!(out, "|---|---:|");
-    let _ = writeln!(out, "| JS | {} |", thousands(v.js_gzip_bytes));
-    let _ = writeln!(out, "| wasm | {} |", thousands(v.wasm_gzip_bytes));
-    let _ = writeln!(out, "| **total** | {} |", thousands(total));
+    let br = |b: Option<u64>| b.map_or("not measured".to_string(), thousands);
+    let br_total = v
+        .js_brotli_bytes
+        .zip(v.wasm_brotli_bytes)
+        .map(|(j, w)| j + w);
+    let _ = writeln!(out, "| part | gzipped bytes | brotli bytes |");
+    let _ = writeln!(out, "|---|---:|---:|");
+    let _ = writeln!(
+        out,
+        "| JS | {} | {} |",
+        thousands(v.js_gzip_bytes),
+        br(v.js_brotli_bytes)
+    );
+    let _ = writeln!(
+        out,
+        "| wasm | {} | {} |",
+        thousands(v.wasm_gzip_bytes),
+        br(v.wasm_brotli_bytes)
+    );
+    let _ = writeln!(
+        out,
+        "| **total** | {} | {} |",
+        thousands(total),
+        br(br_total)
+    );
     let loads = &v.first_card_ms;
     // The median of the samples shown, so the sentence and the verdict agree with them.
     let med = if loads.is_empty() {
@@ -234,6 +261,75 @@ fn cold_section(out: &mut String, cold: Option<&Cold>, verdicts: &mut Vec<Verdic
     );
 }
 
+/// twiggy.json, as scripts/twiggy.sh writes it: the wasm's largest items (functions, data).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Twiggy {
+    pub items: Vec<TwiggyItem>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct TwiggyItem {
+    pub name: String,
+    pub shallow_size: u64,
+}
+
+/// The widget's largest wasm items, so a size regression points at its cause.
+pub fn contributors(out: &mut String, loaded: &Loaded<Twiggy>) {
+    let t = match loaded.or_why() {
+        Ok(t) => t,
+        Err(why) => {
+            let _ = writeln!(
+                out,
+                "Largest wasm items: not run (`target/bench/twiggy.json` is {why}).\n"
+            );
+            return;
+        }
+    };
+    let _ = writeln!(
+        out,
+        "The wasm's {} largest items before compression (twiggy, shallow size, on the same build with its names kept):\n",
+        t.items.len()
+    );
+    let _ = writeln!(out, "| bytes | item |");
+    let _ = writeln!(out, "|---:|---|");
+    for i in &t.items {
+        let _ = writeln!(
+            out,
+            "| {} | `{}` |",
+            thousands(i.shallow_size),
+            short_name(&i.name)
+        );
+    }
+    out.push('\n');
+}
+
+/// A symbol without its crate hashes (`app[24ce9c0084ccb33c]::x` → `app::x`), at most 120
+/// characters (monomorphised names run to thousands), and with no `|` or backtick to break
+/// the table.
+fn short_name(name: &str) -> String {
+    let mut s = String::with_capacity(name.len());
+    let mut rest = name;
+    while let Some(open) = rest.find('[') {
+        let hash = &rest[open + 1..];
+        match hash.find(']') {
+            Some(16) if hash[..16].bytes().all(|b| b.is_ascii_hexdigit()) => {
+                s.push_str(&rest[..open]);
+                rest = &hash[17..];
+            }
+            _ => {
+                s.push_str(&rest[..=open]);
+                rest = hash;
+            }
+        }
+    }
+    s.push_str(rest);
+    let s = s.replace(['|', '`'], "'");
+    match s.char_indices().nth(120) {
+        Some((cut, _)) => format!("{}…", &s[..cut]),
+        None => s,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,7 +342,10 @@ mod tests {
         let mut out = String::new();
         let mut verdicts = Vec::new();
         section(&mut out, &Loaded::Read(r), &mut verdicts);
-        assert!(out.contains("| **total** | 141,937 |"), "{out}");
+        assert!(
+            out.contains("| **total** | 141,937 | not measured |"),
+            "{out}"
+        );
         assert!(matches!(verdicts[0].met, Met::No(_)));
         // Three loads of twenty: not met, whatever the median.
         assert!(matches!(verdicts[1].met, Met::No(_)));
@@ -284,5 +383,32 @@ mod tests {
         let mut verdicts = Vec::new();
         section(&mut String::new(), &Loaded::Read(slow), &mut verdicts);
         assert!(matches!(verdicts[2].met, Met::No(_)));
+    }
+
+    #[test]
+    fn shows_brotli_sizes_and_the_largest_items_without_hashes() {
+        let json = r#"{"js_gzip_bytes": 100, "wasm_gzip_bytes": 1000, "js_brotli_bytes": 90,
+            "wasm_brotli_bytes": 800, "first_card_ms": [], "median_first_card_ms": 1.0, "loads": 20}"#;
+        let r: Results = serde_json::from_str(json).unwrap();
+        let mut out = String::new();
+        section(&mut out, &Loaded::Read(r), &mut Vec::new());
+        assert!(out.contains("| **total** | 1,100 | 890 |"), "{out}");
+
+        let json = r#"{"file": "app_bg.wasm", "items": [
+            {"name": "app[24ce9c0084ccb33c]::mount::mount_widget", "shallow_size": 18447},
+            {"name": "data segment \".rodata.41\"", "shallow_size": 6930}]}"#;
+        let t: Twiggy = serde_json::from_str(json).unwrap();
+        let mut out = String::new();
+        contributors(&mut out, &Loaded::Read(t));
+        assert!(
+            out.contains("| 18,447 | `app::mount::mount_widget` |"),
+            "{out}"
+        );
+        assert!(
+            out.contains("| 6,930 | `data segment \".rodata.41\"` |"),
+            "{out}"
+        );
+        assert_eq!(short_name(&"x".repeat(200)).chars().count(), 121);
+        assert_eq!(short_name("Vec<[u8]>"), "Vec<[u8]>");
     }
 }
