@@ -229,18 +229,8 @@ impl ServerArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub server: ServerArgs,
-    /// The workspace.
-    #[arg(long)]
-    pub ws: String,
-    /// The item's key: runs of one key are one card.
-    #[arg(long)]
-    pub key: String,
-    /// What the card says (at most 200 characters).
-    #[arg(long)]
-    pub title: String,
-    /// Where the card links to: http(s) or a path starting with '/'.
-    #[arg(long)]
-    pub url: Option<String>,
+    #[command(flatten)]
+    pub item: NewItemArgs,
     /// How often the item is told the command is still running.
     #[arg(long, default_value = "60s", value_parser = positive_duration)]
     pub heartbeat: Duration,
@@ -253,6 +243,23 @@ pub struct RunArgs {
     /// The command and its arguments, after `--`.
     #[arg(last = true, required = true, num_args = 1.., value_name = "COMMAND")]
     pub command: Vec<std::ffi::OsString>,
+}
+
+/// A new item, as `pickup run` and `pickup item start` name it.
+#[derive(Args)]
+pub struct NewItemArgs {
+    /// The workspace.
+    #[arg(long)]
+    pub ws: String,
+    /// The item's key: runs of one key are one card.
+    #[arg(long)]
+    pub key: String,
+    /// What the card says (at most 200 characters).
+    #[arg(long)]
+    pub title: String,
+    /// Where the card links to: http(s) or a path starting with '/'.
+    #[arg(long)]
+    pub url: Option<String>,
 }
 
 #[derive(Args)]
@@ -290,17 +297,8 @@ pub struct ItemIdArgs {
 pub struct ItemStartArgs {
     #[command(flatten)]
     pub server: ServerArgs,
-    /// The workspace.
-    #[arg(long)]
-    pub ws: String,
-    #[arg(long)]
-    pub key: String,
-    /// What the card says (at most 200 characters).
-    #[arg(long)]
-    pub title: String,
-    /// Where the card links to: http(s) or a path starting with '/'.
-    #[arg(long)]
-    pub url: Option<String>,
+    #[command(flatten)]
+    pub item: NewItemArgs,
     /// queued, running, succeeded, failed or cancelled.
     #[arg(long, default_value = "running", value_parser = status)]
     pub status: Status,
@@ -434,13 +432,19 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 /// `pickup run`: names are checked before the command starts (a typo is an error, not an
 /// unreported run); the server is not needed to start it.
 async fn run_command(args: RunArgs) -> anyhow::Result<u8> {
-    Workspace::parse(&args.ws)?;
-    crate::names::SubKey::parse(&args.key)?;
-    let title = crate::record::check_title(&args.title)?;
-    let url = crate::record::check_url(args.url.as_deref())?;
+    let NewItemArgs {
+        ws,
+        key,
+        title,
+        url,
+    } = args.item;
+    Workspace::parse(&ws)?;
+    crate::names::SubKey::parse(&key)?;
+    let title = crate::record::check_title(&title)?;
+    let url = crate::record::check_url(url.as_deref())?;
     let item = Item {
-        ws: args.ws,
-        key: args.key,
+        ws,
+        key,
         title,
         url,
     };
@@ -460,14 +464,20 @@ async fn item(command: ItemCommand) -> anyhow::Result<()> {
     };
     match command {
         ItemCommand::Start(a) => {
+            let NewItemArgs {
+                ws,
+                key,
+                title,
+                url,
+            } = a.item;
             let new = NewItem {
-                key: a.key,
-                title: a.title,
-                url: a.url,
+                key,
+                title,
+                url,
                 status: Some(a.status),
                 progress: a.progress,
             };
-            println!("{}", item::start(&a.server.client()?, &a.ws, &new).await?);
+            println!("{}", item::start(&a.server.client()?, &ws, &new).await?);
             Ok(())
         }
         ItemCommand::Update(a) => {
