@@ -81,6 +81,27 @@ test("a refused token is renewed once and the call made again", async ({ page })
   }
 });
 
+test("a getToken that gives the refused token again does not make the stream retry at once", async ({ page }) => {
+  const host = await HostPage.start();
+  const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });
+  try {
+    // The stream's attempts, in order: each after a 401 and a renewal that changed nothing.
+    const attempts: number[] = [];
+    page.on("request", (r) => {
+      if (r.url().includes("/live?")) attempts.push(Date.now());
+    });
+    await hostWithGetToken(page, pickup, host, "not-a-token", { mint: () => "not-a-token" });
+    await expect.poll(() => attempts.length, { timeout: 15_000 }).toBeGreaterThanOrEqual(3);
+    const gaps = attempts.slice(1).map((t, i) => t - attempts[i]);
+    // The stream's back-off starts at 2 s; without it the attempts come a round trip apart.
+    for (const gap of gaps.slice(0, 2)) expect(gap).toBeGreaterThan(1_000);
+    expect((await calls(page)).length).toBeLessThanOrEqual(attempts.length + 2);
+  } finally {
+    await pickup.stop();
+    await host.stop();
+  }
+});
+
 test("when getToken fails the widget shows the sign-in message and fires pickup:error", async ({ page }) => {
   const host = await HostPage.start();
   const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });

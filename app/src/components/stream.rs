@@ -124,7 +124,11 @@ pub fn follow(
                     continue
                 }
                 End::Unauthenticated | End::Refused => match host.renew().await {
-                    Ok(()) => continue,
+                    // A new token: open the stream with it at once. The same one again (the
+                    // host's cache thinks it fresh) backs off, so a refused token is not
+                    // sent again at round-trip speed, nor getToken called as fast.
+                    Ok(()) if token.try_get_untracked().is_some_and(|t| t != used) => continue,
+                    Ok(()) => {}
                     Err(e) => on_unauthenticated(e),
                 },
                 End::Failed => {}

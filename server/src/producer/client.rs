@@ -65,9 +65,15 @@ impl ClientError {
         )
     }
 
-    /// Whether the server may have applied the request although no answer said so.
+    /// Whether the server may have applied the request although no answer said so: no answer
+    /// at all, a 408 (the server finishes a write whose request timed out), or a 5xx (a proxy's
+    /// 502 or 504 after the server got the request; a store fault after part of a write).
     pub fn may_have_applied(&self) -> bool {
-        matches!(self, ClientError::NoAnswer { .. })
+        match self {
+            ClientError::NoAnswer { .. } => true,
+            ClientError::Unavailable { status, .. } => *status == 408 || *status >= 500,
+            _ => false,
+        }
     }
 
     /// The HTTP status of a refusal (404: the item is gone; 401: the token).
@@ -275,6 +281,26 @@ mod tests {
             c.url("acme", &["recent"]).as_str(),
             "http://127.0.0.1:3000/api/v1/workspaces/acme/recent"
         );
+    }
+
+    #[test]
+    fn a_timeout_or_a_5xx_may_have_been_applied_a_refusal_or_429_not() {
+        let unavailable = |status| ClientError::Unavailable {
+            url: "u".into(),
+            status,
+            message: "m".into(),
+        };
+        for status in [408, 500, 502, 503, 504] {
+            assert!(unavailable(status).may_have_applied(), "{status}");
+        }
+        assert!(!unavailable(429).may_have_applied());
+        assert!(!unavailable(409).may_have_applied());
+        let refused = ClientError::Refused {
+            url: "u".into(),
+            status: 403,
+            message: "m".into(),
+        };
+        assert!(!refused.may_have_applied());
     }
 
     #[test]
