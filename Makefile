@@ -4,19 +4,19 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := run
 
 PICKUP     := target/debug/pickup
-WIDGET_SRC := $(shell find app/src style public -type f) app/Cargo.toml index.html Trunk.toml Cargo.lock Cargo.toml
+WIDGET_SRC := $(shell find app/src style public -type f) app/Cargo.toml index.html Cargo.lock Cargo.toml
 SERVER_SRC := $(shell find server/src app/src -type f) server/Cargo.toml app/Cargo.toml Cargo.lock
 
 .PHONY: setup widget server run test test-rust test-e2e e2e-deps bench fmt lint clean
 
-## setup: build tools (wasm32 std, trunk, wasm-bindgen-cli, wasm-opt)
+## setup: build tools (wasm32 std, wasm-bindgen-cli, wasm-opt)
 setup:
 	@./scripts/setup.sh
 
 ## widget: the release build of the widget into dist/ (only when its sources changed)
 widget: dist/index.html
-dist/index.html: $(WIDGET_SRC) scripts/wasm-env.sh scripts/finish-dist.mjs | setup
-	source scripts/wasm-env.sh && trunk build --release
+dist/index.html: $(WIDGET_SRC) scripts/wasm-env.sh scripts/build-widget.sh scripts/site.mjs | setup
+	./scripts/build-widget.sh
 
 ## server: the pickup binary
 server: $(PICKUP)
@@ -28,8 +28,15 @@ $(PICKUP): $(SERVER_SRC)
 .dev-secret:
 	@umask 077 && head -c 32 /dev/urandom | base64 > $@
 
+# The tools, the widget and the server, two at a time: the server compiles while setup installs
+# wasm-bindgen-cli and while the widget's single-threaded link-time optimisation runs, so neither
+# core waits (a first run on 2 cores is mostly these builds).
+.PHONY: builds
+builds:
+	@$(MAKE) --no-print-directory -j2 widget server
+
 ## run: the demo workspace on http://127.0.0.1:3000 (prints a link that opens it signed in)
-run: setup widget server .dev-secret
+run: builds .dev-secret
 	PICKUP_SECRET="$$(cat .dev-secret)" $(PICKUP) demo --store file://./data --site dist
 
 ## test: cargo tests, then the Playwright suite in Debian's Chromium
@@ -49,7 +56,7 @@ e2e-deps:
 	@[ end2end/node_modules/.installed -nt end2end/package-lock.json ] || \
 	  { (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --silent --no-audit --no-fund) && touch end2end/node_modules/.installed; }
 
-test-e2e: setup widget server e2e-deps
+test-e2e: builds e2e-deps
 	cd end2end && PICKUP_BIN=$(CURDIR)/$(PICKUP) PICKUP_SITE=$(CURDIR)/dist npx playwright test
 
 ## bench: every benchmark in one run, written to BENCHMARKS.md and docs/bench/*.svg (~12 min after the builds)

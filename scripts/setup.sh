@@ -2,12 +2,14 @@
 # Installs the build tools Pickup needs, and only those, idempotently (make setup).
 #   - the wasm32 standard library and its sources: rustup's target and rust-src if they can be
 #     had, else Debian's rustc-web and rust-web-src (std is rebuilt for size: scripts/wasm-env.sh);
-#   - trunk 0.21.14; wasm-bindgen-cli at exactly Cargo.lock's wasm-bindgen; wasm-opt (binaryen).
+#   - wasm-bindgen-cli at exactly Cargo.lock's wasm-bindgen; wasm-opt (binaryen). No bundler:
+#     scripts/build-widget.sh runs these two and a small node script (Trunk took 14 minutes to build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .tools
+# cargo install's bin directory, also when CARGO_HOME points elsewhere than ~/.cargo.
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
-TRUNK_VERSION=0.21.14
 BINARYEN_VERSION=132
 WASM_BINDGEN_VERSION=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/"/, "", $3); print $3; exit }' Cargo.lock)
 
@@ -37,22 +39,16 @@ if [ "$(cat .tools/wasm-mode)" = debian ]; then
 fi
 say "wasm32 std: $(cat .tools/wasm-mode)"
 
-# 2. Trunk (--locked: without it a newer cssparser breaks its build).
-if [ "$(trunk --version 2>/dev/null)" != "trunk $TRUNK_VERSION" ]; then
-  say "installing trunk $TRUNK_VERSION (several minutes)"
-  cargo install --debug trunk --version "$TRUNK_VERSION" --locked
-fi
-
-# 3. wasm-bindgen-cli, exactly the crate's version (not --locked: its lockfile pins a crate
+# 2. wasm-bindgen-cli, exactly the crate's version (not --locked: its lockfile pins a crate
 #    version this registry mirror lacks).
 if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]; then
   say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION"
   cargo install --debug wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
 fi
 
-# 4. wasm-opt from npm's binaryen: installs in seconds (cargo's wasm-opt compiles C++ for 12 min).
+# 3. wasm-opt from npm's binaryen: installs in seconds (cargo's wasm-opt compiles C++ for 12 min).
 if [ ! -x .tools/node_modules/.bin/wasm-opt ]; then
   say "installing binaryen@$BINARYEN_VERSION (wasm-opt)"
   npm install --silent --no-audit --no-fund --prefix .tools "binaryen@$BINARYEN_VERSION" >/dev/null
 fi
-say "ready: $(trunk --version), $(wasm-bindgen --version), wasm-opt $(.tools/node_modules/.bin/wasm-opt --version | awk '{print $3}')"
+say "ready: $(wasm-bindgen --version), wasm-opt $(.tools/node_modules/.bin/wasm-opt --version | awk '{print $3}')"

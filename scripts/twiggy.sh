@@ -4,7 +4,7 @@
 #
 # dist/app_bg.wasm has no names (wasm-opt drops them), so this builds the same file with them:
 # the raw wasm `make widget` left in target/wasm, through the same wasm-bindgen and
-# `wasm-opt -Oz --low-memory-unused` as trunk (index.html), with -g to keep the name section.
+# `wasm-opt -Oz --low-memory-unused` as scripts/build-widget.sh, with -g to keep the name section.
 # Its code is the shipped code; only the names are added (twiggy's row for them is left out).
 set -euo pipefail
 cd "$(dirname "$0")/.."

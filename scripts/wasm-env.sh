@@ -1,7 +1,7 @@
 # Sourced by `make widget`: the environment of the wasm build, and only of it. The build gets its
 # own target directory so host crates built by another rustc never invalidate the server's.
 export CARGO_TARGET_DIR="$PWD/target/wasm"
-export PATH="$PWD/.tools/node_modules/.bin:$PATH"
+export PATH="$PWD/.tools/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 if [ "$(cat .tools/wasm-mode 2>/dev/null)" = debian ]; then
   # rustup's rust-lld links; Debian's rustc 1.96 compiles std from rust-web-src.
   CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER="$(rustc --print sysroot)/lib/rustlib/x86_64-unknown-linux-gnu/bin/rust-lld"

@@ -85,7 +85,7 @@ pub struct StoreArgs {
 pub struct ServeArgs {
     #[arg(long, env = "PICKUP_ADDR", default_value = "127.0.0.1:3000")]
     pub addr: String,
-    /// The built widget (Trunk's dist/).
+    /// The built widget (`make widget`'s dist/).
     #[arg(long, env = "PICKUP_SITE", default_value = "dist")]
     pub site: PathBuf,
     /// The HS256 signing secret, at least 32 bytes (this, PICKUP_JWKS_URL, or both).

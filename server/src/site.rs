@@ -1,7 +1,7 @@
 //! The widget's static files as a browser should get them: the Brotli or gzip copy the build
-//! wrote beside a file (scripts/finish-dist.mjs) when the request accepts it, and caching by
-//! name. Files under `/assets/` carry a hash of their content in their name (Trunk's
-//! `filehash`), so a browser may keep them for a year without asking; every other file has a
+//! wrote beside a file (scripts/site.mjs) when the request accepts it, and caching by
+//! name. Files under `/assets/` carry a hash of their content in their name (scripts/site.mjs),
+//! so a browser may keep them for a year without asking; every other file has a
 //! stable name that host pages embed (`pickup.js`, `pickup.css`, `index.html`, `embed.*`), so a
 //! browser revalidates it each time (`Last-Modified`, answered with 304 when unchanged).
 

@@ -1,0 +1,104 @@
+// Assembles the widget's site (make widget, scripts/build-widget.sh):
+//   node scripts/site.mjs BINDGEN_DIR OUT_DIR
+// BINDGEN_DIR holds wasm-bindgen's app.js and the optimised app_bg.wasm. Into OUT_DIR it writes:
+//   1. assets/: the glue, the wasm and the stylesheet (style/pickup.css) under content-hashed
+//      names, which the server lets browsers keep for a year;
+//   2. public/'s files, and index.html, with those names written into the stable loader pickup.js
+//      and into index.html's stylesheet and preload links, which name unhashed files in the sources;
+//   3. pickup.css, a stable copy of the stylesheet for host pages that link it themselves;
+//   4. a Brotli (quality 11) and a gzip (level 9) copy beside every compressible file, which the
+//      server sends as they are to browsers that accept them.
+// Any surprise (a file missing, a marked string not found or found twice) fails the build, rather
+// than leaving a site whose loader names files that are not there.
+import { readFileSync, writeFileSync, readdirSync, copyFileSync, mkdirSync } from "node:fs";
+import { join, extname, relative } from "node:path";
+import { createHash } from "node:crypto";
+import { brotliCompressSync, gzipSync, constants } from "node:zlib";
+
+const [bindgen, dir] = process.argv.slice(2);
+if (!bindgen || !dir) fail("usage: node scripts/site.mjs BINDGEN_DIR OUT_DIR");
+
+function fail(why) {
+  console.error(`site: ${why}`);
+  process.exit(1);
+}
+
+// 1. The hashed files. 16 hex digits of SHA-256: a new name whenever a byte changes.
+const ASSETS = "assets";
+mkdirSync(join(dir, ASSETS), { recursive: true });
+function hashed(source, stem, suffix) {
+  let body;
+  try {
+    body = readFileSync(source);
+  } catch (e) {
+    fail(`cannot read ${source}: ${e.message}`);
+  }
+  const name = `${ASSETS}/${stem}-${createHash("sha256").update(body).digest("hex").slice(0, 16)}${suffix}`;
+  writeFileSync(join(dir, name), body);
+  return { name, body };
+}
+const glue = hashed(join(bindgen, "app.js"), "app", ".js").name;
+const wasm = hashed(join(bindgen, "app_bg.wasm"), "app", "_bg.wasm").name;
+const stylesheet = hashed("style/pickup.css", "pickup", ".css");
+const css = stylesheet.name;
+const integrity = `sha384-${createHash("sha384").update(stylesheet.body).digest("base64")}`;
+
+for (const name of readdirSync("public")) copyFileSync(join("public", name), join(dir, name));
+copyFileSync("index.html", join(dir, "index.html"));
+
+// 2. Each marked string must be there exactly once, so a changed source fails loudly here.
+function fill(file, replacements) {
+  const path = join(dir, file);
+  let text = readFileSync(path, "utf8");
+  for (const [from, to] of replacements) {
+    const count = text.split(from).length - 1;
+    if (count !== 1) fail(`${file}: expected ${JSON.stringify(from)} once, found it ${count} times`);
+    text = text.replace(from, to);
+  }
+  writeFileSync(path, text);
+}
+fill("pickup.js", [
+  [`from "./app.js";`, `from "./${glue}";`],
+  [`const WASM = "app_bg.wasm";`, `const WASM = "${wasm}";`],
+  [`const CSS = "pickup.css";`, `const CSS = "${css}";`],
+]);
+fill("index.html", [
+  [`<link rel="stylesheet" href="/pickup.css" />`, `<link rel="stylesheet" href="/${css}" integrity="${integrity}" />`],
+  [`<link rel="modulepreload" href="/app.js" />`, `<link rel="modulepreload" href="/${glue}" />`],
+  [`<link rel="preload" href="/app_bg.wasm"`, `<link rel="preload" href="/${wasm}"`],
+]);
+
+// 3. The stable stylesheet, for host pages that link it themselves.
+copyFileSync(join(dir, css), join(dir, "pickup.css"));
+
+// 4. Precompressed copies. A copy that would not be smaller is not written, so the server sends
+// the file itself.
+const COMPRESSIBLE = new Set([".js", ".wasm", ".css", ".html", ".svg", ".json", ".txt"]);
+function* files(d) {
+  for (const entry of readdirSync(d, { withFileTypes: true })) {
+    const path = join(d, entry.name);
+    if (entry.isDirectory()) yield* files(path);
+    else yield path;
+  }
+}
+let written = 0;
+for (const path of [...files(dir)]) {
+  if (!COMPRESSIBLE.has(extname(path))) continue;
+  const body = readFileSync(path);
+  const copies = {
+    ".br": brotliCompressSync(body, {
+      params: {
+        [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY,
+        [constants.BROTLI_PARAM_SIZE_HINT]: body.length,
+      },
+    }),
+    ".gz": gzipSync(body, { level: 9 }),
+  };
+  for (const [ext, packed] of Object.entries(copies)) {
+    if (packed.length < body.length) {
+      writeFileSync(path + ext, packed);
+      written++;
+    }
+  }
+}
+console.log(`site: ${glue}, ${wasm}, ${css}; ${written} precompressed copies in ${relative(process.cwd(), dir) || "."}`);
