@@ -49,7 +49,7 @@ test-rust: setup
 ## on free 127.0.0.1 ports; the local file system too) and two `pickup serve` on one shared store
 .PHONY: test-backends
 test-backends: setup server
-	./scripts/emulators.sh run -- cargo test -p pickup --test scenarios --test scale_out -- --nocapture
+	./scripts/emulators.sh run -- cargo test --workspace --test scenarios --test scale_out -- --nocapture
 
 e2e-deps:
 	@dpkg -s chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }

@@ -112,7 +112,8 @@ pub struct ServeArgs {
     /// A request not answered within this gets 408.
     #[arg(long, env = "PICKUP_REQUEST_TIMEOUT", default_value = "30s", value_parser = positive_duration)]
     pub request_timeout: Duration,
-    /// After SIGTERM, how long open connections may finish before they are dropped.
+    /// After SIGTERM, how long open connections may finish before they are dropped; the writes
+    /// they started get as long again after that.
     #[arg(long, env = "PICKUP_SHUTDOWN_GRACE", default_value = "30s", value_parser = humantime::parse_duration)]
     pub shutdown_grace: Duration,
     /// Open connections at most; more wait to be accepted.
@@ -666,13 +667,16 @@ async fn serve(args: ServeArgs, demo: bool) -> anyhow::Result<()> {
         }
     };
     let deadline = crate::serve::serve(listener, app, limits, signal).await;
-    // Requests are done (or dropped); let the deletes they scheduled finish too, within the same
-    // deadline: a delete cut short happens again on a later read.
-    pickup.background.close();
-    if tokio::time::timeout_at(deadline, pickup.background.wait())
-        .await
-        .is_err()
-    {
+    // Requests are done (or dropped). The writes they started get a grace of their own after
+    // the connections' deadline; the deletes they scheduled only what is left of that deadline.
+    let drained = pickup.drain(deadline, deadline + args.shutdown_grace).await;
+    if !drained.writes {
+        tracing::error!(
+            "a write was still running twice PICKUP_SHUTDOWN_GRACE after the signal: it is cut, \
+             and its item may be listed in \"Mine\" only until it is written again"
+        );
+    }
+    if !drained.deletes {
         tracing::warn!("shutdown grace is over: leaving pending deletes to a later read");
     }
     Ok(())

@@ -379,20 +379,19 @@ async fn register(
     Names(ws): Names<String>,
     req: Request,
 ) -> Result<Response, Error> {
-    let registered = async {
-        let item: NewItem = body_of(&s, &headers, &ws, req).await?;
-        s.pickup
-            .register(bearer(&headers).as_deref(), &ws, item)
-            .await
-    }
-    .await;
-    // Refusals count too, the body's included (it is read here, not in the service).
-    let outcome = match &registered {
-        Ok(_) => "created",
-        Err(e) => e.code().as_str(),
+    let item: NewItem = match body_of(&s, &headers, &ws, req).await {
+        Ok(item) => item,
+        Err(e) => {
+            // A refused body counts here, where it is read; the service counts the rest.
+            crate::metrics::registration(Err(&e));
+            return Err(e);
+        }
     };
-    metrics::counter!(crate::metrics::REGISTRATIONS, "outcome" => outcome).increment(1);
-    Ok((StatusCode::CREATED, Json(registered?)).into_response())
+    let registered = s
+        .pickup
+        .register(bearer(&headers).as_deref(), &ws, item)
+        .await?;
+    Ok((StatusCode::CREATED, Json(registered)).into_response())
 }
 
 #[utoipa::path(

@@ -138,6 +138,15 @@ pub const ALL: &[Metric] = &[
 ];
 
 /// Give every metric its `# HELP` text (after the recorder is installed).
+/// Counts one registration: created, or refused with its error's code.
+pub fn registration(result: Result<(), &crate::error::Error>) {
+    let outcome = match result {
+        Ok(()) => "created",
+        Err(e) => e.code().as_str(),
+    };
+    metrics::counter!(REGISTRATIONS, "outcome" => outcome).increment(1);
+}
+
 fn describe() {
     for m in ALL {
         match m.kind {

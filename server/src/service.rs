@@ -11,7 +11,15 @@ use crate::record::{ItemRecord, ItemUpdate, NewItem};
 use app::error::ApiError;
 use app::model::{Filter, RecentPage};
 use std::sync::Arc;
+use tokio::time::Instant;
 use tokio_util::task::TaskTracker;
+
+/// What [`Pickup::drain`] let finish: `true` when all of that kind did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Drained {
+    pub writes: bool,
+    pub deletes: bool,
+}
 
 #[derive(Clone)]
 pub struct Pickup {
@@ -19,6 +27,9 @@ pub struct Pickup {
     pub auth: Arc<Auth>,
     /// Deletes that run after an answer was sent; graceful shutdown waits for them.
     pub background: TaskTracker,
+    /// Writes, run to their end even if their caller leaves ([`Pickup::to_the_end`]); shutdown
+    /// waits for them longer than for the deletes ([`Pickup::drain`]).
+    pub writes: TaskTracker,
     /// The watchers of live streams (`serve` turns them on).
     pub live: Option<Arc<Live>>,
 }
@@ -29,6 +40,7 @@ impl Pickup {
             index: Arc::new(index),
             auth: Arc::new(auth),
             background: TaskTracker::new(),
+            writes: TaskTracker::new(),
             live: None,
         }
     }
@@ -48,16 +60,33 @@ impl Pickup {
     /// Run a write to its end even if its caller stops waiting: the client hung up, or the
     /// request timed out (408). A write is several store requests (a register writes the record,
     /// the owner marker, then the workspace's marker), and one dropped half-way would leave an
-    /// item that "Mine" shows and the workspace does not. Graceful shutdown waits for it.
+    /// item that "Mine" shows and the workspace does not. Shutdown waits for it ([`Pickup::drain`]).
     async fn to_the_end<T: Send + 'static>(
         &self,
         write: impl std::future::Future<Output = Result<T>> + Send + 'static,
     ) -> Result<T> {
-        match self.background.spawn(write).await {
+        match self.writes.spawn(write).await {
             Ok(done) => done,
             // Not cancelled: nothing aborts these tasks, and the runtime outlives the server.
             Err(e) => std::panic::resume_unwind(e.into_panic()),
         }
+    }
+
+    /// At shutdown, once the connections are done: lets the writes still running finish until
+    /// `writes_by`, and the deletes reads scheduled until `deletes_by`. The two differ because a
+    /// write cut half-way leaves an item "Mine" shows and the workspace does not, while a delete
+    /// cut short simply happens again on a later read. Both are bounded: the store's requests
+    /// have timeouts, but a process asked to stop must stop.
+    pub async fn drain(&self, deletes_by: Instant, writes_by: Instant) -> Drained {
+        self.writes.close();
+        self.background.close();
+        let writes = tokio::time::timeout_at(writes_by, self.writes.wait())
+            .await
+            .is_ok();
+        let deletes = tokio::time::timeout_at(deletes_by, self.background.wait())
+            .await
+            .is_ok();
+        Drained { writes, deletes }
     }
 
     /// A write to `ws` went through this server: its live watcher, if any, reads again now.
@@ -107,10 +136,16 @@ impl Pickup {
         ws: &str,
         item: NewItem,
     ) -> Result<ItemRecord> {
-        let (caller, ws) = self.enter(bearer, ws, Access::Write).await?;
+        let (caller, ws) = self
+            .enter(bearer, ws, Access::Write)
+            .await
+            .inspect_err(|e| crate::metrics::registration(Err(e)))?;
         let this = self.clone();
+        // Counted in the write, which ends even when the client has hung up.
         self.to_the_end(async move {
-            let record = this.index.register(&ws, &item, caller.owner()).await?;
+            let registered = this.index.register(&ws, &item, caller.owner()).await;
+            crate::metrics::registration(registered.as_ref().map(|_| ()));
+            let record = registered?;
             this.wrote(&ws, false);
             Ok(record)
         })

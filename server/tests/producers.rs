@@ -283,6 +283,65 @@ async fn run_terminated_passes_sigterm_on_and_exits_with_the_code_the_command_ch
 }
 
 #[tokio::test]
+async fn run_hung_up_passes_sighup_on_cancels_the_item_and_exits_as_the_command() {
+    let s = Server::start(&[]);
+    let (out, c, _) = interrupt(
+        &s,
+        "hup",
+        r#"echo "pickup:progress 0.25"; exec sleep 60"#,
+        "HUP",
+    )
+    .await;
+    assert_eq!(
+        out.status.code(),
+        Some(129),
+        "128 + SIGHUP, as the command died of it: {}",
+        text(&out.stderr)
+    );
+    assert_eq!(c["status"], "cancelled", "not left running to turn stalled");
+    assert_eq!(c["title"], "Nightly training (cancelled by SIGHUP)");
+}
+
+#[tokio::test]
+async fn run_passes_a_prompt_without_a_newline_through_at_once() {
+    let s = Server::start(&[]);
+    let mut child = run(
+        &s.url,
+        &writer(&s),
+        "ask",
+        &[],
+        r#"printf 'Continue? '; read answer; echo "got $answer""#,
+    )
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    let mut stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 256];
+        while let Ok(n @ 1..) = std::io::Read::read(&mut stdout, &mut buf) {
+            let _ = tx.send(buf[..n].to_vec());
+        }
+    });
+    // The command waits for its answer, so only output passed on before its line ends can
+    // show the prompt.
+    let mut seen = Vec::new();
+    while seen != b"Continue? " {
+        let chunk = rx
+            .recv_timeout(Duration::from_secs(15))
+            .unwrap_or_else(|_| panic!("the prompt was held back; seen {:?}", text(&seen)));
+        seen.extend_from_slice(&chunk);
+    }
+    child.stdin.take().unwrap().write_all(b"yes\n").unwrap();
+    let out = wait(child, Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    seen.extend(rx.iter().flatten());
+    assert_eq!(text(&seen), "Continue? got yes\n");
+}
+
+#[tokio::test]
 async fn run_reports_progress_from_output_lines_and_from_the_progress_file() {
     let s = Server::start(&[]);
     let (gate, gate2) = (Gate::new(), Gate::new());

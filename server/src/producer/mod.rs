@@ -6,6 +6,15 @@
 //! throttling), [`outcome`] (exit status to item status), [`adopt`] (recognising a
 //! registration whose answer was lost).
 
+/// `eprintln!` that never panics. After a hang-up the terminal is gone and writing to it
+/// fails; the wrapper must still finish the item.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod adopt;
 pub mod client;
 pub mod item;

@@ -40,7 +40,7 @@ fn signal_name(sig: i32) -> String {
         .unwrap_or_else(|_| format!("signal {sig}"))
 }
 
-/// The outcome of `exit`. `interrupted`: the wrapper got SIGINT or SIGTERM while the command
+/// The outcome of `exit`. `interrupted`: the wrapper got SIGINT, SIGTERM or SIGHUP while the command
 /// ran (and passed it on): the item is cancelled however the command then ended.
 pub fn outcome(exit: Exit, interrupted: Option<i32>) -> Outcome {
     let exit_code = match exit {

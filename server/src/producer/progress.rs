@@ -30,6 +30,57 @@ pub fn from_line(line: &[u8]) -> Option<Result<f64, ProgressError>> {
     Some(fraction(&String::from_utf8_lossy(rest)))
 }
 
+/// The longest line kept whole for [`from_line`]; a progress line is a few dozen bytes, so a
+/// longer one is skipped rather than held (the output itself is passed through regardless).
+pub const MAX_LINE: usize = 4096;
+
+/// Cuts output into lines as it comes in chunks, for [`from_line`]: a line split across chunks
+/// is given whole once its end comes; the last line, without a newline, at [`Lines::finish`].
+#[derive(Debug, Default)]
+pub struct Lines {
+    partial: Vec<u8>,
+    /// The current line grew past [`MAX_LINE`]: skipped up to its newline.
+    skipping: bool,
+}
+
+impl Lines {
+    /// Calls `each` with every line that `chunk` ends, its `\n` included.
+    pub fn feed(&mut self, chunk: &[u8], mut each: impl FnMut(&[u8])) {
+        let mut rest = chunk;
+        while let Some(end) = rest.iter().position(|&b| b == b'\n') {
+            let (line, after) = rest.split_at(end + 1);
+            if self.skipping {
+                self.skipping = false;
+            } else if self.partial.is_empty() {
+                each(line);
+            } else {
+                self.partial.extend_from_slice(line);
+                each(&self.partial);
+            }
+            self.partial.clear();
+            rest = after;
+        }
+        if self.skipping {
+            return;
+        }
+        if self.partial.len() + rest.len() > MAX_LINE {
+            self.partial.clear();
+            self.skipping = true;
+        } else {
+            self.partial.extend_from_slice(rest);
+        }
+    }
+
+    /// The output ended: the last line, if it had no newline.
+    pub fn finish(&mut self, mut each: impl FnMut(&[u8])) {
+        if !self.skipping && !self.partial.is_empty() {
+            each(&self.partial);
+        }
+        self.partial.clear();
+        self.skipping = false;
+    }
+}
+
 /// The progress the file holds: `None` while it is empty (not yet written, or truncated by a
 /// writer that has not written again yet).
 pub fn from_file(content: &str) -> Option<Result<f64, ProgressError>> {
@@ -100,6 +151,50 @@ mod tests {
         ] {
             assert!(matches!(from_line(bad), Some(Err(_))), "{bad:?}");
         }
+    }
+
+    fn lines_of(chunks: &[&[u8]]) -> Vec<Vec<u8>> {
+        let mut lines = Lines::default();
+        let mut got = Vec::new();
+        for chunk in chunks {
+            lines.feed(chunk, |l| got.push(l.to_vec()));
+        }
+        lines.finish(|l| got.push(l.to_vec()));
+        got
+    }
+
+    #[test]
+    fn lines_are_whole_however_the_output_is_cut() {
+        let whole: &[&[u8]] = &[b"one\npickup:progress 0.5\ntwo\r\nlast"];
+        let cut: &[&[u8]] = &[
+            b"on",
+            b"e\npickup:pro",
+            b"gress 0.5",
+            b"\ntwo\r",
+            b"\n",
+            b"last",
+        ];
+        let want: Vec<Vec<u8>> = vec![
+            b"one\n".to_vec(),
+            b"pickup:progress 0.5\n".to_vec(),
+            b"two\r\n".to_vec(),
+            b"last".to_vec(),
+        ];
+        assert_eq!(lines_of(whole), want);
+        assert_eq!(lines_of(cut), want);
+        assert_eq!(lines_of(&[b"a\n", b""]), vec![b"a\n".to_vec()]);
+    }
+
+    #[test]
+    fn a_line_longer_than_the_limit_is_skipped_up_to_its_end() {
+        let long = vec![b'x'; MAX_LINE + 1];
+        let got = lines_of(&[&long[..10], &long[10..], b"x\npickup:progress 0.5\n"]);
+        assert_eq!(got, vec![b"pickup:progress 0.5\n".to_vec()]);
+        let at_limit = vec![b'y'; MAX_LINE];
+        let got = lines_of(&[&at_limit, b"\n"]);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].len(), MAX_LINE + 1);
+        assert!(lines_of(&[&long]).is_empty(), "nor kept for the end");
     }
 
     #[test]

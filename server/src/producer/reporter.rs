@@ -246,7 +246,7 @@ impl Reporter {
 
     fn answered(&mut self) {
         if self.failing {
-            eprintln!(
+            say!(
                 "pickup run: {} answers again; item {} is up to date",
                 self.client.server(),
                 self.id.as_deref().unwrap_or("?")
@@ -275,7 +275,7 @@ impl Reporter {
                 (true, None) => "the run goes unreported",
                 (true, Some(_)) => "the item is left as it is",
             };
-            eprintln!("pickup run: cannot {what}{hint}: {e}; {then}");
+            say!("pickup run: cannot {what}{hint}: {e}; {then}");
             return;
         }
         if !self.failing {
@@ -287,7 +287,7 @@ impl Reporter {
             } else {
                 "the command runs on, and the wrapper keeps trying".to_string()
             };
-            eprintln!("pickup run: cannot {what}: {e}; {then}");
+            say!("pickup run: cannot {what}: {e}; {then}");
             self.failing = true;
         }
         let delay = self.delays.next().unwrap_or(Duration::from_secs(30));
@@ -327,7 +327,7 @@ impl Reporter {
             match result {
                 Ok(id) => {
                     if self.failing {
-                        eprintln!(
+                        say!(
                             "pickup run: {} answers again; item {id} is {}",
                             self.client.server(),
                             outcome.status.as_str()
@@ -355,7 +355,7 @@ impl Reporter {
             }
             None => "the item was never registered".to_string(),
         };
-        eprintln!(
+        say!(
             "pickup run: gave up finishing the item after {} ({why}); {state}",
             humantime::format_duration(self.timing.finish_timeout)
         );

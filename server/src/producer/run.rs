@@ -1,14 +1,16 @@
 //! `pickup run -- COMMAND…`: runs a command as an item of a workspace.
 //!
 //! The command gets the wrapper's standard input and standard error as they are, and its
-//! standard output is passed through unchanged, line by line, progress lines included (they
-//! are read on the way: [`progress::from_line`]). It also finds, in `PICKUP_PROGRESS_FILE`, a
+//! standard output is passed through unchanged and as it comes (a prompt without a newline
+//! shows at once), progress lines included (they are read on the way:
+//! [`progress::from_line`]). It also finds, in `PICKUP_PROGRESS_FILE`, a
 //! file of the wrapper's own where it may write its progress instead.
 //!
 //! Signals: the command stays in the wrapper's process group, so it keeps the terminal (it may
 //! read from it, and job control works). A Ctrl-C at the terminal therefore reaches the
-//! command directly; SIGINT and SIGTERM sent to the wrapper by another process (`kill`, a
-//! scheduler) are passed on to the command. Either way the item ends cancelled and the wrapper
+//! command directly, as does the hang-up of a closed terminal; SIGINT, SIGTERM and SIGHUP sent
+//! to the wrapper by another process (`kill`, a scheduler, the shell of a closed terminal) are
+//! passed on to the command. Either way the item ends cancelled and the wrapper
 //! exits as the command did (its code, or 128 + the signal that killed it).
 //!
 //! The server's answers never hold the command up: the [`Reporter`] runs beside it.
@@ -19,14 +21,14 @@ use crate::producer::progress;
 use crate::producer::reporter::{Item, Reporter, Timing};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::exfiltrator::WithOrigin;
 use signal_hook::iterator::SignalsInfo;
 use signal_hook::low_level::siginfo::{Cause, Origin};
 use std::ffi::OsString;
 use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::ChildStdout;
 use tokio::sync::{mpsc, watch};
 
@@ -52,7 +54,7 @@ pub async fn run(
         .split_first()
         .ok_or_else(|| anyhow::anyhow!("no command: write it after `--`"))?;
     // Taken over before the command starts, so no signal finds the wrapper unprepared.
-    let mut signals = SignalsInfo::<WithOrigin>::new([SIGINT, SIGTERM])?;
+    let mut signals = SignalsInfo::<WithOrigin>::new([SIGHUP, SIGINT, SIGTERM])?;
     let signals_handle = signals.handle();
     let (signal_tx, mut signal_rx) = mpsc::unbounded_channel::<Origin>();
     std::thread::spawn(move || {
@@ -73,7 +75,7 @@ pub async fn run(
     {
         Ok(child) => child,
         Err(e) => {
-            eprintln!(
+            say!(
                 "pickup run: cannot start {}: {e}",
                 program.to_string_lossy()
             );
@@ -132,45 +134,46 @@ pub async fn run(
     tokio::select! {
         _ = &mut reporter => {}
         Some(_) = signal_rx.recv() => {
-            eprintln!("pickup run: interrupted again: leaving without finishing the item");
+            say!("pickup run: interrupted again: leaving without finishing the item");
         }
     }
     signals_handle.close();
     Ok(exit_code)
 }
 
-/// Copies the command's output to the wrapper's, line by line, and reports each progress line.
+/// Copies the command's output to the wrapper's as it comes, and reports each progress line.
 /// When the wrapper's own output is closed, the pipe is closed too, so the command learns it
 /// as it would have without the wrapper.
-async fn pass_through(from: ChildStdout, progress: watch::Sender<Option<f64>>) {
-    let mut reader = BufReader::new(from);
+async fn pass_through(mut from: ChildStdout, progress: watch::Sender<Option<f64>>) {
     let mut out = tokio::io::stdout();
-    let mut line = Vec::new();
+    let mut buf = vec![0; 8192];
+    let mut lines = progress::Lines::default();
     let mut warned = false;
+    let mut report = |line: &[u8]| match progress::from_line(line) {
+        Some(Ok(p)) => {
+            progress.send_replace(Some(p));
+        }
+        Some(Err(e)) if !warned => {
+            say!("pickup run: {e}");
+            warned = true;
+        }
+        _ => {}
+    };
     loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line).await {
+        let n = match from.read(&mut buf).await {
             Ok(0) => break,
-            Ok(_) => {}
+            Ok(n) => n,
             Err(e) => {
-                eprintln!("pickup run: cannot read the command's output: {e}");
+                say!("pickup run: cannot read the command's output: {e}");
                 break;
             }
-        }
-        match progress::from_line(&line) {
-            Some(Ok(p)) => {
-                progress.send_replace(Some(p));
-            }
-            Some(Err(e)) if !warned => {
-                eprintln!("pickup run: {e}");
-                warned = true;
-            }
-            _ => {}
-        }
-        if out.write_all(&line).await.is_err() || out.flush().await.is_err() {
+        };
+        lines.feed(&buf[..n], &mut report);
+        if out.write_all(&buf[..n]).await.is_err() || out.flush().await.is_err() {
             break;
         }
     }
+    lines.finish(&mut report);
 }
 
 /// Reads the progress file every `every` (and once more when `stop` fires) and reports each

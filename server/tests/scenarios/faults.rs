@@ -163,8 +163,8 @@ pub async fn a_write_outlives_its_caller(b: &Backend) {
         () = door.reached.notified() => {}
     }
     door.release();
-    pickup.background.close();
-    pickup.background.wait().await;
+    pickup.writes.close();
+    pickup.writes.wait().await;
     assert_eq!(
         markers(&pickup.index).await.len(),
         1,
@@ -173,6 +173,51 @@ pub async fn a_write_outlives_its_caller(b: &Backend) {
     );
     let records = names(pickup.index.store(), scope::items(&ws())).await.len();
     assert_eq!(records, 1, "{}: and its one record", b.name);
+}
+
+/// At shutdown, a write still running when the connections' deadline is over is let finish
+/// (until a later deadline of its own): cut there, the runtime would drop it half-way.
+pub async fn shutdown_lets_a_running_write_finish_after_the_connections_deadline(b: &Backend) {
+    use pickup::auth::Auth;
+    use pickup::service::{Drained, Pickup};
+    use std::time::Duration;
+    let clock = ManualClock::new(T0);
+    let (index, faults, _) = open_faulty(b, &clock);
+    let auth = Auth::new(&[7u8; 32]).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let token = auth.mint("a", None, &["acme".into()], true, HOUR_DURATION, now);
+    let pickup = Pickup::new(index, auth);
+    let door = faults.hold(Op::Put, "markers/");
+    let register = pickup.register(Some(&token), "acme", new_item("k", Status::Running));
+    tokio::select! {
+        _ = register => panic!("{}: the marker's write is held, so register cannot end", b.name),
+        () = door.reached.notified() => {}
+    }
+    // The connections' deadline is already over; the writes have a minute more.
+    let now = tokio::time::Instant::now();
+    let drain = pickup.drain(now, now + Duration::from_secs(60));
+    tokio::pin!(drain);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), &mut drain)
+            .await
+            .is_err(),
+        "{}: shutdown must wait for the held write, not end at the connections' deadline",
+        b.name
+    );
+    door.release();
+    assert_eq!(
+        drain.await,
+        Drained {
+            writes: true,
+            deletes: true
+        },
+        "{}",
+        b.name
+    );
+    assert_eq!(markers(&pickup.index).await.len(), 1, "{}", b.name);
 }
 
 const HOUR_DURATION: std::time::Duration = std::time::Duration::from_secs(3_600);

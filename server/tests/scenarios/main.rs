@@ -92,6 +92,7 @@ scenarios! {
     a_fault_past_the_bound_is_an_error => faults::past_the_bound,
     a_failed_delete_is_retried_later => faults::failed_delete_is_retried,
     a_write_outlives_its_caller => faults::a_write_outlives_its_caller,
+    shutdown_lets_a_running_write_finish => faults::shutdown_lets_a_running_write_finish_after_the_connections_deadline,
     // Clocks, the janitor, and every key's end.
     a_fast_clock_keeps_a_live_re_run => clock_skew::fast_producer_clock,
     a_fast_reader_clock_deletes_nothing_by_age => clock_skew::fast_reader_clock,
