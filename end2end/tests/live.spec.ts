@@ -60,3 +60,43 @@ test("a token that expires ends the stream and shows the sign-in message", async
   await expect(page.locator(".pickup-empty")).toBeVisible();
   await expect(page.locator(".pickup-unauthenticated")).toBeVisible({ timeout: 10_000 });
 });
+
+test("a fetch answered after a newer stream page does not take that page's cards away", async ({ page, pickup }) => {
+  const alice = pickup.token("alice", ["acme"], { write: true });
+  // Counts the answers of /api/recent the widget has read and handled: the count goes up in a
+  // task after the body was read, so after every microtask the widget ran on it.
+  await page.addInitScript(() => {
+    // The widget's client reads answers as bytes.
+    const read = Response.prototype.arrayBuffer;
+    (window as any).recentHandled = 0;
+    Response.prototype.arrayBuffer = async function () {
+      const body = await read.call(this);
+      if (this.url.includes("/api/recent")) setTimeout(() => (window as any).recentHandled++, 0);
+      return body;
+    };
+  });
+  await page.goto(pickup.home("acme", pickup.token("bob", ["acme"])) + "&refresh=600");
+  await expect(widget(page)).toHaveAttribute("data-live", "live");
+  await expect(page.locator(".pickup-empty")).toBeVisible();
+
+  // The next fetch is answered by the server now (no cards yet) and reaches the page later.
+  let reached: () => void;
+  const atTheServer = new Promise<void>((r) => (reached = r));
+  let release: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  await page.route("**/api/recent*", async (route) => {
+    const response = await route.fetch();
+    reached();
+    await released;
+    await route.fulfill({ response });
+  });
+  const handled = await page.evaluate(() => (window as any).recentHandled);
+  await page.locator(".pickup-refresh").click();
+  await atTheServer;
+  await pickup.register(alice, "acme", { key: "fresh", title: "Alice's fresh run", status: "running" });
+  await expect(titles(page)).toHaveText(["Alice's fresh run"], { timeout: 3_000 });
+
+  release!();
+  await page.waitForFunction((n) => (window as any).recentHandled > n, handled);
+  await expect(titles(page)).toHaveText(["Alice's fresh run"], { timeout: 1 });
+});

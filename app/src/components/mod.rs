@@ -102,13 +102,24 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
     };
     // Live when the server streams; polling whenever the stream is not up.
     let liveness = RwSignal::new(Liveness::Connecting);
+    // Pages the stream has given. A fetch answered after a stream page that came while it was
+    // on its way may be older than that page (its snapshot can predate it), so it is dropped:
+    // the stream brings every change after its own page anyway.
+    let stream_pages = StoredValue::new(0u64);
     let (stream_ws, server) = (config.ws.clone(), host.endpoint.server.clone());
+    let from_stream = {
+        let accept = accept.clone();
+        move |page: RecentPage| {
+            stream_pages.update_value(|n| *n += 1);
+            accept(page);
+        }
+    };
     let stream = stream::follow(
         host.clone(),
         move |f| stream::url(&server, &stream_ws, f, cap),
         filter,
         liveness,
-        accept.clone(),
+        from_stream,
         report.clone(),
     );
     let retune = stream.clone();
@@ -118,12 +129,23 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
         // A new filter ends the stream of the old one.
         retune.retune(Some(f));
         tick.track();
-        async move { host.call(|| recent(ws.clone(), f, Some(cap), None)).await }
+        let sent_after = stream_pages.get_value();
+        async move {
+            let page = host.call(|| recent(ws.clone(), f, Some(cap), None)).await;
+            (sent_after, page)
+        }
     });
     let report_failure = report.clone();
     Effect::new(move |_| match fetched.get() {
-        Some(Ok(page)) => accept(page),
-        Some(Err(e)) => {
+        Some((sent_after, Ok(page))) => {
+            if sent_after == stream_pages.get_value() {
+                accept(page);
+            } else {
+                // Not shown, but the fetch worked: polling need not back off.
+                failures.set(0);
+            }
+        }
+        Some((_, Err(e))) => {
             report_failure(e);
             failures.update(|n| *n = n.saturating_add(1));
         }
