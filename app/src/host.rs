@@ -6,7 +6,8 @@
 //! lifetime (`exp` − `iat`, or `exp` − now without `iat`) has passed since it got it, and after
 //! a call is refused with 401; the refused call is then made once more with the new token.
 //! Concurrent renewals share one call of `getToken`. Without `getToken` a token is renewed by
-//! the host changing `data-pickup-token` (observed in `mount`).
+//! the host changing `data-pickup-token` (observed in `mount`); with it, a new
+//! `data-pickup-token` also ends a renewal in flight, and getToken's later answer is dropped.
 
 use crate::client::Endpoint;
 use crate::error::{ApiError, ErrorCode};
@@ -19,12 +20,20 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::HtmlElement;
 
+#[derive(Clone)]
+struct Renewal {
+    /// getToken's answer, or the host's token if that comes first.
+    promise: js_sys::Promise,
+    host_gave: js_sys::Function,
+}
+
 pub struct Host {
     pub element: HtmlElement,
     pub endpoint: Endpoint,
     get_token: Option<js_sys::Function>,
-    /// getToken's promise while a renewal is in flight: everyone who needs a token awaits it.
-    renewing: RefCell<Option<js_sys::Promise>>,
+    /// While a renewal is in flight: the promise everyone who needs a token awaits, and how to
+    /// settle it with a token the host gives meanwhile.
+    renewing: RefCell<Option<Renewal>>,
     /// Bumped for each new token: a renewal timer of an older token stops.
     generation: Cell<u32>,
     /// What `unmount()` stops besides the reactive owner: the stream, listeners, observers.
@@ -64,6 +73,22 @@ impl Host {
         }
     }
 
+    /// A token the host gave (a new `data-pickup-token`): used at once, and it ends a renewal
+    /// in flight, whose getToken answer, if it comes later, is older.
+    pub fn host_gave(&self, token: String) {
+        if self
+            .endpoint
+            .token
+            .try_get_untracked()
+            .is_some_and(|now| now != token)
+        {
+            self.endpoint.token.try_set(token.clone());
+        }
+        if let Some(r) = self.renewing.borrow().as_ref() {
+            let _ = r.host_gave.call1(&JsValue::UNDEFINED, &token.into());
+        }
+    }
+
     /// Whether the host gave a `getToken`.
     pub fn can_renew(&self) -> bool {
         self.get_token.is_some()
@@ -80,22 +105,29 @@ impl Host {
         };
         // One call of getToken for everyone who asks meanwhile: a promise may be awaited often.
         let pending = self.renewing.borrow().clone();
-        let promise = match pending {
-            Some(p) => p,
+        let Renewal { promise, .. } = match pending {
+            Some(r) => r,
             None => {
-                let p = match get_token.call0(&JsValue::UNDEFINED) {
+                let answer = match get_token.call0(&JsValue::UNDEFINED) {
                     Ok(given) => js_sys::Promise::resolve(&given),
                     Err(thrown) => js_sys::Promise::reject(&thrown),
                 };
-                *self.renewing.borrow_mut() = Some(p.clone());
-                p
+                // A token the host gives meanwhile ends the wait: getToken may never answer.
+                let mut host_gave = None;
+                let given = js_sys::Promise::new(&mut |resolve, _| host_gave = Some(resolve));
+                let r = Renewal {
+                    promise: js_sys::Promise::race(&js_sys::Array::of2(&answer, &given)),
+                    host_gave: host_gave.expect("a promise's executor runs at once"),
+                };
+                *self.renewing.borrow_mut() = Some(r.clone());
+                r
             }
         };
         let got = JsFuture::from(promise.clone()).await;
         let mut renewing = self.renewing.borrow_mut();
         if renewing
             .as_ref()
-            .is_some_and(|p| js_sys::Object::is(p, &promise))
+            .is_some_and(|r| js_sys::Object::is(&r.promise, &promise))
         {
             *renewing = None;
         }

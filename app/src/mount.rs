@@ -255,15 +255,15 @@ fn mount_widget(
 
 /// A new `data-pickup-token` on the widget's element is its new token, until unmount.
 fn observe_token(el: &HtmlElement, host: &std::rc::Rc<Host>) -> Result<(), JsValue> {
-    let (token, el_seen) = (host.endpoint.token, el.clone());
+    let (seen_by, el_seen) = (std::rc::Rc::downgrade(host), el.clone());
     let on_change = Closure::<dyn Fn()>::new(move || {
-        if let Some(t) = el_seen
-            .get_attribute("data-pickup-token")
-            .filter(|t| !t.is_empty())
-        {
-            if token.try_get_untracked().is_some_and(|now| now != t) {
-                token.try_set(t);
-            }
+        if let (Some(t), Some(host)) = (
+            el_seen
+                .get_attribute("data-pickup-token")
+                .filter(|t| !t.is_empty()),
+            seen_by.upgrade(),
+        ) {
+            host.host_gave(t);
         }
     });
     let observer = web_sys::MutationObserver::new(on_change.as_ref().unchecked_ref())?;

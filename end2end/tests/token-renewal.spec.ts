@@ -139,3 +139,39 @@ test("without getToken, a new data-pickup-token is used at once", async ({ page 
     await host.stop();
   }
 });
+
+test("a getToken answer that comes after the host set a newer data-pickup-token does not replace it", async ({ page }) => {
+  const host = await HostPage.start();
+  const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });
+  try {
+    // getToken answers only when the test says so.
+    host.serve(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Host app</title></head><body>
+<div id="widget"></div>
+<script type="module">
+  import { mount } from "${pickup.url}/pickup.js";
+  window.asked = new Promise((asked) => {
+    mount(document.getElementById("widget"), {
+      workspace: "acme", server: "${pickup.url}", token: "not-a-token", refresh: 600,
+      getToken: () => { asked(); return new Promise((answer) => (window.answer = answer)); },
+    });
+  });
+</script></body></html>`);
+    await page.goto(host.origin);
+    // The refused first call asked getToken; meanwhile the host's session gives a new token,
+    // which ends the wait (getToken may never answer).
+    await page.evaluate(() => (window as any).asked);
+    const fresh = pickup.token("alice", ["acme"]);
+    await page.evaluate((t) => document.getElementById("widget")!.setAttribute("data-pickup-token", t), fresh);
+    await expect(page.locator(".pickup-empty")).toBeVisible();
+
+    // getToken's late answer changes nothing: the next call carries the host's token.
+    await page.evaluate(() => (window as any).answer("an-older-token"));
+    const next = page.waitForRequest((r) => r.url().includes(`${pickup.url}/api/recent`));
+    await page.getByRole("button", { name: "Refresh" }).click();
+    expect((await next).headers()["authorization"]).toBe(`Bearer ${fresh}`);
+    await expect(page.locator(".pickup-unauthenticated")).toHaveCount(0);
+  } finally {
+    await pickup.stop();
+    await host.stop();
+  }
+});
