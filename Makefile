@@ -74,9 +74,12 @@ bench: setup widget e2e-deps
 fmt:
 	cargo fmt --all
 
-lint:
+# The widget's browser code (feature csr) only compiles for wasm32, so it is linted there too.
+lint: setup
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
+	source scripts/wasm-env.sh && cargo clippy -p app --lib --target wasm32-unknown-unknown \
+	  --no-default-features --features csr -- -D warnings
 
 clean:
 	rm -rf target dist

@@ -247,24 +247,38 @@ async fn interrupt(s: &Server, key: &str, script: &str, signal: &str) -> (Output
     (out, card(s, key).await.unwrap(), rest.join("\n"))
 }
 
-#[tokio::test]
-async fn run_interrupted_passes_sigint_on_cancels_the_item_and_exits_as_the_command() {
+/// SIG`name` (number `number`) sent to the wrapper by another process while the command runs:
+/// passed on, the command dies of it, the wrapper exits as it did, and the item is cancelled.
+async fn signal_is_passed_on_and_cancels(name: &str, number: i32) {
     let s = Server::start(&[]);
     let (out, c, _) = interrupt(
         &s,
-        "int",
+        &name.to_lowercase(),
         r#"echo "pickup:progress 0.25"; exec sleep 60"#,
-        "INT",
+        name,
     )
     .await;
     assert_eq!(
         out.status.code(),
-        Some(130),
-        "128 + SIGINT, as the command died of it: {}",
+        Some(128 + number),
+        "128 + SIG{name}, as the command died of it: {}",
         text(&out.stderr)
     );
-    assert_eq!(c["status"], "cancelled");
-    assert_eq!(c["title"], "Nightly training (cancelled by SIGINT)");
+    assert_eq!(c["status"], "cancelled", "not left running to turn stalled");
+    assert_eq!(
+        c["title"],
+        format!("Nightly training (cancelled by SIG{name})")
+    );
+}
+
+#[tokio::test]
+async fn run_interrupted_passes_sigint_on_cancels_the_item_and_exits_as_the_command() {
+    signal_is_passed_on_and_cancels("INT", 2).await;
+}
+
+#[tokio::test]
+async fn run_hung_up_passes_sighup_on_cancels_the_item_and_exits_as_the_command() {
+    signal_is_passed_on_and_cancels("HUP", 1).await;
 }
 
 #[tokio::test]
@@ -280,26 +294,6 @@ async fn run_terminated_passes_sigterm_on_and_exits_with_the_code_the_command_ch
     assert_eq!(rest, "cleaning up", "the command's own handler ran");
     assert_eq!(c["status"], "cancelled");
     assert_eq!(c["title"], "Nightly training (cancelled by SIGTERM)");
-}
-
-#[tokio::test]
-async fn run_hung_up_passes_sighup_on_cancels_the_item_and_exits_as_the_command() {
-    let s = Server::start(&[]);
-    let (out, c, _) = interrupt(
-        &s,
-        "hup",
-        r#"echo "pickup:progress 0.25"; exec sleep 60"#,
-        "HUP",
-    )
-    .await;
-    assert_eq!(
-        out.status.code(),
-        Some(129),
-        "128 + SIGHUP, as the command died of it: {}",
-        text(&out.stderr)
-    );
-    assert_eq!(c["status"], "cancelled", "not left running to turn stalled");
-    assert_eq!(c["title"], "Nightly training (cancelled by SIGHUP)");
 }
 
 #[tokio::test]

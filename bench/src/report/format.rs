@@ -23,6 +23,19 @@ pub fn ms(x: f64) -> String {
     }
 }
 
+/// `x` as [`ms`] writes it, or with as many more decimals as it takes to tell it from `limit`:
+/// a verdict on 300.05 ms against 300 ms must not read "300 ms > 300 ms".
+pub fn ms_against(x: f64, limit: f64) -> String {
+    let plain = ms(x);
+    if x == limit || plain != ms(limit) {
+        return plain;
+    }
+    (1..=3)
+        .map(|d| format!("{x:.d$}"))
+        .find(|s| s.parse::<f64>().ok() != Some(limit))
+        .unwrap_or(plain)
+}
+
 /// A ratio of two measurements, as `7.6×`.
 pub fn times(x: f64) -> String {
     if x >= 100.0 {
@@ -71,5 +84,13 @@ mod tests {
         assert_eq!(times(7.64), "7.6×");
         assert_eq!(count(24.0), "24");
         assert_eq!(count(24.5), "24.5");
+    }
+
+    #[test]
+    fn a_number_beside_its_limit_shows_the_difference() {
+        assert_eq!(ms_against(300.05, 300.0), "300.1");
+        assert_eq!(ms_against(299.96, 300.0), "299.96");
+        assert_eq!(ms_against(300.0, 300.0), "300");
+        assert_eq!(ms_against(351.2, 300.0), "351");
     }
 }

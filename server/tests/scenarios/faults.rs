@@ -3,13 +3,14 @@
 //! error that leaves nothing half-listed, and a failed delete done again by a later read.
 
 use crate::common::backends::Backend;
-use crate::common::fault::{Op, When};
+use crate::common::fault::{Held, Op, When};
 use crate::common::*;
 use crate::support::*;
 use app::model::{Filter, Status};
 use pickup::clock::ManualClock;
 use pickup::id::ItemId;
 use pickup::names::SubKey;
+use std::sync::Arc;
 
 /// Transient faults on every kind of write, before and after the store applied them: every
 /// registration is acknowledged, has its record and its marker, and is recorded once.
@@ -140,10 +141,9 @@ pub async fn failed_delete_is_retried(b: &Backend) {
     assert!(markers(&index).await.is_empty(), "{}", b.name);
 }
 
-/// A caller that goes away mid-registration (the client hung up, or the request timed out)
-/// does not cut the write half-way: the record, the owner's marker and the workspace's marker
-/// are all written, so the item is not one that "Mine" shows and the workspace never lists.
-pub async fn a_write_outlives_its_caller(b: &Backend) {
+/// A registration whose caller went away once it reached the workspace's marker, which the
+/// returned door holds until the test releases it (the client hung up, or the request timed out).
+async fn a_registration_held_at_its_marker(b: &Backend) -> (pickup::service::Pickup, Arc<Held>) {
     use pickup::auth::Auth;
     use pickup::service::Pickup;
     let clock = ManualClock::new(T0);
@@ -157,11 +157,18 @@ pub async fn a_write_outlives_its_caller(b: &Backend) {
     let pickup = Pickup::new(index, auth);
     let door = faults.hold(Op::Put, "markers/");
     let register = pickup.register(Some(&token), "acme", new_item("k", Status::Running));
-    // The caller waits until the registration reaches the workspace's marker, then leaves.
     tokio::select! {
         _ = register => panic!("{}: the marker's write is held, so register cannot end", b.name),
         () = door.reached.notified() => {}
     }
+    (pickup, door)
+}
+
+/// A caller that goes away mid-registration does not cut the write half-way: the record, the
+/// owner's marker and the workspace's marker are all written, so the item is not one that
+/// "Mine" shows and the workspace never lists.
+pub async fn a_write_outlives_its_caller(b: &Backend) {
+    let (pickup, door) = a_registration_held_at_its_marker(b).await;
     door.release();
     pickup.writes.close();
     pickup.writes.wait().await;
@@ -178,24 +185,9 @@ pub async fn a_write_outlives_its_caller(b: &Backend) {
 /// At shutdown, a write still running when the connections' deadline is over is let finish
 /// (until a later deadline of its own): cut there, the runtime would drop it half-way.
 pub async fn shutdown_lets_a_running_write_finish_after_the_connections_deadline(b: &Backend) {
-    use pickup::auth::Auth;
-    use pickup::service::{Drained, Pickup};
+    use pickup::service::Drained;
     use std::time::Duration;
-    let clock = ManualClock::new(T0);
-    let (index, faults, _) = open_faulty(b, &clock);
-    let auth = Auth::new(&[7u8; 32]).unwrap();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let token = auth.mint("a", None, &["acme".into()], true, HOUR_DURATION, now);
-    let pickup = Pickup::new(index, auth);
-    let door = faults.hold(Op::Put, "markers/");
-    let register = pickup.register(Some(&token), "acme", new_item("k", Status::Running));
-    tokio::select! {
-        _ = register => panic!("{}: the marker's write is held, so register cannot end", b.name),
-        () = door.reached.notified() => {}
-    }
+    let (pickup, door) = a_registration_held_at_its_marker(b).await;
     // The connections' deadline is already over; the writes have a minute more.
     let now = tokio::time::Instant::now();
     let drain = pickup.drain(now, now + Duration::from_secs(60));
