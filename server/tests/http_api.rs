@@ -450,15 +450,7 @@ async fn producer_lifecycle_and_server_functions() {
         .await
         .unwrap();
     assert_eq!(res.status(), StatusCode::OK);
-    let page: Value = client()
-        .get(format!("{}/api/v1/workspaces/acme/recent?cap=3", s.url))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let page = s.recent_page(&token, "acme", "cap=3").await;
     assert_eq!(page["cards"][0]["status"], "succeeded");
     assert_eq!(page["partial"], false);
     let (status, body) = server_fn(
@@ -472,15 +464,7 @@ async fn producer_lifecycle_and_server_functions() {
     assert!(body.contains("Run 1"));
     let (status, _) = server_fn(&s, "dismiss", &[("ws", "acme"), ("id", id)], Some(&token)).await;
     assert_eq!(status, StatusCode::OK);
-    let page: Value = client()
-        .get(format!("{}/api/v1/workspaces/acme/recent", s.url))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let page = s.recent_page(&token, "acme", "").await;
     assert_eq!(
         page["cards"].as_array().unwrap().len(),
         0,
@@ -644,15 +628,7 @@ async fn a_new_item_reaches_readers_of_another_server_within_a_second() {
     let writer = Server::start(&[("PICKUP_STORE", &store)]);
     let token = reader.token("alice", "acme", true);
     let recent = || async {
-        let page: Value = client()
-            .get(format!("{}/api/v1/workspaces/acme/recent", reader.url))
-            .bearer_auth(&token)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let page = reader.recent_page(&token, "acme", "").await;
         page["cards"]
             .as_array()
             .unwrap()

@@ -98,14 +98,7 @@ async fn register(s: &Server, token: &str, ws: &str, key: &str, status: &str) ->
 }
 
 async fn recent(s: &Server, token: &str, ws: &str) -> usize {
-    let res = client()
-        .get(format!("{}/api/v1/workspaces/{ws}/recent", s.url))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), StatusCode::OK);
-    let page: serde_json::Value = res.json().await.unwrap();
+    let page = s.recent_page(token, ws, "").await;
     page["cards"].as_array().unwrap().len()
 }
 

@@ -57,17 +57,9 @@ fn writer(s: &Server) -> String {
 
 /// The newest card of `key` in the workspace, as a reader sees it.
 async fn card(s: &Server, key: &str) -> Option<Value> {
-    let page: Value = reqwest::Client::new()
-        .get(format!("{}/api/v1/workspaces/{WS}/recent?cap=50", s.url))
-        .bearer_auth(s.token("reader", WS, false))
-        .send()
-        .await
-        .unwrap()
-        .error_for_status()
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let page = s
+        .recent_page(&s.token("reader", WS, false), WS, "cap=50")
+        .await;
     page["cards"]
         .as_array()
         .unwrap()

@@ -144,6 +144,24 @@ impl Server {
         token(&self.secret, sub, ws, write)
     }
 
+    /// `GET /api/v1/workspaces/{ws}/recent?{query}` with `token`, which must answer 200: the page.
+    pub async fn recent_page(&self, token: &str, ws: &str, query: &str) -> serde_json::Value {
+        let res = reqwest::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .build()
+            .unwrap()
+            .get(format!(
+                "{}/api/v1/workspaces/{ws}/recent?{query}",
+                self.url
+            ))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), reqwest::StatusCode::OK, "recent of {ws}");
+        res.json().await.unwrap()
+    }
+
     /// What it has written to standard error so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.log.path()).unwrap()
