@@ -1,7 +1,7 @@
 //! The widget's server functions, under pinned names so their URLs never change between builds:
-//! `POST /api/recent` and `POST /api/dismiss`, with JSON arguments. In the browser they send the viewer's token in
-//! the `Authorization` header, to the widget's own server (see `client`); on the server they call the [`Service`] the
-//! server put in context, the same code the REST routes call.
+//! `POST /api/recent` and `POST /api/dismiss`, with JSON arguments. The widget calls them with the browser's `fetch`
+//! (see `client`), not server_fn's client; on the server they call the [`Service`] the server put in context, the
+//! same code the REST routes call.
 //!
 //! [`Service`]: crate::service::Service
 
@@ -15,14 +15,9 @@ use leptos::server_fn::codec::Json;
 #[cfg(feature = "ssr")]
 use crate::service::{Bearer, ServiceHandle};
 
-#[cfg(feature = "csr")]
-type Client = crate::client::AuthClient;
-#[cfg(not(feature = "csr"))]
-type Client = leptos::server_fn::client::browser::BrowserClient;
-
 /// The newest items of `ws` that the viewer may see; with `before` (the last id of the page
 /// the viewer has), the next page of older ones.
-#[server(prefix = "/api", endpoint = "recent", input = Json, client = Client)]
+#[server(prefix = "/api", endpoint = "recent", input = Json)]
 pub async fn recent(
     ws: String,
     filter: Filter,
@@ -36,7 +31,7 @@ pub async fn recent(
 }
 
 /// Hide one item for this viewer only.
-#[server(prefix = "/api", endpoint = "dismiss", input = Json, client = Client)]
+#[server(prefix = "/api", endpoint = "dismiss", input = Json)]
 pub async fn dismiss(ws: String, id: String) -> Result<(), ApiError> {
     let (svc, bearer) = service()?;
     svc.0.dismiss(bearer.0.as_deref(), &ws, &id).await

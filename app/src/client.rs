@@ -1,19 +1,22 @@
-//! A server-fn client for one widget: its calls go to the widget's own server, with
-//! `Authorization: Bearer <token>` (so the token never appears in a URL). Both come from the
-//! mounted widget's context ([`Endpoint`]), so widgets of several servers and several viewers
-//! can share one page: server_fn's own base URL is one per page, and is never set.
+//! The widget's two calls to its server: `POST /api/recent` and `POST /api/dismiss`, the server
+//! functions of [`crate::api`], made with the browser's own `fetch`. server_fn's client would
+//! send the same JSON, but it brings an HTTP stack, a streams layer and a JSON parser into the
+//! wasm: a third of the widget's bytes (issue 16). Here the browser parses the JSON
+//! (`Response.json()`), and `decode` reads it into the model.
+//!
+//! Each widget calls its own server ([`Endpoint`]), with `Authorization: Bearer <token>` (so the
+//! token never appears in a URL): widgets of several servers and several viewers can share one
+//! page.
 
-use leptos::prelude::{use_context, GetUntracked, RwSignal};
-use leptos::server_fn::client::{browser::BrowserClient, Client};
-use leptos::server_fn::error::FromServerFnError;
-use leptos::server_fn::request::browser::{BrowserFormData, BrowserRequest};
-use leptos::server_fn::request::ClientReq;
-use leptos::server_fn::response::browser::BrowserResponse;
-use leptos::server_fn::Bytes;
-use std::future::Future;
+use crate::decode;
+use crate::error::{ApiError, ErrorCode};
+use crate::model::{Filter, RecentPage};
+use leptos::prelude::{GetUntracked, RwSignal};
 use std::sync::Arc;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
 
-/// Where a widget's calls go and the token they carry, provided as context by each widget.
+/// Where a widget's calls go and the token they carry.
 #[derive(Clone)]
 pub struct Endpoint {
     /// The server's origin, without a trailing slash; empty for this page's own.
@@ -22,118 +25,100 @@ pub struct Endpoint {
     pub token: RwSignal<String>,
 }
 
-pub struct AuthClient;
-
-/// A request to the widget's own server: `BrowserRequest`, with the path under the server
-/// of the widget's [`Endpoint`].
-pub struct WidgetRequest(BrowserRequest);
-
-fn at(path: &str) -> String {
-    match use_context::<Endpoint>() {
-        Some(e) => format!("{}{path}", e.server),
-        None => path.to_string(),
+impl Endpoint {
+    /// The newest items of `ws` that the viewer may see; with `before` (the last id of the page
+    /// the viewer has), the next page of older ones.
+    pub async fn recent(
+        &self,
+        ws: &str,
+        filter: Filter,
+        cap: u32,
+        before: Option<&str>,
+    ) -> Result<RecentPage, ApiError> {
+        let filter = match filter {
+            Filter::All => "all",
+            Filter::Mine => "mine",
+        };
+        let before = before.map_or(JsValue::NULL, JsValue::from_str);
+        let args = [
+            ("ws", JsValue::from_str(ws)),
+            ("filter", JsValue::from_str(filter)),
+            ("cap", JsValue::from(cap)),
+            ("before", before),
+        ];
+        self.post("/api/recent", &args, decode::page).await
     }
-}
 
-impl<E: FromServerFnError> ClientReq<E> for WidgetRequest {
-    type FormData = BrowserFormData;
+    /// Hide one item for this viewer only.
+    pub async fn dismiss(&self, ws: &str, id: &str) -> Result<(), ApiError> {
+        let args = [("ws", JsValue::from_str(ws)), ("id", JsValue::from_str(id))];
+        // The answer is JSON `null`.
+        self.post("/api/dismiss", &args, |_| Some(())).await
+    }
 
-    fn try_new_req_query(
+    /// POST `args` as a JSON object; the answer's JSON read with `read`, or, for an error
+    /// status, as the [`ApiError`] the server sent.
+    async fn post<T>(
+        &self,
         path: &str,
-        content_type: &str,
-        accepts: &str,
-        query: &str,
-        method: http::Method,
-    ) -> Result<Self, E> {
-        BrowserRequest::try_new_req_query(&at(path), content_type, accepts, query, method).map(Self)
-    }
-
-    fn try_new_req_text(
-        path: &str,
-        content_type: &str,
-        accepts: &str,
-        body: String,
-        method: http::Method,
-    ) -> Result<Self, E> {
-        BrowserRequest::try_new_req_text(&at(path), content_type, accepts, body, method).map(Self)
-    }
-
-    fn try_new_req_bytes(
-        path: &str,
-        content_type: &str,
-        accepts: &str,
-        body: Bytes,
-        method: http::Method,
-    ) -> Result<Self, E> {
-        BrowserRequest::try_new_req_bytes(&at(path), content_type, accepts, body, method).map(Self)
-    }
-
-    fn try_new_req_form_data(
-        path: &str,
-        accepts: &str,
-        content_type: &str,
-        body: Self::FormData,
-        method: http::Method,
-    ) -> Result<Self, E> {
-        BrowserRequest::try_new_req_form_data(&at(path), accepts, content_type, body, method)
-            .map(Self)
-    }
-
-    fn try_new_req_multipart(
-        path: &str,
-        accepts: &str,
-        body: Self::FormData,
-        method: http::Method,
-    ) -> Result<Self, E> {
-        BrowserRequest::try_new_req_multipart(&at(path), accepts, body, method).map(Self)
-    }
-
-    fn try_new_req_streaming(
-        path: &str,
-        accepts: &str,
-        content_type: &str,
-        body: impl futures::Stream<Item = Bytes> + Send + 'static,
-        method: http::Method,
-    ) -> Result<Self, E> {
-        BrowserRequest::try_new_req_streaming(&at(path), accepts, content_type, body, method)
-            .map(Self)
-    }
-}
-
-impl<E, IS, OS> Client<E, IS, OS> for AuthClient
-where
-    E: FromServerFnError,
-    IS: FromServerFnError,
-    OS: FromServerFnError,
-{
-    type Request = WidgetRequest;
-    type Response = BrowserResponse;
-
-    fn send(req: Self::Request) -> impl Future<Output = Result<Self::Response, E>> + Send {
-        if let Some(token) = use_context::<Endpoint>().and_then(|e| e.token.try_get_untracked()) {
-            req.0
-                .headers()
-                .append("Authorization", &format!("Bearer {token}"));
+        args: &[(&str, JsValue)],
+        read: fn(&JsValue) -> Option<T>,
+    ) -> Result<T, ApiError> {
+        let (status, body) = self.send(path, args).await.map_err(|e| {
+            ApiError::new(
+                ErrorCode::Transport,
+                format!("the server could not be reached: {}", said(&e)),
+            )
+        })?;
+        let unreadable = |status: u16| {
+            ApiError::new(
+                ErrorCode::Transport,
+                format!("the server's answer ({status}) could not be read"),
+            )
+        };
+        let Some(body) = body else {
+            return Err(unreadable(status));
+        };
+        if (200..300).contains(&status) {
+            read(&body).ok_or_else(|| unreadable(status))
+        } else {
+            Err(decode::error(&body).unwrap_or_else(|| unreadable(status)))
         }
-        <BrowserClient as Client<E, IS, OS>>::send(req.0)
     }
 
-    #[allow(clippy::type_complexity)]
-    fn open_websocket(
+    /// The status and the parsed JSON body (`None` when it is not JSON: a proxy's error page).
+    async fn send(
+        &self,
         path: &str,
-    ) -> impl Future<
-        Output = Result<
-            (
-                impl futures::Stream<Item = Result<Bytes, Bytes>> + Send + 'static,
-                impl futures::Sink<Bytes> + Send + 'static,
-            ),
-            E,
-        >,
-    > + Send {
-        <BrowserClient as Client<E, IS, OS>>::open_websocket(path)
+        args: &[(&str, JsValue)],
+    ) -> Result<(u16, Option<JsValue>), JsValue> {
+        let object = js_sys::Object::new();
+        for (k, v) in args {
+            js_sys::Reflect::set(&object, &JsValue::from_str(k), v)?;
+        }
+        let headers = web_sys::Headers::new()?;
+        headers.set("Content-Type", "application/json")?;
+        headers.set("Accept", "application/json")?;
+        if let Some(token) = self.token.try_get_untracked().filter(|t| !t.is_empty()) {
+            headers.set("Authorization", &format!("Bearer {token}"))?;
+        }
+        let init = web_sys::RequestInit::new();
+        init.set_method("POST");
+        init.set_headers(&headers);
+        init.set_body(&js_sys::JSON::stringify(&object)?.into());
+        let url = format!("{}{path}", self.server);
+        let res: web_sys::Response =
+            JsFuture::from(leptos::prelude::window().fetch_with_str_and_init(&url, &init))
+                .await?
+                .dyn_into()?;
+        let body = JsFuture::from(res.json()?).await.ok();
+        Ok((res.status(), body))
     }
+}
 
-    fn spawn(future: impl Future<Output = ()> + Send + 'static) {
-        <BrowserClient as Client<E, IS, OS>>::spawn(future)
-    }
+/// What a failed `fetch` said.
+fn said(e: &JsValue) -> String {
+    e.dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .unwrap_or_else(|| "the request failed".into())
 }

@@ -26,6 +26,26 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    pub const ALL: [ErrorCode; 12] = [
+        ErrorCode::InvalidName,
+        ErrorCode::InvalidBody,
+        ErrorCode::Unauthenticated,
+        ErrorCode::Forbidden,
+        ErrorCode::NotFound,
+        ErrorCode::PreconditionFailed,
+        ErrorCode::Conflict,
+        ErrorCode::TooLarge,
+        ErrorCode::NotSupported,
+        ErrorCode::StoreUnavailable,
+        ErrorCode::Busy,
+        ErrorCode::Transport,
+    ];
+
+    /// The code written `s` on the wire, if this version knows it.
+    pub fn from_wire(s: &str) -> Option<ErrorCode> {
+        ErrorCode::ALL.into_iter().find(|code| code.as_str() == s)
+    }
+
     /// The code as it is written on the wire.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -86,5 +106,20 @@ impl leptos::server_fn::error::FromServerFnError for ApiError {
             E::Args(m) | E::Deserialization(m) => ApiError::new(ErrorCode::InvalidBody, m),
             other => ApiError::new(ErrorCode::Transport, other.to_string()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_reads_back_from_its_wire_name_as_serde_writes_it() {
+        for code in ErrorCode::ALL {
+            let json = serde_json::to_string(&code).unwrap();
+            assert_eq!(json, format!("\"{}\"", code.as_str()));
+            assert_eq!(ErrorCode::from_wire(code.as_str()), Some(code));
+        }
+        assert_eq!(ErrorCode::from_wire("teapot"), None);
     }
 }

@@ -195,15 +195,11 @@ impl Host {
 
     /// `pickup:error` with `{code, message}`.
     pub fn error(&self, e: &ApiError) {
-        // The code as the server writes it: "unauthenticated", "store_unavailable", …
-        let quoted = serde_json::to_string(&e.error).unwrap_or_default();
-        let code = quoted
-            .get(1..quoted.len().saturating_sub(1))
-            .unwrap_or_default();
         self.emit(
             "error",
             &[
-                ("code", code.into()),
+                // As the server writes it: "unauthenticated", "store_unavailable", …
+                ("code", e.error.as_str().into()),
                 ("message", e.message.as_str().into()),
             ],
         );

@@ -26,6 +26,8 @@ mod client;
 #[cfg(feature = "csr")]
 pub mod components;
 #[cfg(feature = "csr")]
+mod decode;
+#[cfg(feature = "csr")]
 mod host;
 #[cfg(feature = "csr")]
 mod mount;

@@ -40,6 +40,15 @@ impl Status {
         }
     }
 
+    /// The status written `s` on the wire; one this version does not know is `Unknown`, as
+    /// serde reads it.
+    pub fn from_wire(s: &str) -> Status {
+        Status::ALL
+            .into_iter()
+            .find(|status| status.as_str() == s)
+            .unwrap_or(Status::Unknown)
+    }
+
     /// Succeeded, failed and cancelled items are done: they are shown for `keep-finished`.
     pub fn is_finished(self) -> bool {
         matches!(self, Status::Succeeded | Status::Failed | Status::Cancelled)
@@ -108,3 +117,19 @@ pub enum Filter {
 /// The default number of cards, and the most a caller may ask for.
 pub const DEFAULT_CAP: u32 = 8;
 pub const MAX_CAP: u32 = 50;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_reads_back_from_its_wire_name_as_serde_writes_it() {
+        for status in Status::ALL.into_iter().chain([Status::Unknown]) {
+            let json = serde_json::to_string(&status).unwrap();
+            assert_eq!(json, format!("\"{}\"", status.as_str()));
+            assert_eq!(Status::from_wire(status.as_str()), status);
+        }
+        assert_eq!(Status::from_wire("paused"), Status::Unknown);
+        assert_eq!(Status::from_wire("Running"), Status::Unknown);
+    }
+}

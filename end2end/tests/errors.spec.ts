@@ -25,3 +25,32 @@ test("with the server stopped the last cards stay with a note; restarted, it rec
   await expect(page.locator(".pickup-stale")).toBeHidden({ timeout: 20_000 });
   await expect(titles(page)).toHaveText(["After the restart", "Steady run"]);
 });
+
+test("an answer the widget cannot read is an error, never an empty list", async ({ page, pickup }) => {
+  // Polling only: the stream's pages would show the real (empty) workspace.
+  await page.route("**/live?*", (route) => route.abort());
+  const answers = [
+    // A proxy's error page.
+    { status: 502, contentType: "text/html", body: "<html><h1>Bad gateway</h1></html>" },
+    // A page whose card lacks its title (a server of another version, a truncating proxy).
+    {
+      status: 200,
+      contentType: "application/json",
+      body: JSON.stringify({
+        cards: [{ id: "x", key: "k", status: "running", stalled: false, owner: { sub: "a", name: "A" } }],
+        more: false,
+        partial: false,
+        generated_at: "2026-11-30T00:00:00Z",
+      }),
+    },
+  ];
+  let answer = answers[0];
+  await page.route("**/api/recent", (route) => route.fulfill(answer));
+  for (answer of answers) {
+    // A new document each time (the home page's token is in its fragment).
+    await page.goto("about:blank");
+    await page.goto(pickup.home("acme", pickup.token("alice", ["acme"])) + "&refresh=600");
+    await expect(page.locator(".pickup-error")).toContainText(`answer (${answer.status}) could not be read`);
+    await expect(page.locator(".pickup-empty")).toHaveCount(0);
+  }
+});

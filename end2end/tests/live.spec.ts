@@ -66,10 +66,10 @@ test("a fetch answered after a newer stream page does not take that page's cards
   // Counts the answers of /api/recent the widget has read and handled: the count goes up in a
   // task after the body was read, so after every microtask the widget ran on it.
   await page.addInitScript(() => {
-    // The widget's client reads answers as bytes.
-    const read = Response.prototype.arrayBuffer;
+    // The widget reads its calls' answers with Response.json().
+    const read = Response.prototype.json;
     (window as any).recentHandled = 0;
-    Response.prototype.arrayBuffer = async function () {
+    Response.prototype.json = async function () {
       const body = await read.call(this);
       if (this.url.includes("/api/recent")) setTimeout(() => (window as any).recentHandled++, 0);
       return body;

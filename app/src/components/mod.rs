@@ -7,7 +7,6 @@ mod live;
 mod states;
 mod stream;
 
-use crate::api::{dismiss, recent};
 use crate::error::{ApiError, ErrorCode};
 use crate::host::Host;
 use crate::labels::{fill, Labels};
@@ -40,7 +39,6 @@ pub struct WidgetConfig {
 
 #[component]
 pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
-    provide_context(host.endpoint.clone());
     let labels = config.labels.clone();
     let times = StoredValue::new_local(config.times.clone());
     let filter = RwSignal::new(Filter::All);
@@ -131,7 +129,7 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
         tick.track();
         let sent_after = stream_pages.get_value();
         async move {
-            let page = host.call(|| recent(ws.clone(), f, Some(cap), None)).await;
+            let page = host.call(|| host.endpoint.recent(&ws, f, cap, None)).await;
             (sent_after, page)
         }
     });
@@ -186,24 +184,20 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
         stopped.retune(None);
     });
 
-    // Owned by the widget, not the card: the card is gone before the call is made, and the call
-    // needs the widget's context (its server and token).
-    let (ws, dismiss_host, report_dismiss) = (config.ws.clone(), host.clone(), report.clone());
-    let dismiss_action = Action::new_local(move |id: &String| {
-        let (ws, id, host, report) = (
-            ws.clone(),
-            id.clone(),
-            dismiss_host.clone(),
-            report_dismiss.clone(),
-        );
-        async move {
-            if let Err(e) = host.call(|| dismiss(ws.clone(), id.clone())).await {
+    // Made by the widget, not the card: the card is gone before the call is made. No `Action`
+    // for this or for "Show older": its machinery costs the widget kilobytes.
+    let dismiss_with = StoredValue::new_local((config.ws.clone(), host.clone(), report.clone()));
+    let dismiss_now = move |id: String| {
+        let Some((ws, host, report)) = dismiss_with.try_get_value() else {
+            return;
+        };
+        leptos::task::spawn_local(async move {
+            if let Err(e) = host.call(|| host.endpoint.dismiss(&ws, &id)).await {
                 report(e);
             }
-        }
-    });
-    // Run under the widget's owner, so the call has the widget's context (its server and token). No
-    // `Action`: its machinery costs the widget kilobytes.
+        });
+    };
+    // Scoped to the widget's owner: a page that comes after the widget is gone is dropped.
     let owner = Owner::current().expect("a widget has an owner");
     let older_pending = RwSignal::new(false);
     let (ws, owner, older_host) = (
@@ -220,7 +214,7 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
         owner.with(|| {
             leptos::task::spawn_local_scoped(async move {
                 let res = host
-                    .call(|| recent(ws.clone(), f, Some(cap), Some(before.clone())))
+                    .call(|| host.endpoint.recent(&ws, f, cap, Some(&before)))
                     .await;
                 // Not for a filter the viewer switched away from meanwhile.
                 if older_pending.try_set(false).is_some() || f != filter.get_untracked() {
@@ -299,7 +293,7 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
                                     }
                                     on_dismiss=move || {
                                         // Hidden at once; if the server refuses, a refresh brings it back.
-                                        dismiss_action.dispatch(id.clone());
+                                        dismiss_now(id.clone());
                                         dismissed.update(|d| { d.insert(id.clone()); });
                                         stored_host.try_with_value(|h| h.emit("dismiss", &[("id", JsValue::from_str(&id))]));
                                     }

@@ -209,7 +209,7 @@ async fn read_until_end(
             let block: Vec<u8> = buf.drain(..at + 2).collect();
             match parse(&block) {
                 Some((b"page", data)) => {
-                    if let Ok(page) = serde_json::from_slice(data) {
+                    if let Some(page) = page(data) {
                         on_page(page);
                     }
                 }
@@ -234,6 +234,11 @@ fn parse(block: &[u8]) -> Option<(&[u8], &[u8])> {
         }
     }
     Some((event?, data))
+}
+
+/// A page event's data: JSON, parsed by the browser, read as the calls' answers are.
+fn page(data: &[u8]) -> Option<RecentPage> {
+    crate::decode::page(&js_sys::JSON::parse(std::str::from_utf8(data).ok()?).ok()?)
 }
 
 /// Resolves once the page is visible (checked twice a second: a hidden page has time).
