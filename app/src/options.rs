@@ -83,7 +83,7 @@ fn read(
         Given::Absent => return default,
         Given::Text(t) if t.trim().is_empty() => return default,
         // No `{:?}`: the widget's build formats Debug as nothing (-Zfmt-debug=none).
-        Given::Text(t) => (format!("\"{t}\""), t.trim().parse::<f64>().ok()),
+        Given::Text(t) => (format!("\"{t}\""), number(t.trim())),
         Given::Number(n) => (show(*n), Some(*n)),
         Given::Other(o) => (o.clone(), None),
     };
@@ -106,6 +106,27 @@ fn read(
             default
         }
     }
+}
+
+/// A decimal number, as Rust's `str::parse::<f64>` reads it.
+#[cfg(not(target_arch = "wasm32"))]
+fn number(t: &str) -> Option<f64> {
+    t.parse().ok()
+}
+
+/// In the widget the browser reads it (`Number()`): Rust's float parser would bring 14 KB of
+/// tables and code into the wasm. Only the characters of a decimal number reach `Number()`, which
+/// reads those as Rust does (`1.`, `.5`, `+5`, `1e5`); what it would read and Rust would not
+/// (`0x10`, `Infinity`, `1_0`) is no number, and `inf` and `NaN`, numbers to Rust, end in the same
+/// warning either way.
+#[cfg(target_arch = "wasm32")]
+fn number(t: &str) -> Option<f64> {
+    let decimal = |b: u8| b.is_ascii_digit() || b"+-.eE".contains(&b);
+    if t.is_empty() || !t.bytes().all(decimal) {
+        return None;
+    }
+    let n = js_sys::Number::from(wasm_bindgen::JsValue::from_str(t)).value_of();
+    (!n.is_nan()).then_some(n)
 }
 
 /// A number as the warnings show it: Rust's `Display`, or `{:e}` from 1e15 on. In the widget
