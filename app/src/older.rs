@@ -2,17 +2,20 @@
 //! page refreshes. Pure, so it is tested without a browser.
 
 use crate::model::Card;
-use std::collections::HashSet;
 
 /// The older cards to show below the first page's `first`: each once, none of a key the first
 /// page shows (its newer run is there). `older` comes newest first already (each page is older
-/// than the card before it), so nothing is sorted: a sort would cost the widget kilobytes.
+/// than the card before it), so nothing is sorted: a sort would cost the widget kilobytes, as
+/// would a hash set (a few hundred cards at most are compared).
 pub fn below(first: &[Card], older: impl IntoIterator<Item = Card>) -> Vec<Card> {
-    let mut keys: HashSet<String> = first.iter().map(|c| c.key.clone()).collect();
-    older
-        .into_iter()
-        .filter(|c| keys.insert(c.key.clone()))
-        .collect()
+    let mut shown: Vec<Card> = Vec::new();
+    for card in older {
+        let key = card.key.as_str();
+        if !first.iter().chain(&shown).any(|c| c.key == key) {
+            shown.push(card);
+        }
+    }
+    shown
 }
 
 /// The older cards after the first page refreshed from `before` to `after`: the cards that fell

@@ -54,3 +54,61 @@ test("an answer the widget cannot read is an error, never an empty list", async 
     await expect(page.locator(".pickup-empty")).toHaveCount(0);
   }
 });
+
+test("a call that never answers does not stop the refreshes after it", async ({ page, pickup }) => {
+  // Polling only, so the refreshes are the widget's only way to its cards.
+  await page.route("**/live?*", (route) => route.abort());
+  let calls = 0;
+  await page.route("**/api/recent", async (route) => {
+    // The first call hangs (a proxy that holds the connection): it is never answered.
+    if (++calls > 1) await route.continue();
+  });
+  const bot = pickup.token("bot", ["acme"], { write: true });
+  await pickup.register(bot, "acme", { key: "steady", title: "Still here", status: "running" });
+  await page.goto(pickup.home("acme", pickup.token("alice", ["acme"])) + "&refresh=1");
+  await expect(titles(page)).toHaveText(["Still here"], { timeout: 5_000 });
+  expect(calls).toBeGreaterThan(1);
+});
+
+test("a call answered after a newer one does not take the newer one's cards away", async ({ page, pickup }) => {
+  await page.route("**/live?*", (route) => route.abort());
+  // Counts the answers of /api/recent the widget has read: the count goes up in a task after
+  // the body was read, so after every microtask the widget ran on it.
+  await page.addInitScript(() => {
+    const read = Response.prototype.json;
+    (window as any).recentRead = 0;
+    Response.prototype.json = async function () {
+      const body = await read.call(this);
+      if (this.url.includes("/api/recent")) setTimeout(() => (window as any).recentRead++, 0);
+      return body;
+    };
+  });
+  await page.goto(pickup.home("acme", pickup.token("bob", ["acme"])) + "&refresh=600");
+  await expect(page.locator(".pickup-empty")).toBeVisible();
+
+  // The next call is answered by the server now (no cards yet) and reaches the page later.
+  let reached: () => void;
+  const atTheServer = new Promise<void>((r) => (reached = r));
+  let release: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  let held = false;
+  await page.route("**/api/recent", async (route) => {
+    if (held) return route.continue();
+    held = true;
+    const response = await route.fetch();
+    reached();
+    await released;
+    await route.fulfill({ response });
+  });
+  await page.locator(".pickup-refresh").click();
+  await atTheServer;
+  const bot = pickup.token("bot", ["acme"], { write: true });
+  await pickup.register(bot, "acme", { key: "fresh", title: "A fresh run", status: "running" });
+  await page.locator(".pickup-refresh").click();
+  await expect(titles(page)).toHaveText(["A fresh run"]);
+
+  const read = await page.evaluate(() => (window as any).recentRead);
+  release!();
+  await page.waitForFunction((n) => (window as any).recentRead > n, read);
+  await expect(titles(page)).toHaveText(["A fresh run"], { timeout: 1 });
+});

@@ -4,7 +4,6 @@
 use crate::model::RecentPage;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use std::collections::HashSet;
 use std::time::Duration;
 use wasm_bindgen::prelude::*;
 
@@ -66,11 +65,10 @@ pub fn new_titles(before: Option<&RecentPage>, after: &RecentPage) -> Vec<String
     let Some(before) = before else {
         return Vec::new();
     };
-    let known: HashSet<&str> = before.cards.iter().map(|c| c.id.as_str()).collect();
     after
         .cards
         .iter()
-        .filter(|c| !known.contains(c.id.as_str()))
+        .filter(|c| !before.cards.iter().any(|b| b.id == c.id))
         .map(|c| c.title.clone())
         .collect()
 }

@@ -16,7 +16,6 @@ use card::CardView;
 use header::Header;
 use leptos::prelude::*;
 use states::{EmptyState, ErrorState, Skeleton};
-use std::collections::HashSet;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,8 +47,9 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
     let last_good = RwSignal::new(None::<RecentPage>);
     let error = RwSignal::new(None::<ApiError>);
     let now = RwSignal::new(js_sys::Date::now());
-    // Hidden at once when the viewer dismisses, before the server confirms.
-    let dismissed = RwSignal::new(HashSet::<String>::new());
+    // Hidden at once when the viewer dismisses, before the server confirms. A list, not a hash
+    // set: a viewer dismisses a few cards, and std's hashing costs the widget kilobytes.
+    let dismissed = RwSignal::new(Vec::<String>::new());
     let announcement = RwSignal::new(String::new());
     // "Show older": the cards of the older pages asked for, below the first page, which keeps
     // refreshing (see `older`). `older_more` is `None` until the viewer asks, then the `more` of
@@ -121,33 +121,55 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
         report.clone(),
     );
     let retune = stream.clone();
-    let fetch_host = host.clone();
-    let fetched = LocalResource::new(move || {
-        let (ws, f, host) = (ws.clone(), filter.get(), fetch_host.clone());
+    // Each fetch is numbered (sent, handled). An answer older than one handled already is
+    // dropped, as is one for a filter the viewer has left. Not a `LocalResource`: its machinery
+    // cost the widget kilobytes.
+    let fetches = StoredValue::new((0u64, 0u64));
+    let (fetch_with, handle) = (
+        StoredValue::new_local((ws, host.clone(), report.clone())),
+        accept.clone(),
+    );
+    Effect::new(move |_| {
+        let f = filter.get();
+        tick.track();
         // A new filter ends the stream of the old one.
         retune.retune(Some(f));
-        tick.track();
+        let (Some((ws, host, report)), Some(n)) = (
+            fetch_with.try_get_value(),
+            fetches.try_update_value(|(sent, _)| {
+                *sent += 1;
+                *sent
+            }),
+        ) else {
+            return;
+        };
         let sent_after = stream_pages.get_value();
-        async move {
+        let accept = handle.clone();
+        leptos::task::spawn_local(async move {
             let page = host.call(|| host.endpoint.recent(&ws, f, cap, None)).await;
-            (sent_after, page)
-        }
-    });
-    let report_failure = report.clone();
-    Effect::new(move |_| match fetched.get() {
-        Some((sent_after, Ok(page))) => {
-            if sent_after == stream_pages.get_value() {
-                accept(page);
-            } else {
-                // Not shown, but the fetch worked: polling need not back off.
-                failures.set(0);
+            if filter.try_get_untracked() != Some(f) {
+                return; // the viewer switched filters, or the widget is gone
             }
-        }
-        Some((_, Err(e))) => {
-            report_failure(e);
-            failures.update(|n| *n = n.saturating_add(1));
-        }
-        None => {}
+            let newest = fetches.try_update_value(|(_, handled)| {
+                let newest = n > *handled;
+                if newest {
+                    *handled = n;
+                }
+                newest
+            });
+            if newest != Some(true) {
+                return;
+            }
+            match page {
+                Ok(page) if sent_after == stream_pages.get_value() => accept(page),
+                // Not shown, but the fetch worked: polling need not back off.
+                Ok(_) => failures.set(0),
+                Err(e) => {
+                    report(e);
+                    failures.update(|n| *n = n.saturating_add(1));
+                }
+            }
+        });
     });
     let bump = move || {
         tick.try_update(|t| *t += 1);
@@ -294,7 +316,7 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
                                     on_dismiss=move || {
                                         // Hidden at once; if the server refuses, a refresh brings it back.
                                         dismiss_now(id.clone());
-                                        dismissed.update(|d| { d.insert(id.clone()); });
+                                        dismissed.update(|d| d.push(id.clone()));
                                         stored_host.try_with_value(|h| h.emit("dismiss", &[("id", JsValue::from_str(&id))]));
                                     }
                                 />
