@@ -58,7 +58,7 @@ function fill(file, replacements) {
   writeFileSync(path, text);
 }
 fill("pickup.js", [
-  [`from "./app.js";`, `from "./${glue}";`],
+  [`const GLUE = "./app.js";`, `const GLUE = "./${glue}";`],
   [`const WASM = "app_bg.wasm";`, `const WASM = "${wasm}";`],
   [`const CSS = "pickup.css";`, `const CSS = "${css}";`],
 ]);

@@ -12,6 +12,8 @@ use crate::decode;
 use crate::error::{ApiError, ErrorCode};
 use crate::model::{Filter, RecentPage};
 use leptos::prelude::{GetUntracked, RwSignal};
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -23,6 +25,40 @@ pub struct Endpoint {
     pub server: Arc<str>,
     /// The current token: renewed through the host's `getToken`, or a new `data-pickup-token`.
     pub token: RwSignal<String>,
+    /// The first page, asked for by the loader (`pickup.js`) while the wasm was downloading.
+    pub prefetched: Rc<RefCell<Option<Prefetched>>>,
+}
+
+/// A request the loader made before the widget started: the widget's first call takes its
+/// answer if it is the same request, once.
+pub struct Prefetched {
+    url: String,
+    body: String,
+    authorization: String,
+    response: js_sys::Promise,
+}
+
+impl Prefetched {
+    /// What the loader left on the widget's element (`pickupPrefetch`), if anything.
+    pub fn take_from(el: &web_sys::HtmlElement) -> Option<Prefetched> {
+        let key = JsValue::from_str("pickupPrefetch");
+        let left = js_sys::Reflect::get(el, &key).ok()?;
+        let _ = js_sys::Reflect::delete_property(el, &key);
+        let text = |name: &str| {
+            js_sys::Reflect::get(&left, &JsValue::from_str(name))
+                .ok()?
+                .as_string()
+        };
+        Some(Prefetched {
+            url: text("url")?,
+            body: text("body")?,
+            authorization: text("authorization")?,
+            response: js_sys::Reflect::get(&left, &JsValue::from_str("response"))
+                .ok()?
+                .dyn_into()
+                .ok()?,
+        })
+    }
 }
 
 impl Endpoint {
@@ -96,23 +132,41 @@ impl Endpoint {
         for (k, v) in args {
             js_sys::Reflect::set(&object, &JsValue::from_str(k), v)?;
         }
-        let headers = web_sys::Headers::new()?;
-        headers.set("Content-Type", "application/json")?;
-        headers.set("Accept", "application/json")?;
-        if let Some(token) = self.token.try_get_untracked().filter(|t| !t.is_empty()) {
-            headers.set("Authorization", &format!("Bearer {token}"))?;
-        }
-        let init = web_sys::RequestInit::new();
-        init.set_method("POST");
-        init.set_headers(&headers);
-        init.set_body(&js_sys::JSON::stringify(&object)?.into());
+        let body = String::from(js_sys::JSON::stringify(&object)?);
         let url = format!("{}{path}", self.server);
-        let res: web_sys::Response =
-            JsFuture::from(leptos::prelude::window().fetch_with_str_and_init(&url, &init))
-                .await?
-                .dyn_into()?;
-        let body = JsFuture::from(res.json()?).await.ok();
-        Ok((res.status(), body))
+        let authorization = self
+            .token
+            .try_get_untracked()
+            .filter(|t| !t.is_empty())
+            .map(|t| format!("Bearer {t}"));
+        let prefetched = self.prefetched.take().filter(|p| {
+            (&p.url, &p.body, Some(&p.authorization)) == (&url, &body, authorization.as_ref())
+        });
+        let answered = match prefetched {
+            Some(p) => JsFuture::from(p.response).await.ok(),
+            None => None,
+        };
+        let res: web_sys::Response = match answered {
+            Some(res) => res,
+            // Not asked for ahead, or that request failed: ask now.
+            None => {
+                let headers = web_sys::Headers::new()?;
+                headers.set("Content-Type", "application/json")?;
+                headers.set("Accept", "application/json")?;
+                if let Some(authorization) = &authorization {
+                    headers.set("Authorization", authorization)?;
+                }
+                let init = web_sys::RequestInit::new();
+                init.set_method("POST");
+                init.set_headers(&headers);
+                init.set_body(&JsValue::from_str(&body));
+                JsFuture::from(leptos::prelude::window().fetch_with_str_and_init(&url, &init))
+                    .await?
+            }
+        }
+        .dyn_into()?;
+        let json = JsFuture::from(res.json()?).await.ok();
+        Ok((res.status(), json))
     }
 }
 

@@ -9,7 +9,7 @@
 //! the host changing `data-pickup-token` (observed in `mount`); with it, a new
 //! `data-pickup-token` also ends a renewal in flight, and getToken's later answer is dropped.
 
-use crate::client::Endpoint;
+use crate::client::{Endpoint, Prefetched};
 use crate::error::{ApiError, ErrorCode};
 use leptos::prelude::*;
 use std::cell::{Cell, RefCell};
@@ -46,12 +46,14 @@ impl Host {
         server: String,
         token: String,
         get_token: Option<js_sys::Function>,
+        prefetched: Option<Prefetched>,
     ) -> Rc<Host> {
         Rc::new(Host {
             element,
             endpoint: Endpoint {
                 server: server.trim_end_matches('/').into(),
                 token: RwSignal::new(token),
+                prefetched: Rc::new(RefCell::new(prefetched)),
             },
             get_token,
             renewing: RefCell::default(),

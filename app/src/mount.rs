@@ -5,6 +5,7 @@
 //! The standalone home page (an element with `data-pickup-home`) takes `ws` and `token` from the
 //! URL fragment, which browsers never send to a server, and keeps them in sessionStorage.
 
+use crate::client::Prefetched;
 use crate::components::{Widget, WidgetConfig};
 use crate::host::Host;
 use crate::labels::Labels;
@@ -80,6 +81,7 @@ pub fn mount(element: HtmlElement, options: JsValue) -> Result<JsValue, JsValue>
             refresh: given("refresh"),
             labels,
             locale: text("locale"),
+            prefetched: None,
         },
         warnings,
     )?;
@@ -98,6 +100,8 @@ struct Mounting {
     refresh: crate::options::Given,
     labels: Labels,
     locale: Option<String>,
+    /// The first page, asked for by the loader (widgets mounted at load only).
+    prefetched: Option<Prefetched>,
 }
 
 fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
@@ -148,6 +152,7 @@ fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
             refresh: crate::options::Given::text(refresh),
             labels,
             locale: attr("data-pickup-locale"),
+            prefetched: Prefetched::take_from(&el),
         },
         warnings,
     )?;
@@ -234,6 +239,7 @@ fn mount_widget(
             given.server.unwrap_or_default(),
             given.token,
             given.get_token,
+            given.prefetched,
         );
         let widget_host = host.clone();
         let view = leptos::mount::mount_to(el.clone(), move || {

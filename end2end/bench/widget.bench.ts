@@ -1,5 +1,5 @@
 // make bench, section 4: the widget's download size and the time to its first card.
-import { Browser } from "@playwright/test";
+import { Browser, Page } from "@playwright/test";
 import { test, expect } from "../tests/pickup";
 import { readFileSync, writeFileSync, mkdirSync, existsSync, readdirSync } from "node:fs";
 import { brotliCompressSync, constants, gzipSync } from "node:zlib";
@@ -33,12 +33,28 @@ const FAST_3G = { offline: false, latency: 562.5, downloadThroughput: (1.44 * 10
 
 type Transfer = { path: string; encoding: string; bytes: number };
 
+/** Records, in the page, when the first card entered the DOM (ms since navigation start). Read
+ *  after Playwright has seen the card, whose polling would add up to a few hundred ms. */
+const recordFirstCard = () => {
+  new MutationObserver((_, observer) => {
+    if (document.querySelector(".pickup-card")) {
+      (window as any).pickupFirstCard = performance.now();
+      observer.disconnect();
+    }
+  }).observe(document, { childList: true, subtree: true });
+};
+const firstCardAt = async (page: Page): Promise<number> => {
+  await page.locator(".pickup-card").first().waitFor({ timeout: 60_000 });
+  return page.evaluate(() => (window as any).pickupFirstCard as number);
+};
+
 /** One cold load of `url` until the first card: ms since navigation start, and what crossed the
  *  wire (CDP's encodedDataLength: bytes received for each finished request, headers included). */
 async function coldLoad(browser: Browser, url: string, throttle: boolean): Promise<{ ms: number; transfers: Transfer[] }> {
   const context = await browser.newContext();
   try {
     const page = await context.newPage();
+    await page.addInitScript(recordFirstCard);
     const cdp = await context.newCDPSession(page);
     await cdp.send("Network.enable");
     if (throttle) await cdp.send("Network.emulateNetworkConditions", FAST_3G);
@@ -53,8 +69,7 @@ async function coldLoad(browser: Browser, url: string, throttle: boolean): Promi
       if (r) transfers.push({ ...r, bytes: e.encodedDataLength });
     });
     await page.goto(url);
-    await page.locator(".pickup-card").first().waitFor({ timeout: 60_000 });
-    const ms = await page.evaluate(() => performance.now());
+    const ms = await firstCardAt(page);
     return { ms, transfers };
   } finally {
     await context.close();
@@ -97,12 +112,11 @@ test("widget size and time to first card", async ({ page, pickup, browser }) => 
   for (let i = 0; i < 8; i++) await pickup.register(bot, "acme", { key: `k${i}`, title: `Item ${i}`, status: "running", progress: 0.5 });
   const url = pickup.home("acme", pickup.token("alice", ["acme"]));
   const times: number[] = [];
+  await page.addInitScript(recordFirstCard);
   for (let i = 0; i < LOADS; i++) {
     await page.goto("about:blank"); // a real navigation each time, not a fragment change
     await page.goto(url);
-    await page.locator(".pickup-card").first().waitFor();
-    // Milliseconds since navigation started, read as soon as the first card is in the DOM.
-    times.push(await page.evaluate(() => performance.now()));
+    times.push(await firstCardAt(page));
   }
   const sorted = [...times].sort((a, b) => a - b);
   const median = (sorted[LOADS / 2 - 1] + sorted[LOADS / 2]) / 2;

@@ -44,3 +44,26 @@ test("time from navigation to the first card", async ({ page, pickup }) => {
   console.log(`first card on screen after navigation: median ${times[2].toFixed(0)} ms (5 loads: ${times.map((t) => t.toFixed(0)).join(", ")})`);
   expect(times.length).toBe(5);
 });
+
+test("the first page is asked for while the wasm downloads, and asked for once", async ({ page, pickup }) => {
+  const bot = pickup.token("bot", ["acme"], { write: true });
+  await pickup.register(bot, "acme", { key: "early", title: "Early bird", status: "running" });
+  const recent: string[] = [];
+  page.on("request", (r) => {
+    if (r.url().endsWith("/api/recent")) recent.push(r.postData() ?? "");
+  });
+  // The wasm is held until the first page has been asked for: without the loader's request,
+  // the page would wait for ever.
+  let asked: () => void;
+  const askedFor = new Promise<void>((r) => (asked = r));
+  page.on("request", (r) => {
+    if (r.url().endsWith("/api/recent")) asked();
+  });
+  await page.route("**/*.wasm", async (route) => {
+    await askedFor;
+    await route.continue();
+  });
+  await page.goto(pickup.home("acme", pickup.token("alice", ["acme"])) + "&cap=3");
+  await expect(page.locator(".pickup-card-title")).toHaveText(["Early bird"]);
+  expect(recent.map((body) => JSON.parse(body))).toEqual([{ ws: "acme", filter: "all", cap: 3, before: null }]);
+});

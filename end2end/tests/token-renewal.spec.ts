@@ -159,6 +159,8 @@ test("a getToken answer that comes after the host set a newer data-pickup-token 
     await page.goto(host.origin);
     // The refused first call asked getToken; meanwhile the host's session gives a new token,
     // which ends the wait (getToken may never answer).
+    // The host's module sets `asked` once pickup.js has loaded, which may be after `load`.
+    await page.waitForFunction(() => (window as any).asked);
     await page.evaluate(() => (window as any).asked);
     const fresh = pickup.token("alice", ["acme"]);
     await page.evaluate((t) => document.getElementById("widget")!.setAttribute("data-pickup-token", t), fresh);
