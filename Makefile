@@ -9,7 +9,7 @@ SERVER_SRC := $(shell find server/src app/src -type f) server/Cargo.toml app/Car
 
 .PHONY: setup widget server run test test-rust test-e2e e2e-deps bench fmt lint clean
 
-## setup: build tools (wasm32 std, wasm-bindgen-cli, wasm-opt)
+## setup: build tools (wasm32 std, wasm-bindgen-cli, wasm-opt, esbuild)
 setup:
 	@./scripts/setup.sh
 

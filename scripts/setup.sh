@@ -11,6 +11,7 @@ mkdir -p .tools
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 BINARYEN_VERSION=132
+ESBUILD_VERSION=0.25.12
 WASM_BINDGEN_VERSION=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/"/, "", $3); print $3; exit }' Cargo.lock)
 
 say() { printf 'setup: %s\n' "$*"; }
@@ -51,4 +52,10 @@ if [ ! -x .tools/node_modules/.bin/wasm-opt ]; then
   say "installing binaryen@$BINARYEN_VERSION (wasm-opt)"
   npm install --silent --no-audit --no-fund --prefix .tools "binaryen@$BINARYEN_VERSION" >/dev/null
 fi
-say "ready: $(wasm-bindgen --version), wasm-opt $(.tools/node_modules/.bin/wasm-opt --version | awk '{print $3}')"
+# 4. esbuild, which minifies the JavaScript every embedding page loads (the glue and pickup.js):
+#    a prebuilt binary from npm, installed in seconds.
+if [ "$(.tools/node_modules/.bin/esbuild --version 2>/dev/null)" != "$ESBUILD_VERSION" ]; then
+  say "installing esbuild@$ESBUILD_VERSION"
+  npm install --silent --no-audit --no-fund --prefix .tools "esbuild@$ESBUILD_VERSION" >/dev/null
+fi
+say "ready: $(wasm-bindgen --version), wasm-opt $(.tools/node_modules/.bin/wasm-opt --version | awk '{print $3}'), esbuild $(.tools/node_modules/.bin/esbuild --version)"

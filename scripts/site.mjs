@@ -1,10 +1,11 @@
 // Assembles the widget's site (make widget, scripts/build-widget.sh):
 //   node scripts/site.mjs BINDGEN_DIR OUT_DIR
 // BINDGEN_DIR holds wasm-bindgen's app.js and the optimised app_bg.wasm. Into OUT_DIR it writes:
-//   1. assets/: the glue, the wasm and the stylesheet (style/pickup.css) under content-hashed
-//      names, which the server lets browsers keep for a year;
+//   1. assets/: the glue (minified), the wasm and the stylesheet (style/pickup.css) under
+//      content-hashed names, which the server lets browsers keep for a year;
 //   2. public/'s files, and index.html, with those names written into the stable loader pickup.js
-//      and into index.html's stylesheet and preload links, which name unhashed files in the sources;
+//      (then minified) and into index.html's stylesheet and preload links, which name unhashed
+//      files in the sources;
 //   3. pickup.css, a stable copy of the stylesheet for host pages that link it themselves;
 //   4. a Brotli (quality 11) and a gzip (level 9) copy beside every compressible file, which the
 //      server sends as they are to browsers that accept them.
@@ -13,6 +14,7 @@
 import { readFileSync, writeFileSync, readdirSync, copyFileSync, mkdirSync } from "node:fs";
 import { join, extname, relative } from "node:path";
 import { createHash } from "node:crypto";
+import { execFileSync } from "node:child_process";
 import { brotliCompressSync, gzipSync, constants } from "node:zlib";
 
 const [bindgen, dir] = process.argv.slice(2);
@@ -23,13 +25,23 @@ function fail(why) {
   process.exit(1);
 }
 
+// esbuild (make setup puts it on PATH): every embedding page loads this JavaScript. Its comments
+// and long names were a fifth of it, gzipped.
+function minified(js) {
+  try {
+    return execFileSync("esbuild", ["--minify", "--format=esm", "--loader=js", "--log-level=warning"], { input: js });
+  } catch (e) {
+    fail(`esbuild failed: ${e.message}`);
+  }
+}
+
 // 1. The hashed files. 16 hex digits of SHA-256: a new name whenever a byte changes.
 const ASSETS = "assets";
 mkdirSync(join(dir, ASSETS), { recursive: true });
-function hashed(source, stem, suffix) {
+function hashed(source, stem, suffix, transform = (body) => body) {
   let body;
   try {
-    body = readFileSync(source);
+    body = transform(readFileSync(source));
   } catch (e) {
     fail(`cannot read ${source}: ${e.message}`);
   }
@@ -37,7 +49,7 @@ function hashed(source, stem, suffix) {
   writeFileSync(join(dir, name), body);
   return { name, body };
 }
-const glue = hashed(join(bindgen, "app.js"), "app", ".js").name;
+const glue = hashed(join(bindgen, "app.js"), "app", ".js", minified).name;
 const wasm = hashed(join(bindgen, "app_bg.wasm"), "app", "_bg.wasm").name;
 const stylesheet = hashed("style/pickup.css", "pickup", ".css");
 const css = stylesheet.name;
@@ -47,7 +59,7 @@ for (const name of readdirSync("public")) copyFileSync(join("public", name), joi
 copyFileSync("index.html", join(dir, "index.html"));
 
 // 2. Each marked string must be there exactly once, so a changed source fails loudly here.
-function fill(file, replacements) {
+function fill(file, replacements, transform = (text) => text) {
   const path = join(dir, file);
   let text = readFileSync(path, "utf8");
   for (const [from, to] of replacements) {
@@ -55,13 +67,13 @@ function fill(file, replacements) {
     if (count !== 1) fail(`${file}: expected ${JSON.stringify(from)} once, found it ${count} times`);
     text = text.replace(from, to);
   }
-  writeFileSync(path, text);
+  writeFileSync(path, transform(text));
 }
 fill("pickup.js", [
   [`const GLUE = "./app.js";`, `const GLUE = "./${glue}";`],
   [`const WASM = "app_bg.wasm";`, `const WASM = "${wasm}";`],
   [`const CSS = "pickup.css";`, `const CSS = "${css}";`],
-]);
+], minified);
 fill("index.html", [
   [`<link rel="stylesheet" href="/pickup.css" />`, `<link rel="stylesheet" href="/${css}" integrity="${integrity}" />`],
   [`<link rel="modulepreload" href="/app.js" />`, `<link rel="modulepreload" href="/${glue}" />`],

@@ -22,8 +22,10 @@ fi
 
 mkdir -p "$WORK"
 wasm-bindgen --target web --out-dir "$WORK" --out-name app "$RAW"
-wasm-opt -Oz --low-memory-unused -g --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-  --enable-mutable-globals "$WORK/app_bg.wasm" -o "$WORK/named.wasm"
+OPT=(-Oz --low-memory-unused --remove-exports --pass-arg='remove-exports@*intounderlying*' -g
+  --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals)
+wasm-opt "${OPT[@]}" "$WORK/app_bg.wasm" -o "$WORK/once.wasm"
+wasm-opt "${OPT[@]}" "$WORK/once.wasm" -o "$WORK/named.wasm"
 twiggy top -n 16 -f json "$WORK/named.wasm" |
   node -e '
     const items = JSON.parse(require("fs").readFileSync(0, "utf8"))
