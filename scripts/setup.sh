@@ -2,8 +2,9 @@
 # Installs the build tools Pickup needs, and only those, idempotently (make setup).
 #   - the wasm32 standard library and its sources: rustup's target and rust-src if they can be
 #     had, else Debian's rustc-web and rust-web-src (std is rebuilt for size: scripts/wasm-env.sh);
-#   - wasm-bindgen-cli at exactly Cargo.lock's wasm-bindgen; wasm-opt (binaryen). No bundler:
-#     scripts/build-widget.sh runs these two and a small node script (Trunk took 14 minutes to build).
+#   - wasm-bindgen-cli at exactly Cargo.lock's wasm-bindgen; wasm-opt (binaryen); esbuild, as a
+#     minifier only. No bundler: scripts/build-widget.sh runs these and a small node script (Trunk
+#     took 14 minutes to build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .tools
