@@ -1,5 +1,5 @@
 // When things go wrong: a token for another workspace, a server that stops and comes back.
-import { test, expect, titles } from "./pickup";
+import { test, expect, titles, countRecentAnswers } from "./pickup";
 
 test("a token without the workspace shows the non-member message and no cards", async ({ page, pickup }) => {
   const bot = pickup.token("bot", ["acme"], { write: true });
@@ -72,17 +72,7 @@ test("a call that never answers does not stop the refreshes after it", async ({ 
 
 test("a call answered after a newer one does not take the newer one's cards away", async ({ page, pickup }) => {
   await page.route("**/live?*", (route) => route.abort());
-  // Counts the answers of /api/recent the widget has read: the count goes up in a task after
-  // the body was read, so after every microtask the widget ran on it.
-  await page.addInitScript(() => {
-    const read = Response.prototype.json;
-    (window as any).recentRead = 0;
-    Response.prototype.json = async function () {
-      const body = await read.call(this);
-      if (this.url.includes("/api/recent")) setTimeout(() => (window as any).recentRead++, 0);
-      return body;
-    };
-  });
+  const answers = await countRecentAnswers(page);
   await page.goto(pickup.home("acme", pickup.token("bob", ["acme"])) + "&refresh=600");
   await expect(page.locator(".pickup-empty")).toBeVisible();
 
@@ -107,8 +97,8 @@ test("a call answered after a newer one does not take the newer one's cards away
   await page.locator(".pickup-refresh").click();
   await expect(titles(page)).toHaveText(["A fresh run"]);
 
-  const read = await page.evaluate(() => (window as any).recentRead);
+  const read = await answers.read();
   release!();
-  await page.waitForFunction((n) => (window as any).recentRead > n, read);
+  await answers.after(read);
   await expect(titles(page)).toHaveText(["A fresh run"], { timeout: 1 });
 });

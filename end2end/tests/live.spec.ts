@@ -1,6 +1,6 @@
 // Live: a teammate's item on the screen within a second or two, with polling out of the picture,
 // and the widget's fallbacks when the stream cannot be had.
-import { test, expect } from "./pickup";
+import { test, expect, countRecentAnswers } from "./pickup";
 
 const titles = (page) => page.locator(".pickup-card-title");
 const widget = (page) => page.locator("section.pickup");
@@ -63,18 +63,7 @@ test("a token that expires ends the stream and shows the sign-in message", async
 
 test("a fetch answered after a newer stream page does not take that page's cards away", async ({ page, pickup }) => {
   const alice = pickup.token("alice", ["acme"], { write: true });
-  // Counts the answers of /api/recent the widget has read and handled: the count goes up in a
-  // task after the body was read, so after every microtask the widget ran on it.
-  await page.addInitScript(() => {
-    // The widget reads its calls' answers with Response.json().
-    const read = Response.prototype.json;
-    (window as any).recentHandled = 0;
-    Response.prototype.json = async function () {
-      const body = await read.call(this);
-      if (this.url.includes("/api/recent")) setTimeout(() => (window as any).recentHandled++, 0);
-      return body;
-    };
-  });
+  const answers = await countRecentAnswers(page);
   await page.goto(pickup.home("acme", pickup.token("bob", ["acme"])) + "&refresh=600");
   await expect(widget(page)).toHaveAttribute("data-live", "live");
   await expect(page.locator(".pickup-empty")).toBeVisible();
@@ -90,13 +79,13 @@ test("a fetch answered after a newer stream page does not take that page's cards
     await released;
     await route.fulfill({ response });
   });
-  const handled = await page.evaluate(() => (window as any).recentHandled);
+  const handled = await answers.read();
   await page.locator(".pickup-refresh").click();
   await atTheServer;
   await pickup.register(alice, "acme", { key: "fresh", title: "Alice's fresh run", status: "running" });
   await expect(titles(page)).toHaveText(["Alice's fresh run"], { timeout: 3_000 });
 
   release!();
-  await page.waitForFunction((n) => (window as any).recentHandled > n, handled);
+  await answers.after(handled);
   await expect(titles(page)).toHaveText(["Alice's fresh run"], { timeout: 1 });
 });

@@ -130,3 +130,22 @@ export { expect };
 
 /** The titles of the cards shown, in order. */
 export const titles = (page: Page) => page.locator(".pickup-card-title");
+
+/** Counts the answers of /api/recent the widget has read (it reads them with Response.json()).
+ *  The count goes up in a task after the body was read, so after every microtask the widget ran
+ *  on it. Returns `after(n)`: resolves once more than `n` were read; and `read()`: the count. */
+export async function countRecentAnswers(page: Page) {
+  await page.addInitScript(() => {
+    const json = Response.prototype.json;
+    (window as any).recentRead = 0;
+    Response.prototype.json = async function () {
+      const body = await json.call(this);
+      if (this.url.includes("/api/recent")) setTimeout(() => (window as any).recentRead++, 0);
+      return body;
+    };
+  });
+  return {
+    read: (): Promise<number> => page.evaluate(() => (window as any).recentRead),
+    after: (n: number) => page.waitForFunction((n) => (window as any).recentRead > n, n),
+  };
+}
