@@ -37,7 +37,8 @@ enum End {
     /// rotating, a server being upgraded), so back off and try again.
     Refused,
     /// Anything else (a network error, a refusal, an older server without streams, the store
-    /// not answering, a stream cut short or gone silent): poll, and try again after a while.
+    /// not answering, a stream cut short or gone silent, a page that cannot be read): poll,
+    /// and try again after a while.
     Failed,
 }
 
@@ -208,11 +209,12 @@ async fn read_until_end(
         while let Some(at) = buf.windows(2).position(|w| w == b"\n\n") {
             let block: Vec<u8> = buf.drain(..at + 2).collect();
             match parse(&block) {
-                Some((b"page", data)) => {
-                    if let Some(page) = page(data) {
-                        on_page(page);
-                    }
-                }
+                Some((b"page", data)) => match page(data) {
+                    Some(page) => on_page(page),
+                    // A page this widget cannot read (a server of another version): poll, which
+                    // shows the error, rather than keep showing cards the stream has moved past.
+                    None => return Ok(End::Failed),
+                },
                 Some((b"unauthenticated", _)) => return Ok(End::Unauthenticated),
                 // The store is not answering: poll (which says so) until the stream is back.
                 Some((b"unavailable", _)) => return Ok(End::Failed),
