@@ -28,16 +28,23 @@ if (!document.querySelector(linked)) {
 // else, or if this one fails, it makes its own. Home page: `ws`, `token` and `cap` from the
 // fragment or this tab's sessionStorage, as the widget reads them.
 for (const el of document.querySelectorAll("[data-pickup-workspace]")) {
+  try {
+    prefetch(el);
+  } catch {
+    // Only a head start (sessionStorage may be blocked): the widget asks, and says what failed.
+  }
+}
+function prefetch(el) {
   const attr = (name) => el.getAttribute(name) || null;
   let [ws, token, cap] = [attr("data-pickup-workspace"), attr("data-pickup-token"), attr("data-pickup-cap")];
   if (el.hasAttribute("data-pickup-home")) {
-    const pairs = location.hash.slice(1).split("&").filter((p) => p.includes("="));
+    const pairs = location.hash.replace(/^#+/, "").split("&").filter((p) => p.includes("="));
     const param = (k) => pairs.find((p) => p.slice(0, p.indexOf("=")) === k)?.slice(k.length + 1) ?? null;
     ws = param("ws") ?? sessionStorage.getItem("pickup.ws");
     token = param("token") ?? sessionStorage.getItem("pickup.token");
     cap = param("cap") ?? cap;
   }
-  if (!ws || !token) continue;
+  if (!ws || !token) return;
   const n = cap === null || cap.trim() === "" || !/^[0-9+\-.eE]+$/.test(cap.trim()) ? NaN : Number(cap.trim());
   cap = n >= 0 && n <= 1e9 ? Math.min(50, Math.max(1, Math.round(n))) : 8;
   const url = `${(attr("data-pickup-server") ?? "").replace(/\/+$/, "")}/api/recent`;

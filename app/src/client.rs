@@ -89,7 +89,8 @@ impl Endpoint {
     pub async fn dismiss(&self, ws: &str, id: &str) -> Result<(), ApiError> {
         let args = [("ws", JsValue::from_str(ws)), ("id", JsValue::from_str(id))];
         // The answer is JSON `null`.
-        self.post("/api/dismiss", &args, |_| Some(())).await
+        self.post("/api/dismiss", &args, |v| v.is_null().then_some(()))
+            .await
     }
 
     /// POST `args` as a JSON object; the answer's JSON read with `read`, or, for an error

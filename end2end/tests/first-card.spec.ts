@@ -67,3 +67,16 @@ test("the first page is asked for while the wasm downloads, and asked for once",
   await expect(page.locator(".pickup-card-title")).toHaveText(["Early bird"]);
   expect(recent.map((body) => JSON.parse(body))).toEqual([{ ws: "acme", filter: "all", cap: 3, before: null }]);
 });
+
+test("with sessionStorage blocked the home page still says how to sign in", async ({ page, pickup }) => {
+  // As in a sandboxed frame, or with site data blocked: reading sessionStorage throws.
+  await page.addInitScript(() =>
+    Object.defineProperty(window, "sessionStorage", {
+      get() {
+        throw new DOMException("The operation is insecure.", "SecurityError");
+      },
+    }),
+  );
+  await page.goto(pickup.url + "/");
+  await expect(page.locator(".pickup-state")).toContainText("Open the link that make run printed");
+});

@@ -15,6 +15,11 @@ test("nonsense cap and refresh fall back to the defaults with a warning, no pani
     host.serve(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Host app</title></head><body>
 <div id="by-attributes" data-pickup-workspace="acme" data-pickup-server="${pickup.url}" data-pickup-token="${viewer}"
      data-pickup-cap="-5" data-pickup-refresh="1e308"></div>
+<!-- Text the browser's Number() would read but Rust's parse does not, and text both read. -->
+<div id="hex" data-pickup-workspace="acme" data-pickup-server="${pickup.url}" data-pickup-token="${viewer}"
+     data-pickup-cap="0x4"></div>
+<div id="decimal" data-pickup-workspace="acme" data-pickup-server="${pickup.url}" data-pickup-token="${viewer}"
+     data-pickup-cap=" .3e1 "></div>
 <div id="by-mount"></div>
 <div id="fractions"></div>
 <script type="module">
@@ -34,11 +39,15 @@ test("nonsense cap and refresh fall back to the defaults with a warning, no pani
     // The default cap (8), not 1 and not a crash.
     await expect(page.locator("#by-attributes .pickup-card")).toHaveCount(8);
     await expect(page.locator("#by-mount .pickup-card")).toHaveCount(8);
+    await expect(page.locator("#hex .pickup-card")).toHaveCount(8);
+    await expect(page.locator("#decimal .pickup-card")).toHaveCount(3);
     await expect(page.locator("#fractions .pickup-card")).toHaveCount(3);
     expect(errors).toEqual([]);
+    expect(warnings.filter((w) => w.includes(".3e1"))).toEqual([]);
     for (const said of [
       'cap "-5"',
       'refresh "1e308"',
+      'cap "0x4" is not a number from 1 to 50: using the default, 8',
       "cap NaN",
       "refresh inf",
       "cap 2.5 is outside 1..=50: using 3",

@@ -395,7 +395,10 @@ mod tests {
         section(&mut out, &Loaded::Read(r.clone()), &mut verdicts);
         assert!(out.contains("146,204 bytes on the wire"), "{out}");
         // 2 × 562.5 ms + 146,204 B / 162,000 B/s = 1125 ms + 902.49 ms.
-        assert!(out.contains("no load can show a card before 2027 ms"), "{out}");
+        assert!(
+            out.contains("no load can show a card before 2027 ms"),
+            "{out}"
+        );
         assert!(
             out.contains("| `/assets/app-bb_bg.wasm` | br | 132,350 |"),
             "{out}"
