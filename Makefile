@@ -15,7 +15,7 @@ setup:
 
 ## widget: the release build of the widget into dist/ (only when its sources changed)
 widget: dist/index.html
-dist/index.html: $(WIDGET_SRC) scripts/wasm-env.sh scripts/build-widget.sh scripts/site.mjs | setup
+dist/index.html: $(WIDGET_SRC) scripts/wasm-env.sh scripts/build-widget.sh scripts/wasm-opt.sh scripts/site.mjs | setup
 	./scripts/build-widget.sh
 
 ## server: the pickup binary

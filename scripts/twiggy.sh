@@ -4,7 +4,7 @@
 #
 # dist/app_bg.wasm has no names (wasm-opt drops them), so this builds the same file with them:
 # the raw wasm `make widget` left in target/wasm, through the same wasm-bindgen and
-# `wasm-opt -Oz --low-memory-unused` as scripts/build-widget.sh, with -g to keep the name section.
+# scripts/wasm-opt.sh as scripts/build-widget.sh, with -g to keep the name section.
 # Its code is the shipped code; only the names are added (twiggy's row for them is left out).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,10 +22,8 @@ fi
 
 mkdir -p "$WORK"
 wasm-bindgen --target web --out-dir "$WORK" --out-name app "$RAW"
-OPT=(-Oz --low-memory-unused --remove-exports --pass-arg='remove-exports@*intounderlying*' -g
-  --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals)
-wasm-opt "${OPT[@]}" "$WORK/app_bg.wasm" -o "$WORK/once.wasm"
-wasm-opt "${OPT[@]}" "$WORK/once.wasm" -o "$WORK/named.wasm"
+scripts/wasm-opt.sh "$WORK/app_bg.wasm" "$WORK/named.wasm" -g --enable-bulk-memory \
+  --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals
 twiggy top -n 16 -f json "$WORK/named.wasm" |
   node -e '
     const items = JSON.parse(require("fs").readFileSync(0, "utf8"))

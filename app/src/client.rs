@@ -11,22 +11,20 @@
 use crate::decode;
 use crate::error::{ApiError, ErrorCode};
 use crate::model::{Filter, RecentPage};
-use leptos::prelude::{GetUntracked, RwSignal};
+use leptos::prelude::{GetUntracked, RwSignal, Set};
 use std::cell::RefCell;
-use std::rc::Rc;
 use std::sync::Arc;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 /// Where a widget's calls go and the token they carry.
-#[derive(Clone)]
 pub struct Endpoint {
     /// The server's origin, without a trailing slash; empty for this page's own.
     pub server: Arc<str>,
     /// The current token: renewed through the host's `getToken`, or a new `data-pickup-token`.
     pub token: RwSignal<String>,
     /// The first page, asked for by the loader (`pickup.js`) while the wasm was downloading.
-    pub prefetched: Rc<RefCell<Option<Prefetched>>>,
+    pub prefetched: RefCell<Option<Prefetched>>,
 }
 
 /// A request the loader made before the widget started: the widget's first call takes its
@@ -62,6 +60,18 @@ impl Prefetched {
 }
 
 impl Endpoint {
+    /// Calls carry `token` from now on. Set only if it is new: setting a signal to the value it
+    /// has would still wake what tracks it (a fetch, a renewal timer).
+    pub fn use_token(&self, token: String) {
+        if self
+            .token
+            .try_get_untracked()
+            .is_some_and(|now| now != token)
+        {
+            self.token.try_set(token);
+        }
+    }
+
     /// The newest items of `ws` that the viewer may see; with `before` (the last id of the page
     /// the viewer has), the next page of older ones.
     pub async fn recent(
@@ -71,14 +81,10 @@ impl Endpoint {
         cap: u32,
         before: Option<&str>,
     ) -> Result<RecentPage, ApiError> {
-        let filter = match filter {
-            Filter::All => "all",
-            Filter::Mine => "mine",
-        };
         let before = before.map_or(JsValue::NULL, JsValue::from_str);
         let args = [
             ("ws", JsValue::from_str(ws)),
-            ("filter", JsValue::from_str(filter)),
+            ("filter", JsValue::from_str(filter.as_str())),
             ("cap", JsValue::from(cap)),
             ("before", before),
         ];
@@ -104,22 +110,25 @@ impl Endpoint {
         let (status, body) = self.send(path, args).await.map_err(|e| {
             ApiError::new(
                 ErrorCode::Transport,
-                format!("the server could not be reached: {}", said(&e)),
+                format!(
+                    "the server could not be reached: {}",
+                    said(&e).unwrap_or_else(|| "the request failed".into())
+                ),
             )
         })?;
-        let unreadable = |status: u16| {
+        let unreadable = || {
             ApiError::new(
                 ErrorCode::Transport,
                 format!("the server's answer ({status}) could not be read"),
             )
         };
         let Some(body) = body else {
-            return Err(unreadable(status));
+            return Err(unreadable());
         };
         if (200..300).contains(&status) {
-            read(&body).ok_or_else(|| unreadable(status))
+            read(&body).ok_or_else(unreadable)
         } else {
-            Err(decode::error(&body).unwrap_or_else(|| unreadable(status)))
+            Err(decode::error(&body).unwrap_or_else(unreadable))
         }
     }
 
@@ -171,9 +180,9 @@ impl Endpoint {
     }
 }
 
-/// What a failed `fetch` said.
-fn said(e: &JsValue) -> String {
-    e.dyn_ref::<js_sys::Error>()
+/// What a rejected promise (a failed `fetch`, getToken) said: an error's message, or a string.
+pub fn said(v: &JsValue) -> Option<String> {
+    v.dyn_ref::<js_sys::Error>()
         .map(|e| String::from(e.message()))
-        .unwrap_or_else(|| "the request failed".into())
+        .or_else(|| v.as_string())
 }

@@ -9,14 +9,14 @@
 //! the host changing `data-pickup-token` (observed in `mount`); with it, a new
 //! `data-pickup-token` also ends a renewal in flight, and getToken's later answer is dropped.
 
-use crate::client::{Endpoint, Prefetched};
+use crate::client::{said, Endpoint, Prefetched};
 use crate::error::{ApiError, ErrorCode};
 use leptos::prelude::*;
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::rc::Rc;
 use std::time::Duration;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::HtmlElement;
 
@@ -53,7 +53,7 @@ impl Host {
             endpoint: Endpoint {
                 server: server.trim_end_matches('/').into(),
                 token: RwSignal::new(token),
-                prefetched: Rc::new(RefCell::new(prefetched)),
+                prefetched: RefCell::new(prefetched),
             },
             get_token,
             renewing: RefCell::default(),
@@ -78,14 +78,7 @@ impl Host {
     /// A token the host gave (a new `data-pickup-token`): used at once, and it ends a renewal
     /// in flight, whose getToken answer, if it comes later, is older.
     pub fn host_gave(&self, token: String) {
-        if self
-            .endpoint
-            .token
-            .try_get_untracked()
-            .is_some_and(|now| now != token)
-        {
-            self.endpoint.token.try_set(token.clone());
-        }
+        self.endpoint.use_token(token.clone());
         if let Some(r) = self.renewing.borrow().as_ref() {
             let _ = r.host_gave.call1(&JsValue::UNDEFINED, &token.into());
         }
@@ -134,20 +127,15 @@ impl Host {
             *renewing = None;
         }
         drop(renewing);
-        let token = got.map_err(said).and_then(|v| match v.as_string() {
-            Some(t) if !t.trim().is_empty() => Ok(t.trim().to_string()),
-            _ => Err("it gave no token (a non-empty string)".into()),
-        });
+        let token = got
+            .map_err(|v| said(&v).unwrap_or_else(|| "it threw".into()))
+            .and_then(|v| match v.as_string() {
+                Some(t) if !t.trim().is_empty() => Ok(t.trim().to_string()),
+                _ => Err("it gave no token (a non-empty string)".into()),
+            });
         match token {
             Ok(t) => {
-                if self
-                    .endpoint
-                    .token
-                    .try_get_untracked()
-                    .is_some_and(|now| now != t)
-                {
-                    self.endpoint.token.try_set(t);
-                }
+                self.endpoint.use_token(t);
                 Ok(())
             }
             Err(why) => Err(ApiError::new(
@@ -235,14 +223,6 @@ impl Host {
             }
         });
     }
-}
-
-/// What a rejected getToken said.
-fn said(v: JsValue) -> String {
-    v.dyn_ref::<js_sys::Error>()
-        .map(|e| String::from(e.message()))
-        .or_else(|| v.as_string())
-        .unwrap_or_else(|| "it threw".into())
 }
 
 /// A JWT's lifetime from its claims: `exp` − `iat`, or `exp` − now without `iat`.

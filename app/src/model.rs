@@ -114,6 +114,16 @@ pub enum Filter {
     Mine,
 }
 
+impl Filter {
+    /// The filter as it is written on the wire (`?filter=`, the server functions' arguments).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Filter::All => "all",
+            Filter::Mine => "mine",
+        }
+    }
+}
+
 /// The default number of cards, and the most a caller may ask for.
 pub const DEFAULT_CAP: u32 = 8;
 pub const MAX_CAP: u32 = 50;
@@ -131,5 +141,13 @@ mod tests {
         }
         assert_eq!(Status::from_wire("paused"), Status::Unknown);
         assert_eq!(Status::from_wire("Running"), Status::Unknown);
+    }
+
+    #[test]
+    fn a_filter_is_written_as_serde_writes_it() {
+        for filter in [Filter::All, Filter::Mine] {
+            let json = serde_json::to_string(&filter).unwrap();
+            assert_eq!(json, format!("\"{}\"", filter.as_str()));
+        }
     }
 }

@@ -48,16 +48,15 @@ test("time from navigation to the first card", async ({ page, pickup }) => {
 test("the first page is asked for while the wasm downloads, and asked for once", async ({ page, pickup }) => {
   const bot = pickup.token("bot", ["acme"], { write: true });
   await pickup.register(bot, "acme", { key: "early", title: "Early bird", status: "running" });
-  const recent: string[] = [];
-  page.on("request", (r) => {
-    if (r.url().endsWith("/api/recent")) recent.push(r.postData() ?? "");
-  });
   // The wasm is held until the first page has been asked for: without the loader's request,
   // the page would wait for ever.
+  const recent: string[] = [];
   let asked: () => void;
   const askedFor = new Promise<void>((r) => (asked = r));
   page.on("request", (r) => {
-    if (r.url().endsWith("/api/recent")) asked();
+    if (!r.url().endsWith("/api/recent")) return;
+    recent.push(r.postData() ?? "");
+    asked();
   });
   await page.route("**/*.wasm", async (route) => {
     await askedFor;

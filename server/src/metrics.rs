@@ -137,7 +137,6 @@ pub const ALL: &[Metric] = &[
     },
 ];
 
-/// Give every metric its `# HELP` text (after the recorder is installed).
 /// Counts one registration: created, or refused with its error's code.
 pub fn registration(result: Result<(), &crate::error::Error>) {
     let outcome = match result {
@@ -147,6 +146,7 @@ pub fn registration(result: Result<(), &crate::error::Error>) {
     metrics::counter!(REGISTRATIONS, "outcome" => outcome).increment(1);
 }
 
+/// Give every metric its `# HELP` text (after the recorder is installed).
 fn describe() {
     for m in ALL {
         match m.kind {

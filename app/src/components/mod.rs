@@ -67,7 +67,7 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
         reset_older();
     });
 
-    let (ws, cap) = (config.ws.clone(), config.cap);
+    let cap = config.cap;
     // Every failed call is shown and told to the host as `pickup:error`.
     let report = {
         let host = host.clone();
@@ -76,6 +76,9 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
             error.set(Some(e));
         }
     };
+    // What a call needs: the workspace, the host (server, token, renewal) and where a failure
+    // goes. Stored, so that what makes calls can be copied into the view.
+    let calls = StoredValue::new_local((config.ws.clone(), host.clone(), report.clone()));
     let new_items = labels.new_items.clone();
     // A page from a fetch or from the stream.
     let accept = move |page: RecentPage| {
@@ -125,17 +128,13 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
     // dropped, as is one for a filter the viewer has left. Not a `LocalResource`: its machinery
     // cost the widget kilobytes.
     let fetches = StoredValue::new((0u64, 0u64));
-    let (fetch_with, handle) = (
-        StoredValue::new_local((ws, host.clone(), report.clone())),
-        accept.clone(),
-    );
     Effect::new(move |_| {
         let f = filter.get();
         tick.track();
         // A new filter ends the stream of the old one.
         retune.retune(Some(f));
         let (Some((ws, host, report)), Some(n)) = (
-            fetch_with.try_get_value(),
+            calls.try_get_value(),
             fetches.try_update_value(|(sent, _)| {
                 *sent += 1;
                 *sent
@@ -144,7 +143,7 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
             return;
         };
         let sent_after = stream_pages.get_value();
-        let accept = handle.clone();
+        let accept = accept.clone();
         leptos::task::spawn_local(async move {
             let page = host.call(|| host.endpoint.recent(&ws, f, cap, None)).await;
             if filter.try_get_untracked() != Some(f) {
@@ -208,9 +207,8 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
 
     // Made by the widget, not the card: the card is gone before the call is made. No `Action`
     // for this or for "Show older": its machinery costs the widget kilobytes.
-    let dismiss_with = StoredValue::new_local((config.ws.clone(), host.clone(), report.clone()));
     let dismiss_now = move |id: String| {
-        let Some((ws, host, report)) = dismiss_with.try_get_value() else {
+        let Some((ws, host, report)) = calls.try_get_value() else {
             return;
         };
         leptos::task::spawn_local(async move {
@@ -222,16 +220,11 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
     // Scoped to the widget's owner: a page that comes after the widget is gone is dropped.
     let owner = Owner::current().expect("a widget has an owner");
     let older_pending = RwSignal::new(false);
-    let (ws, owner, older_host) = (
-        config.ws.clone(),
-        owner,
-        StoredValue::new_local(host.clone()),
-    );
     let show_older_now = move |before: String| {
-        let Some(host) = older_host.try_get_value() else {
+        let Some((ws, host, _)) = calls.try_get_value() else {
             return;
         };
-        let (ws, f) = (ws.clone(), filter.get_untracked());
+        let f = filter.get_untracked();
         older_pending.set(true);
         owner.with(|| {
             leptos::task::spawn_local_scoped(async move {

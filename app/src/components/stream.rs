@@ -146,11 +146,7 @@ pub fn follow(
 
 /// The stream's URL for a widget: its server (empty: this page's), workspace, filter and cap.
 pub fn url(server: &str, ws: &str, filter: Filter, cap: u32) -> String {
-    let filter = match filter {
-        Filter::All => "all",
-        Filter::Mine => "mine",
-    };
-    let ws = js_sys::encode_uri_component(ws);
+    let (ws, filter) = (js_sys::encode_uri_component(ws), filter.as_str());
     format!("{server}/api/v1/workspaces/{ws}/live?filter={filter}&cap={cap}")
 }
 

@@ -174,12 +174,8 @@ impl Client {
     /// everyone's.
     pub async fn recent(&self, ws: &str, filter: Filter) -> Result<Vec<Card>, ClientError> {
         let mut url = self.url(ws, &["recent"]);
-        let filter = match filter {
-            Filter::Mine => "mine",
-            Filter::All => "all",
-        };
         url.query_pairs_mut()
-            .append_pair("filter", filter)
+            .append_pair("filter", filter.as_str())
             .append_pair("cap", "50");
         let page: RecentPage = self.json(self.request(Method::GET, url), None).await?;
         Ok(page.cards)
