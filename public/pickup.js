@@ -9,6 +9,8 @@
 // This file's name is stable; the glue, the wasm and the stylesheet it loads are content-hashed
 // (assets/…-<hash>.…). The build (scripts/site.mjs) writes their names into the three
 // marked strings below, so a browser revalidates only this small file and keeps the rest.
+import { prefetch } from "./prefetch.js";
+
 const GLUE = "./app.js";
 const WASM = "app_bg.wasm";
 const CSS = "pickup.css";
@@ -23,37 +25,13 @@ if (!document.querySelector(linked)) {
   document.head.appendChild(css);
 }
 // Each widget's first page of cards is asked for now, beside the wasm's download rather than
-// after it: on a slow network that is one round trip less before the first card. The widget
-// takes the answer only if its own first call is this same request (URL, body and token);
-// else, or if this one fails, it makes its own. Home page: `ws`, `token` and `cap` from the
-// fragment or this tab's sessionStorage, as the widget reads them.
+// after it (prefetch.js), unless the page's own inline script asked already (the home page).
 for (const el of document.querySelectorAll("[data-pickup-workspace]")) {
   try {
-    prefetch(el);
+    if (!el.pickupPrefetch) prefetch(el);
   } catch {
     // Only a head start (sessionStorage may be blocked): the widget asks, and says what failed.
   }
-}
-function prefetch(el) {
-  const attr = (name) => el.getAttribute(name) || null;
-  let [ws, token, cap] = [attr("data-pickup-workspace"), attr("data-pickup-token"), attr("data-pickup-cap")];
-  if (el.hasAttribute("data-pickup-home")) {
-    const pairs = location.hash.replace(/^#+/, "").split("&").filter((p) => p.includes("="));
-    const param = (k) => pairs.find((p) => p.slice(0, p.indexOf("=")) === k)?.slice(k.length + 1) ?? null;
-    ws = param("ws") ?? sessionStorage.getItem("pickup.ws");
-    token = param("token") ?? sessionStorage.getItem("pickup.token");
-    cap = param("cap") ?? cap;
-  }
-  if (!ws || !token) return;
-  const n = cap === null || cap.trim() === "" || !/^[0-9+\-.eE]+$/.test(cap.trim()) ? NaN : Number(cap.trim());
-  cap = n >= 0 && n <= 1e9 ? Math.min(50, Math.max(1, Math.round(n))) : 8;
-  const url = `${(attr("data-pickup-server") ?? "").replace(/\/+$/, "")}/api/recent`;
-  const body = JSON.stringify({ ws, filter: "all", cap, before: null });
-  const authorization = `Bearer ${token}`;
-  const headers = { "Content-Type": "application/json", Accept: "application/json", Authorization: authorization };
-  const response = fetch(url, { method: "POST", headers, body });
-  response.catch(() => {}); // the widget asks again
-  el.pickupPrefetch = { url, body, authorization, response };
 }
 // Imported only now, not with a static import, which would hold all of the above until the glue
 // had arrived. Its init runs the widget's start function, which mounts into every

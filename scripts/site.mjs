@@ -11,7 +11,7 @@
 //      server sends as they are to browsers that accept them.
 // Any surprise (a file missing, a marked string not found or found twice) fails the build, rather
 // than leaving a site whose loader names files that are not there.
-import { readFileSync, writeFileSync, readdirSync, copyFileSync, mkdirSync } from "node:fs";
+import { readFileSync, writeFileSync, readdirSync, copyFileSync, mkdirSync, rmSync } from "node:fs";
 import { join, extname, relative } from "node:path";
 import { createHash } from "node:crypto";
 import { execFileSync } from "node:child_process";
@@ -32,6 +32,17 @@ function minified(js) {
     return execFileSync("esbuild", ["--minify", "--format=esm", "--loader=js", "--log-level=warning"], { input: js });
   } catch (e) {
     fail(`esbuild failed: ${e.message}`);
+  }
+}
+
+// One script with the modules it imports (public/prefetch.js), minified. The glue's dynamic
+// import names a file that is not there yet, and is left as it is.
+const BUNDLED_ONLY = ["prefetch.js", "home.js"];
+function bundled(entry, format) {
+  try {
+    return execFileSync("esbuild", [entry, "--bundle", "--minify", `--format=${format}`, "--log-level=error"]);
+  } catch (e) {
+    fail(`esbuild failed on ${entry}: ${e.message}`);
   }
 }
 
@@ -73,12 +84,19 @@ fill("pickup.js", [
   [`const GLUE = "./app.js";`, `const GLUE = "./${glue}";`],
   [`const WASM = "app_bg.wasm";`, `const WASM = "${wasm}";`],
   [`const CSS = "pickup.css";`, `const CSS = "${css}";`],
-], minified);
+]);
+writeFileSync(join(dir, "pickup.js"), bundled(join(dir, "pickup.js"), "esm"));
+// The home page's inline script: the `</script>` that would end it early cannot be in it, since
+// esbuild escapes it in strings.
+const home = bundled(join(dir, "home.js"), "iife").toString().trim();
 fill("index.html", [
   [`<link rel="stylesheet" href="/pickup.css" />`, `<link rel="stylesheet" href="/${css}" integrity="${integrity}" />`],
   [`<link rel="modulepreload" href="/app.js" />`, `<link rel="modulepreload" href="/${glue}" />`],
   [`<link rel="preload" href="/app_bg.wasm"`, `<link rel="preload" href="/${wasm}"`],
+  [`<script type="module" async data-pickup-inline="home.js"></script>`, `<script type="module" async>${home}</script>`],
 ]);
+// Bundled into the two above; not served on their own.
+for (const part of BUNDLED_ONLY) rmSync(join(dir, part));
 
 // 3. The stable stylesheet, for host pages that link it themselves.
 copyFileSync(join(dir, css), join(dir, "pickup.css"));

@@ -37,14 +37,14 @@ type Transfer = { path: string; encoding: string; bytes: number };
  *  after Playwright has seen the card, whose polling would add up to a few hundred ms. */
 const recordFirstCard = () => {
   new MutationObserver((_, observer) => {
-    if (document.querySelector(".pickup-card")) {
+    if (document.querySelector(".pickup-card[data-id]")) { // a card, not the skeleton
       (window as any).pickupFirstCard = performance.now();
       observer.disconnect();
     }
   }).observe(document, { childList: true, subtree: true });
 };
 const firstCardAt = async (page: Page): Promise<number> => {
-  await page.locator(".pickup-card").first().waitFor({ timeout: 60_000 });
+  await page.locator(".pickup-card[data-id]").first().waitFor({ timeout: 60_000 });
   return page.evaluate(() => (window as any).pickupFirstCard as number);
 };
 

@@ -37,7 +37,7 @@ test("time from navigation to the first card", async ({ page, pickup }) => {
   for (let i = 0; i < 5; i++) {
     await page.goto("about:blank"); // a real navigation each time, not a fragment change
     await page.goto(url);
-    await page.locator(".pickup-card").first().waitFor();
+    await page.locator(".pickup-card[data-id]").first().waitFor(); // a card, not the skeleton
     times.push(await page.evaluate(() => performance.now()));
   }
   times.sort((a, b) => a - b);
@@ -78,4 +78,54 @@ test("with sessionStorage blocked the home page still says how to sign in", asyn
   );
   await page.goto(pickup.url + "/");
   await expect(page.locator(".pickup-state")).toContainText("Open the link that make run printed");
+});
+
+/** The markup under `selector`, as a tree of tags, sorted attributes and text (Leptos's
+ *  placeholders and text-node splits left out), so two drawings of one page compare equal. */
+const shapeOf = (page: import("@playwright/test").Page, selector: string, leaveOut: string[] = []) =>
+  page.evaluate(([selector, leaveOut]) => {
+    type Shape = string | { tag: string; attrs: string[]; children: Shape[] };
+    const shape = (node: Node): Shape | null => {
+      if (node.nodeType === Node.TEXT_NODE) return node.textContent || null;
+      if (!(node instanceof Element)) return null;
+      const children: Shape[] = [];
+      for (const child of node.childNodes) {
+        const s = shape(child);
+        if (s === null) continue;
+        const last = children[children.length - 1];
+        if (typeof s === "string" && typeof last === "string") children[children.length - 1] = last + s;
+        else children.push(s);
+      }
+      const attrs = [...node.attributes].filter((a) => !leaveOut.includes(a.name)).map((a) => `${a.name}=${a.value}`).sort();
+      return { tag: node.tagName.toLowerCase(), attrs, children };
+    };
+    return shape(document.querySelector(selector)!);
+  }, [selector, leaveOut] as const);
+
+test("the home page draws its first page before the wasm has arrived, as the widget draws it", async ({ page, pickup }) => {
+  const bot = pickup.token("bot", ["acme"], { name: "Bot <b>", write: true });
+  await pickup.register(bot, "acme", { key: "a", title: "Oldest", status: "succeeded" });
+  await pickup.register(bot, "acme", { key: "b", title: "Costs $& more", status: "running", progress: 0.456, url: "https://example.com/b" });
+  await pickup.register(bot, "acme", { key: "c", title: "Not a link", status: "queued" });
+  let release: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  await page.route("**/*.wasm", async (route) => {
+    await held;
+    await route.continue();
+  });
+  // cap=2 of 3 items: the page has more, so "Show older" is drawn too.
+  await page.goto(pickup.home("acme", pickup.token("alice", ["acme"])) + "&cap=2");
+  const home = "[data-pickup-home]";
+  await expect(page.locator(".pickup-card-title")).toHaveText(["Not a link", "Costs $& more"]);
+  // Nothing would answer a click yet.
+  for (const b of await page.getByRole("button").all()) await expect(b).toBeDisabled();
+  // The same markup as the widget's below, but for the disabled buttons (and whether the
+  // widget's stream is live yet).
+  const drawn = await shapeOf(page, home, ["disabled", "data-live"]);
+
+  release!();
+  await expect(page.getByRole("button", { name: "Refresh" })).toBeEnabled();
+  await expect(page.locator(".pickup-card-title")).toHaveText(["Not a link", "Costs $& more"]);
+  const widget = await shapeOf(page, home, ["data-live"]);
+  expect(drawn).toEqual(widget);
 });

@@ -155,11 +155,13 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
             header::CACHE_CONTROL,
             HeaderValue::from_static("no-store"),
         ));
+    // The home page's inline script (public/home.js), allowed by its hash.
+    let home_scripts = crate::site::inline_scripts(&config.site.join("index.html"));
     let site = ServiceBuilder::new()
         .layer(middleware::from_fn(crate::site::headers))
         .layer(SetResponseHeaderLayer::overriding(
             header::CONTENT_SECURITY_POLICY,
-            content_security_policy(&config.frame_ancestors, false),
+            content_security_policy(&config.frame_ancestors, false, &home_scripts),
         ))
         .service(crate::site::dir(&config.site));
     // The example host page may call a Pickup server its URL names (see public/embed.js).
@@ -167,7 +169,7 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
         .layer(middleware::from_fn(crate::site::headers))
         .layer(SetResponseHeaderLayer::overriding(
             header::CONTENT_SECURITY_POLICY,
-            content_security_policy(&config.frame_ancestors, true),
+            content_security_policy(&config.frame_ancestors, true, &[]),
         ))
         .service(crate::site::file(&config.site.join("embed.html")));
     let cors = CorsLayer::new()
@@ -231,17 +233,23 @@ async fn request_id_scope(req: Request, next: Next) -> Response {
     crate::error::with_request_id(id, next.run(req)).await
 }
 
-/// The site's policy: scripts from this origin only (and the widget's WebAssembly), no plugins,
+/// The site's policy: scripts from this origin only (and the widget's WebAssembly, and the
+/// `inline_scripts` sources: the home page's own script, by its hash), no plugins,
 /// no `<base>`, framed only by `frame_ancestors`. The example embed page may also call another
 /// Pickup server (`connect-src`), since its URL may name one.
-pub fn content_security_policy(frame_ancestors: &str, embed_page: bool) -> HeaderValue {
+pub fn content_security_policy(
+    frame_ancestors: &str,
+    embed_page: bool,
+    inline_scripts: &[String],
+) -> HeaderValue {
+    let scripts: String = inline_scripts.iter().map(|s| format!(" {s}")).collect();
     let connect = if embed_page {
         "connect-src 'self' http: https:; "
     } else {
         ""
     };
     HeaderValue::from_str(&format!(
-        "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; {connect}object-src 'none'; \
+        "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'{scripts}; {connect}object-src 'none'; \
          base-uri 'none'; form-action 'self'; frame-ancestors {frame_ancestors}"
     ))
     .expect("frame_ancestors was checked by http::frame_ancestors")

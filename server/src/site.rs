@@ -60,9 +60,61 @@ pub async fn headers(req: Request, next: Next) -> Response {
     res
 }
 
+/// The CSP sources (`'sha256-…'`) of the inline scripts of the page at `path`: the home page's
+/// head start (public/home.js, written in by scripts/site.mjs). None if the page is not there;
+/// the page then still works without it, as it does if it cannot be read (logged).
+pub fn inline_scripts(path: &Path) -> Vec<String> {
+    match std::fs::read_to_string(path) {
+        Ok(html) => inline_script_sources(&html),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => {
+            tracing::warn!(path = %path.display(), error = %e, "cannot read the home page: its inline script will be refused");
+            Vec::new()
+        }
+    }
+}
+
+/// The hash source of each inline `<script>` (one with a `src` needs none), over its text exactly
+/// as served, which is what a browser hashes.
+fn inline_script_sources(html: &str) -> Vec<String> {
+    use base64::Engine;
+    use sha2::Digest;
+    html.split("<script")
+        .skip(1)
+        .filter_map(|rest| {
+            let (attrs, rest) = rest.split_once('>')?;
+            let is_tag = attrs.is_empty() || attrs.starts_with(char::is_whitespace);
+            (is_tag && !attrs.contains("src=")).then_some(rest)?;
+            rest.split_once("</script>")
+        })
+        .map(|(body, _)| {
+            let digest = sha2::Sha256::digest(body.as_bytes());
+            format!(
+                "'sha256-{}'",
+                base64::engine::general_purpose::STANDARD.encode(digest)
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_inline_script_by_its_hash() {
+        // `printf 'alert(1)' | openssl dgst -sha256 -binary | base64`
+        let page = r#"<head><script type="module" src="/pickup.js"></script></head>
+            <body><script type="module" async>alert(1)</script><script></script></body>"#;
+        assert_eq!(
+            inline_script_sources(page),
+            [
+                "'sha256-bhHHL3z2vDgxUt0W3dWQOrprscmda2Y5pLsLg4GF+pI='",
+                "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='"
+            ]
+        );
+        assert!(inline_script_sources("<p>no script</p>").is_empty());
+    }
 
     #[test]
     fn only_found_hashed_files_are_immutable() {

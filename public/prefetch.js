@@ -1,0 +1,33 @@
+// A widget's first request, made by a loader before the wasm has arrived: on a slow network
+// that is one round trip less before the first card. Bundled into pickup.js, and into the
+// home page's inline script (home.js), by scripts/site.mjs.
+//
+// The widget takes the answer only if its own first call is this same request (URL, body and
+// token); else, or if this one fails, it makes its own. So this computes the request exactly as
+// the widget does: home page: `ws`, `token` and `cap` from the fragment or this tab's
+// sessionStorage; else from the element's attributes; the cap rule of `options.rs`.
+
+/** Starts `el`'s first request and leaves it on the element as `pickupPrefetch`; returns it,
+ *  or null when the widget could not ask either (no workspace or token). May throw (blocked
+ *  sessionStorage): the caller goes on, and the widget says what failed. */
+export function prefetch(el) {
+  const attr = (name) => el.getAttribute(name) || null;
+  let [ws, token, cap] = [attr("data-pickup-workspace"), attr("data-pickup-token"), attr("data-pickup-cap")];
+  if (el.hasAttribute("data-pickup-home")) {
+    const pairs = location.hash.replace(/^#+/, "").split("&").filter((p) => p.includes("="));
+    const param = (k) => pairs.find((p) => p.slice(0, p.indexOf("=")) === k)?.slice(k.length + 1) ?? null;
+    ws = param("ws") ?? sessionStorage.getItem("pickup.ws");
+    token = param("token") ?? sessionStorage.getItem("pickup.token");
+    cap = param("cap") ?? cap;
+  }
+  if (!ws || !token) return null;
+  const n = cap === null || cap.trim() === "" || !/^[0-9+\-.eE]+$/.test(cap.trim()) ? NaN : Number(cap.trim());
+  cap = n >= 0 && n <= 1e9 ? Math.min(50, Math.max(1, Math.round(n))) : 8;
+  const url = `${(attr("data-pickup-server") ?? "").replace(/\/+$/, "")}/api/recent`;
+  const body = JSON.stringify({ ws, filter: "all", cap, before: null });
+  const authorization = `Bearer ${token}`;
+  const headers = { "Content-Type": "application/json", Accept: "application/json", Authorization: authorization };
+  const response = fetch(url, { method: "POST", headers, body });
+  response.catch(() => {}); // the widget asks again
+  return (el.pickupPrefetch = { url, body, authorization, response });
+}
