@@ -2,8 +2,9 @@
 // allows it by its hash, which the server reads from index.html). It asks for the first page as
 // soon as the HTML is read, not after pickup.js has arrived, and draws that page as the widget
 // will draw it. On Fast 3G that is the first card about half a second sooner than the wasm can
-// draw it (BENCHMARKS.md). The widget clears this drawing when it mounts and takes over the same
-// answer; until then its buttons are disabled, since nothing would answer them.
+// draw it (BENCHMARKS.md). The widget takes over the same answer, and removes this drawing when
+// it has drawn its own (app/src/mount.rs); until then the drawing's buttons are disabled, since
+// nothing would answer them.
 //
 // The markup is the widget's (app/src/components), with its English labels and the browser's
 // locale. end2end/tests/first-card.spec.ts fails when the two differ.
@@ -11,7 +12,8 @@ import { prefetch } from "./prefetch.js";
 
 const el = document.querySelector("[data-pickup-home]");
 try {
-  const asked = el && prefetch(el);
+  // pickup.js may have asked first (its order beside this async script is not fixed).
+  const asked = el && (el.pickupPrefetch ?? prefetch(el));
   // A host's words or locale are the widget's to apply.
   const plain = el && !el.hasAttribute("data-pickup-labels") && !el.hasAttribute("data-pickup-locale");
   if (asked && plain) asked.response.then((r) => draw(el, asked, r)).catch(() => {});
@@ -42,7 +44,7 @@ function widget(page) {
   const title = "Pick up where you left off";
   return h(
     "section",
-    { class: "pickup", "aria-label": title, "data-live": "connecting" },
+    { class: "pickup", "aria-label": title, "data-live": "connecting", "data-pickup-drawn": "" },
     h(
       "header",
       { class: "pickup-header" },

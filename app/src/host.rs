@@ -67,8 +67,16 @@ impl Host {
         self.stops.borrow_mut().push(Box::new(stop));
     }
 
+    /// Removes the home page's drawing of the first page, if it is still there (see `mount`).
+    pub fn end_drawing(&self) {
+        if let Ok(Some(drawing)) = self.element.query_selector(":scope > [data-pickup-drawn]") {
+            drawing.remove();
+        }
+    }
+
     /// Stop what `on_unmount` registered, and any renewal timer.
     pub fn unmount(&self) {
+        self.end_drawing();
         self.generation.set(self.generation.get().wrapping_add(1));
         for stop in self.stops.take() {
             stop();

@@ -107,6 +107,13 @@ test("the home page draws its first page before the wasm has arrived, as the wid
   await pickup.register(bot, "acme", { key: "a", title: "Oldest", status: "succeeded" });
   await pickup.register(bot, "acme", { key: "b", title: "Costs $& more", status: "running", progress: 0.456, url: "https://example.com/b" });
   await pickup.register(bot, "acme", { key: "c", title: "Not a link", status: "queued" });
+  // Whether the widget's skeleton was ever shown: the drawing must stay until the widget has
+  // drawn the cards itself.
+  await page.addInitScript(() =>
+    new MutationObserver(() => {
+      if (document.querySelector(".pickup-skeleton")?.checkVisibility()) (window as any).skeletonShown = true;
+    }).observe(document, { childList: true, subtree: true }),
+  );
   let release: () => void;
   const held = new Promise<void>((r) => (release = r));
   await page.route("**/*.wasm", async (route) => {
@@ -119,13 +126,14 @@ test("the home page draws its first page before the wasm has arrived, as the wid
   await expect(page.locator(".pickup-card-title")).toHaveText(["Not a link", "Costs $& more"]);
   // Nothing would answer a click yet.
   for (const b of await page.getByRole("button").all()) await expect(b).toBeDisabled();
-  // The same markup as the widget's below, but for the disabled buttons (and whether the
-  // widget's stream is live yet).
-  const drawn = await shapeOf(page, home, ["disabled", "data-live"]);
+  // The same markup as the widget's below, but for the disabled buttons, the drawing's mark (and
+  // whether the widget's stream is live yet).
+  const drawn = await shapeOf(page, home, ["disabled", "data-pickup-drawn", "data-live"]);
 
   release!();
   await expect(page.getByRole("button", { name: "Refresh" })).toBeEnabled();
   await expect(page.locator(".pickup-card-title")).toHaveText(["Not a link", "Costs $& more"]);
   const widget = await shapeOf(page, home, ["data-live"]);
   expect(drawn).toEqual(widget);
+  expect(await page.evaluate(() => (window as any).skeletonShown)).toBeUndefined();
 });

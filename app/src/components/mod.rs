@@ -67,6 +67,20 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
         reset_older();
     });
 
+    // The home page's drawing of the first page stands in for the widget until it has drawn
+    // the first page, or an error, itself. Then the effect reads no signal, and is done.
+    let drawn = host.clone();
+    Effect::new(move |ended: Option<bool>| {
+        if ended == Some(true) {
+            return true;
+        }
+        let ready = last_good.with(Option::is_some) || error.with(Option::is_some);
+        if ready {
+            drawn.end_drawing();
+        }
+        ready
+    });
+
     let cap = config.cap;
     // Every failed call is shown and told to the host as `pickup:error`.
     let report = {
