@@ -25,8 +25,23 @@ async function draw(el, asked, response) {
   // Taken by the widget already (it deletes `pickupPrefetch`): it draws, and reads the body.
   if (!response.ok || el.pickupPrefetch !== asked) return;
   const page = await response.clone().json();
-  if (el.pickupPrefetch !== asked || !Array.isArray(page.cards) || page.cards.length === 0) return;
+  if (el.pickupPrefetch !== asked || !readable(page) || page.cards.length === 0) return;
   el.replaceChildren(widget(page));
+}
+
+/** Whether the widget can read `page` (app/src/decode.rs, whole or nothing): else it shows an
+ *  error, and a drawing of the page would show what it refuses. */
+function readable(page) {
+  const is = (o, type, ...names) => o !== null && typeof o === "object" && names.every((n) => typeof o[n] === type);
+  const maybe = (o, type, name) => o[name] === null || o[name] === undefined || typeof o[name] === type;
+  const card = (c) =>
+    is(c, "string", "id", "key", "title", "status", "created_at", "updated_at") &&
+    is(c, "boolean", "stalled") &&
+    is(c.owner, "string", "sub", "name") &&
+    maybe(c, "string", "url") &&
+    maybe(c, "number", "progress") &&
+    maybe(c, "string", "finished_at");
+  return is(page, "boolean", "more", "partial") && is(page, "string", "generated_at") && Array.isArray(page.cards) && page.cards.every(card);
 }
 
 /** An element: attributes, then children (text is appended as text, never parsed). */
@@ -76,7 +91,7 @@ function card(c) {
   const badge = c.stalled ? "stalled" : STATUSES.includes(c.status) ? c.status : "unknown";
   const id = `pickup1-${c.id}`;
   const when = c.finished_at ?? c.updated_at;
-  const lower = (c.url ?? "").trimStart().toLowerCase();
+  const lower = (c.url ?? "").replace(/^[\t\n\f\r ]+/, "").toLowerCase(); // ASCII whitespace, as card.rs
   const safe = lower.startsWith("https://") || lower.startsWith("http://") || (lower.startsWith("/") && !lower.startsWith("//"));
   const title = safe
     ? h("a", { class: "pickup-card-title", id, href: c.url }, c.title)

@@ -36,7 +36,15 @@ for (const el of document.querySelectorAll("[data-pickup-workspace]")) {
 // Imported only now, not with a static import, which would hold all of the above until the glue
 // had arrived. Its init runs the widget's start function, which mounts into every
 // [data-pickup-workspace].
-const glue = await import(GLUE);
-await glue.default({ module_or_path: new URL(WASM, here) });
+let glue;
+try {
+  glue = await import(GLUE);
+  await glue.default({ module_or_path: new URL(WASM, here) });
+} catch (e) {
+  // No widget will take over the home page's drawing (home.js): its disabled buttons and
+  // ageing times would stay for good.
+  for (const drawing of document.querySelectorAll("[data-pickup-drawn]")) drawing.remove();
+  throw e;
+}
 
 export const mount = glue.mount;

@@ -76,7 +76,7 @@ function fill(file, replacements, transform = (text) => text) {
   for (const [from, to] of replacements) {
     const count = text.split(from).length - 1;
     if (count !== 1) fail(`${file}: expected ${JSON.stringify(from)} once, found it ${count} times`);
-    text = text.replace(from, to);
+    text = text.replace(from, () => to); // a function: `$&` in `to` (minified code) is not a pattern
   }
   writeFileSync(path, transform(text));
 }

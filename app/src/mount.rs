@@ -105,6 +105,9 @@ struct Mounting {
 }
 
 fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
+    // Taken first, whatever follows: the home page's drawing (public/home.js) is made only while
+    // it is still on the element, and must not cover a sign-in message written below.
+    let prefetched = Prefetched::take_from(&el);
     let attr = |name: &str| el.get_attribute(name).filter(|v| !v.is_empty());
     let server = attr("data-pickup-server");
     let (mut cap, mut refresh) = (attr("data-pickup-cap"), attr("data-pickup-refresh"));
@@ -152,7 +155,7 @@ fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
             refresh: crate::options::Given::text(refresh),
             labels,
             locale: attr("data-pickup-locale"),
-            prefetched: Prefetched::take_from(&el),
+            prefetched,
         },
         warnings,
     )?;

@@ -137,3 +137,73 @@ test("the home page draws its first page before the wasm has arrived, as the wid
   expect(drawn).toEqual(widget);
   expect(await page.evaluate(() => (window as any).skeletonShown)).toBeUndefined();
 });
+
+test("a first page that comes after the widget could not sign in is not drawn over its message", async ({ page, pickup }) => {
+  const bot = pickup.token("bot", ["acme"], { write: true });
+  await pickup.register(bot, "acme", { key: "a", title: "Hidden", status: "running" });
+  // The link carries ws and token, so the page's script asks for the cards without sessionStorage;
+  // the widget needs it to keep the sign-in, and cannot.
+  await page.addInitScript(() =>
+    Object.defineProperty(window, "sessionStorage", {
+      get() {
+        throw new DOMException("The operation is insecure.", "SecurityError");
+      },
+    }),
+  );
+  let release: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  await page.route("**/api/recent", async (route) => {
+    await held;
+    await route.continue();
+  });
+  // Its answer, not its body's end: nothing reads the body of an answer no one draws.
+  const answered = page.waitForResponse((r) => r.url().endsWith("/api/recent"));
+  await page.goto(pickup.home("acme", pickup.token("alice", ["acme"])));
+  await expect(page.locator(".pickup-state")).toContainText("Open the link that make run printed");
+  release!();
+  await answered;
+  // A drawing would come within a frame or two of the answer (home.js reads its small body).
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await expect(page.locator(".pickup-state")).toContainText("Open the link that make run printed");
+  await expect(page.locator(".pickup-card")).toHaveCount(0);
+});
+
+test("a drawing no widget can take over is removed", async ({ page, pickup }) => {
+  const bot = pickup.token("bot", ["acme"], { write: true });
+  await pickup.register(bot, "acme", { key: "a", title: "Drawn", status: "running" });
+  let drawn: () => void;
+  const shown = new Promise<void>((r) => (drawn = r));
+  await page.exposeFunction("drawn", () => drawn());
+  await page.addInitScript(() =>
+    new MutationObserver((_, o) => {
+      if (document.querySelector("[data-pickup-drawn]")) {
+        o.disconnect();
+        (window as any).drawn();
+      }
+    }).observe(document, { childList: true, subtree: true }),
+  );
+  // The wasm fails to download once the cards are drawn (a dropped connection on a slow network).
+  await page.route("**/*.wasm", async (route) => {
+    await shown;
+    await route.abort("connectionreset");
+  });
+  await page.goto(pickup.home("acme", pickup.token("alice", ["acme"])));
+  await shown;
+  // Not left with buttons that never work and times that never move.
+  await expect(page.locator("[data-pickup-drawn]")).toHaveCount(0);
+});
+
+test("a first page the widget would refuse is not drawn", async ({ page, pickup }) => {
+  // A card without its `key`: the widget reads a page whole or not at all, and says it failed.
+  const card = { id: "x1", title: "Half a card", url: null, status: "running", stalled: false, progress: null,
+    owner: { sub: "bot", name: "Bot" }, created_at: "2026-11-30T10:00:00Z", updated_at: "2026-11-30T10:00:00Z", finished_at: null };
+  await page.route("**/api/recent", (route) =>
+    route.fulfill({ contentType: "application/json", body: JSON.stringify({ cards: [card], more: false, partial: false, generated_at: "2026-11-30T10:00:01Z" }) }),
+  );
+  await page.route("**/*.wasm", () => {}); // never answered: only the page's script draws
+  const answered = page.waitForResponse((r) => r.url().endsWith("/api/recent"));
+  await page.goto(pickup.home("acme", pickup.token("alice", ["acme"])));
+  await answered;
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await expect(page.locator(".pickup-card")).toHaveCount(0);
+});

@@ -156,12 +156,21 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
             HeaderValue::from_static("no-store"),
         ));
     // The home page's inline script (public/home.js), allowed by its hash.
-    let home_scripts = crate::site::inline_scripts(&config.site.join("index.html"));
+    let home_scripts = Arc::new(crate::site::InlineScripts::new(
+        config.site.join("index.html"),
+    ));
+    let frame_ancestors = config.frame_ancestors.clone();
     let site = ServiceBuilder::new()
         .layer(middleware::from_fn(crate::site::headers))
         .layer(SetResponseHeaderLayer::overriding(
             header::CONTENT_SECURITY_POLICY,
-            content_security_policy(&config.frame_ancestors, false, &home_scripts),
+            move |_: &axum::http::Response<_>| {
+                Some(content_security_policy(
+                    &frame_ancestors,
+                    false,
+                    &home_scripts.current(),
+                ))
+            },
         ))
         .service(crate::site::dir(&config.site));
     // The example host page may call a Pickup server its URL names (see public/embed.js).

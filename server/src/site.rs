@@ -9,7 +9,9 @@ use axum::extract::Request;
 use axum::http::{header, HeaderValue};
 use axum::middleware::Next;
 use axum::response::Response;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 use tower_http::services::{ServeDir, ServeFile};
 
 /// The directory, under the site, of the content-hashed files.
@@ -60,41 +62,76 @@ pub async fn headers(req: Request, next: Next) -> Response {
     res
 }
 
-/// The CSP sources (`'sha256-…'`) of the inline scripts of the page at `path`: the home page's
-/// head start (public/home.js, written in by scripts/site.mjs). None if the page is not there;
-/// the page then still works without it, as it does if it cannot be read (logged).
-pub fn inline_scripts(path: &Path) -> Vec<String> {
+/// The CSP sources (`'sha256-…'`) of the inline scripts of the home page (`index.html`): its
+/// head start, public/home.js, written in by scripts/site.mjs. Kept in step with the file on
+/// disk, since `make widget` swaps a new site in under a running server
+/// (scripts/build-widget.sh): the page is read again when its modification time changes.
+pub struct InlineScripts {
+    path: PathBuf,
+    seen: Mutex<(Option<SystemTime>, Arc<[String]>)>,
+}
+
+impl InlineScripts {
+    pub fn new(path: PathBuf) -> InlineScripts {
+        let seen = Mutex::new((modified(&path), read_sources(&path)));
+        InlineScripts { path, seen }
+    }
+
+    /// The sources for the page as it is on disk now.
+    pub fn current(&self) -> Arc<[String]> {
+        let now = modified(&self.path);
+        let mut seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if seen.0 != now {
+            *seen = (now, read_sources(&self.path));
+        }
+        seen.1.clone()
+    }
+}
+
+fn modified(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// None if the page is not there; the page then still works without its script, as it does if
+/// it cannot be read (logged).
+fn read_sources(path: &Path) -> Arc<[String]> {
     match std::fs::read_to_string(path) {
-        Ok(html) => inline_script_sources(&html),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Ok(html) => inline_script_sources(&html).into(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Arc::new([]),
         Err(e) => {
             tracing::warn!(path = %path.display(), error = %e, "cannot read the home page: its inline script will be refused");
-            Vec::new()
+            Arc::new([])
         }
     }
 }
 
 /// The hash source of each inline `<script>` (one with a `src` needs none), over its text exactly
-/// as served, which is what a browser hashes.
+/// as served, which is what a browser hashes. A script's text ends at the first `</script>`, as
+/// the browser's parser ends it.
 fn inline_script_sources(html: &str) -> Vec<String> {
     use base64::Engine;
     use sha2::Digest;
-    html.split("<script")
-        .skip(1)
-        .filter_map(|rest| {
-            let (attrs, rest) = rest.split_once('>')?;
-            let is_tag = attrs.is_empty() || attrs.starts_with(char::is_whitespace);
-            (is_tag && !attrs.contains("src=")).then_some(rest)?;
-            rest.split_once("</script>")
-        })
-        .map(|(body, _)| {
+    let mut sources = Vec::new();
+    let mut rest = html;
+    while let Some(at) = rest.find("<script") {
+        let Some((attrs, after)) = rest[at + "<script".len()..].split_once('>') else {
+            break;
+        };
+        let Some((body, next)) = after.split_once("</script>") else {
+            break;
+        };
+        let is_tag = attrs.is_empty() || attrs.starts_with(char::is_whitespace);
+        if is_tag && !attrs.contains("src=") {
             let digest = sha2::Sha256::digest(body.as_bytes());
-            format!(
-                "'sha256-{}'",
-                base64::engine::general_purpose::STANDARD.encode(digest)
-            )
-        })
-        .collect()
+            let hash = base64::engine::general_purpose::STANDARD.encode(digest);
+            sources.push(format!("'sha256-{hash}'"));
+        }
+        rest = next;
+    }
+    sources
 }
 
 #[cfg(test)]
@@ -114,6 +151,40 @@ mod tests {
             ]
         );
         assert!(inline_script_sources("<p>no script</p>").is_empty());
+        // Text that looks like a tag inside a script is the script's.
+        // `printf "let t = '<script>x';" | openssl dgst -sha256 -binary | base64`
+        assert_eq!(
+            inline_script_sources("<script async>let t = '<script>x';</script>"),
+            ["'sha256-p0M4yw2RL1bukK1OH8pr8N1Vhs02u1+tegimzMS/6Ag='"]
+        );
+    }
+
+    #[test]
+    fn inline_scripts_follow_the_page_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let page = dir.path().join("index.html");
+        let scripts = InlineScripts::new(page.clone());
+        assert!(scripts.current().is_empty(), "no page yet");
+        std::fs::write(&page, "<script>alert(1)</script>").unwrap();
+        assert_eq!(
+            &*scripts.current(),
+            ["'sha256-bhHHL3z2vDgxUt0W3dWQOrprscmda2Y5pLsLg4GF+pI='"]
+        );
+        // A new site swapped in: a new file, so a new modification time.
+        let next = dir.path().join("next.html");
+        std::fs::write(&next, "<script></script>").unwrap();
+        std::fs::rename(&next, &page).unwrap();
+        let t = std::fs::metadata(&page).unwrap().modified().unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&page)
+            .unwrap()
+            .set_modified(t + std::time::Duration::from_secs(1))
+            .unwrap();
+        assert_eq!(
+            &*scripts.current(),
+            ["'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='"]
+        );
     }
 
     #[test]

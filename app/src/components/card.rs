@@ -7,7 +7,10 @@ use std::sync::Arc;
 
 /// A link only for http(s) or a relative path: anything else (`javascript:`) is shown as text.
 fn safe_href(url: &str) -> Option<&str> {
-    let lower = url.trim_start().to_ascii_lowercase();
+    // ASCII whitespace only: public/home.js trims the same set.
+    let lower = url
+        .trim_start_matches(|c: char| c.is_ascii_whitespace())
+        .to_ascii_lowercase();
     let ok = lower.starts_with("https://")
         || lower.starts_with("http://")
         || (lower.starts_with('/') && !lower.starts_with("//"));
