@@ -27,6 +27,9 @@ struct Renewal {
     host_gave: js_sys::Function,
 }
 
+/// The home page's drawing of the first page (public/home.js), a child of the widget's element.
+pub const DRAWING: &str = ":scope > [data-pickup-drawn]";
+
 pub struct Host {
     pub element: HtmlElement,
     pub endpoint: Endpoint,
@@ -69,7 +72,7 @@ impl Host {
 
     /// Removes the home page's drawing of the first page, if it is still there (see `mount`).
     pub fn end_drawing(&self) {
-        if let Ok(Some(drawing)) = self.element.query_selector(":scope > [data-pickup-drawn]") {
+        if let Ok(Some(drawing)) = self.element.query_selector(DRAWING) {
             drawing.remove();
         }
     }

@@ -236,10 +236,7 @@ fn mount_widget(
     // The home page's drawing of the first page (public/home.js) stays in front of the widget,
     // which the stylesheet hides meanwhile, until the widget has drawn its own (`Widget`): the
     // viewer sees no skeleton in between.
-    let drawing = el
-        .query_selector(":scope > [data-pickup-drawn]")
-        .ok()
-        .flatten();
+    let drawing = el.query_selector(crate::host::DRAWING).ok().flatten();
     el.set_inner_html("");
     if let Some(drawing) = drawing {
         el.append_child(&drawing)?;

@@ -164,11 +164,11 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
         .layer(middleware::from_fn(crate::site::headers))
         .layer(SetResponseHeaderLayer::overriding(
             header::CONTENT_SECURITY_POLICY,
-            move |_: &axum::http::Response<_>| {
+            move |res: &axum::http::Response<_>| {
                 Some(content_security_policy(
                     &frame_ancestors,
                     false,
-                    &home_scripts.current(),
+                    &home_scripts.for_answer(res),
                 ))
             },
         ))

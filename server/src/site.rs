@@ -77,17 +77,36 @@ impl InlineScripts {
         InlineScripts { path, seen }
     }
 
+    /// The sources for `res`'s policy. Only a page runs scripts, so only a page's answer looks
+    /// at the file on disk again; every other file (the wasm, the glue, …) gets the sources last
+    /// seen, without a `stat` on its way out.
+    pub fn for_answer<B>(&self, res: &axum::http::Response<B>) -> Arc<[String]> {
+        let page = res
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.starts_with("text/html"));
+        if page {
+            self.current()
+        } else {
+            self.lock().1.clone()
+        }
+    }
+
     /// The sources for the page as it is on disk now.
     pub fn current(&self) -> Arc<[String]> {
         let now = modified(&self.path);
-        let mut seen = self
-            .seen
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut seen = self.lock();
         if seen.0 != now {
             *seen = (now, read_sources(&self.path));
         }
         seen.1.clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, (Option<SystemTime>, Arc<[String]>)> {
+        self.seen
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -181,8 +200,19 @@ mod tests {
             .unwrap()
             .set_modified(t + std::time::Duration::from_secs(1))
             .unwrap();
+        let answer = |content_type: &str| {
+            axum::http::Response::builder()
+                .header(header::CONTENT_TYPE, content_type)
+                .body(())
+                .unwrap()
+        };
+        // A file that is not a page looks at nothing on disk: the sources last seen.
         assert_eq!(
-            &*scripts.current(),
+            &*scripts.for_answer(&answer("application/wasm")),
+            ["'sha256-bhHHL3z2vDgxUt0W3dWQOrprscmda2Y5pLsLg4GF+pI='"]
+        );
+        assert_eq!(
+            &*scripts.for_answer(&answer("text/html; charset=utf-8")),
             ["'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='"]
         );
     }
