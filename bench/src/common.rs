@@ -1,11 +1,11 @@
 //! Small helpers shared by the sections.
 
 use app::model::{Owner, Status};
-use pickup::id::ItemId;
-use pickup::names::Workspace;
-use pickup::record::{ItemRecord, NewItem};
-use pickup::store::{Expect, Key, Store};
-use pickup::verdict::Lookup;
+use pickup::index::store::{Expect, Key, Store};
+use pickup::index::ItemId;
+use pickup::index::Lookup;
+use pickup::index::Workspace;
+use pickup::index::{ItemRecord, NewItem};
 use std::cell::Cell;
 
 pub fn ws_name() -> Workspace {
@@ -15,6 +15,13 @@ pub fn ws_name() -> Workspace {
 pub fn owner() -> Owner {
     Owner {
         sub: "producer".into(),
+        name: "Producer".into(),
+    }
+}
+
+pub fn producer() -> pickup::index::Producer {
+    pickup::index::Producer {
+        user: pickup::index::UserId::parse("producer").expect("a valid user"),
         name: "Producer".into(),
     }
 }
@@ -46,7 +53,7 @@ pub async fn put_record_create(
     ws: &Workspace,
     id: &ItemId,
     status: Status,
-) -> pickup::store::Result<()> {
+) -> pickup::index::store::Result<()> {
     let key = Key::Record(ws.clone(), id.clone());
     let bytes = record_bytes(ws, id, status).into();
     store.write(&key, bytes, Expect::Absent).await.map(drop)

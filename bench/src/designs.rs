@@ -3,16 +3,16 @@
 //! throughout) while one reader lists and prunes in a loop. Afterwards: how many of the live
 //! registrations the index or list still holds.
 
-use crate::common::{self, new_item, now_ms, owner, ws_name};
+use crate::common::{self, new_item, now_ms, producer, ws_name};
 use crate::lists::{supports_update, Backoff, ListError, SharedList};
 use crate::stores::{self, Kind, Root};
 use app::model::{Filter, Status};
-use pickup::clock::SystemClock;
-use pickup::id::ItemId;
+use pickup::index::store::Scope;
 use pickup::index::Index;
-use pickup::names::{SubKey, UserId};
-use pickup::store::Scope;
-use pickup::verdict::Limits;
+use pickup::index::ItemId;
+use pickup::index::Limits;
+use pickup::index::SystemClock;
+use pickup::index::{SubKey, UserId};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -201,7 +201,7 @@ impl Subject {
         };
         match self {
             Subject::Index(index) => index
-                .register(&ws_name(), &new_item(&key, status), owner())
+                .register(&ws_name(), &new_item(&key, status), &producer())
                 .await
                 .map(|r| r.id)
                 .map_err(|e| e.to_string()),

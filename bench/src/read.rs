@@ -12,13 +12,13 @@ use app::model::{Filter, Status};
 use futures::{StreamExt, TryStreamExt};
 use object_store::list::{PaginatedListOptions, PaginatedListStore};
 use object_store::{ObjectStore, ObjectStoreExt};
-use pickup::clock::SystemClock;
-use pickup::id::ItemId;
+use pickup::index::store::{Key, Scope, Store};
+use pickup::index::Budget;
 use pickup::index::Index;
-use pickup::names::{SubKey, UserId};
-use pickup::plan::Budget;
-use pickup::store::{Key, Scope, Store};
-use pickup::verdict::Limits;
+use pickup::index::ItemId;
+use pickup::index::Limits;
+use pickup::index::SystemClock;
+use pickup::index::{SubKey, UserId};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Instant;
@@ -142,7 +142,7 @@ async fn seed(store: &Store, now: u64, from: usize, to: usize) -> anyhow::Result
                     common::put_record_create(&store, &ws, &id, Status::Running).await?;
                 }
                 store.mark(&Key::Marker(ws, id)).await?;
-                Ok::<_, pickup::store::StoreError>(())
+                Ok::<_, pickup::index::store::StoreError>(())
             }
         })
         .buffer_unordered(concurrency)
@@ -172,7 +172,7 @@ async fn time_floor(root: &Root) -> anyhow::Result<f64> {
     let (store, order) = (&root.inner(), root.store.order());
     let t = Instant::now();
     let prefix = Scope::Markers(ws_name()).prefix();
-    let names: Vec<String> = if order == pickup::store::ListOrder::Sorted {
+    let names: Vec<String> = if order == pickup::index::store::ListOrder::Sorted {
         store
             .list(Some(&prefix))
             .take(CAP)
@@ -264,19 +264,19 @@ async fn cpu_breakdown(store: &Store, now: u64) -> anyhow::Result<CpuBreakdown> 
         for _ in 0..batch {
             for (id, b) in ids.iter().zip(&bodies) {
                 #[allow(clippy::useless_conversion)]
-                let lookup = pickup::verdict::Lookup::Found(b.clone().into());
-                std::hint::black_box(pickup::verdict::judge(id, lookup, now, &limits));
+                let lookup = pickup::index::Lookup::Found(b.clone().into());
+                std::hint::black_box(pickup::index::judge(id, lookup, now, &limits));
             }
         }
         judge_us.push(t.elapsed().as_secs_f64() * 1e6 / batch as f64);
         let t = Instant::now();
         for _ in 0..batch {
-            let ages = pickup::plan::Ages {
+            let ages = pickup::index::Ages {
                 now_ms: now,
                 ttl_ms: limits.ttl_ms,
                 max_skew_ms: limits.max_skew_ms,
             };
-            let mut planner = pickup::plan::Planner::new(ages, &none, budget);
+            let mut planner = pickup::index::Planner::new(ages, &none, budget);
             for n in &names {
                 let _ = planner.push(n);
             }

@@ -10,7 +10,7 @@ use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
 use object_store::prefix::PrefixStore;
 use object_store::ObjectStore;
-use pickup::store::{ListOrder, Store};
+use pickup::index::store::{ListOrder, Store};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -63,7 +63,7 @@ impl Kind {
     }
 
     /// Whether a listing comes back in key order, so a reader can stop early (as
-    /// `pickup::store::ListOrder` says of the root each opens).
+    /// `pickup::index::store::ListOrder` says of the root each opens).
     pub fn lists_in_key_order(self) -> bool {
         !matches!(self, Kind::File)
     }

@@ -1,23 +1,15 @@
 //! The `pickup` command line (clap): every flag also reads its `PICKUP_*` environment variable.
 
-use crate::auth::{Auth, ClaimMapping};
-use crate::clock::{Clock, SystemClock};
-use crate::http::{router, HttpConfig};
-use crate::index::Index;
-use crate::jwks::Jwks;
-use crate::names::Workspace;
-use crate::producer::client::Client;
-use crate::producer::reporter::{Item, Timing};
-use crate::record::NewItem;
-use crate::service::Pickup;
-use crate::store::Store;
-use crate::verdict::Limits;
-use anyhow::{bail, Context};
+use crate::http::{ClaimMapping, HttpConfig};
+use crate::index::{Clock, Index, Limits, SystemClock};
+use crate::index::{NewItem, Workspace};
+use crate::producer::{Client, Item, Timing};
+use crate::wiring::{Config, JwksConfig, Tokens};
+use anyhow::Context;
 use app::model::Status;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Parser)]
@@ -368,37 +360,12 @@ pub struct PruneArgs {
     pub store: StoreArgs,
 }
 
-impl StoreArgs {
-    pub fn index(&self) -> anyhow::Result<Index> {
-        let store = Store::open(&self.store)?;
-        let limits = Limits {
-            ttl_ms: self.ttl.as_millis() as u64,
-            grace_ms: self.grace.as_millis() as u64,
-            keep_finished_ms: self.keep_finished.as_millis() as u64,
-            stale_after_ms: self.stale_after.as_millis() as u64,
-            max_skew_ms: self.max_skew.as_millis() as u64,
-        };
-        Ok(Index::new(store, limits, self.cap, Arc::new(SystemClock)).with_clock_check())
-    }
-}
-
 fn positive_duration(s: &str) -> Result<Duration, String> {
     match humantime::parse_duration(s) {
         Ok(d) if d.is_zero() => Err("must be more than 0s".into()),
         Ok(d) => Ok(d),
         Err(e) => Err(e.to_string()),
     }
-}
-
-fn auth(
-    secret: &Option<String>,
-    issuer: &Option<String>,
-    audience: &Option<String>,
-) -> anyhow::Result<Auth> {
-    let Some(secret) = secret else {
-        bail!("PICKUP_SECRET is not set: set it (or --secret) to at least 32 random bytes, e.g. `export PICKUP_SECRET=$(head -c 32 /dev/urandom | base64)`, or (for `serve`) set PICKUP_JWKS_URL to verify your identity provider's tokens");
-    };
-    Ok(Auth::new(secret.as_bytes())?.with_issuer_and_audience(issuer.clone(), audience.clone()))
 }
 
 /// Runs the subcommand. `pickup run` exits with its command's status; the others succeed or
@@ -413,8 +380,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             for ws in &t.ws {
                 Workspace::parse(ws)?;
             }
-            crate::names::UserId::parse(&t.sub)?;
-            let token = auth(&t.secret, &t.iss, &t.aud)?.mint(
+            crate::index::UserId::parse(&t.sub)?;
+            let tokens = Tokens {
+                secret: t.secret.clone(),
+                issuer: t.iss.clone(),
+                audience: t.aud.clone(),
+                jwks: None,
+            };
+            let token = tokens.secret()?.mint(
                 &t.sub,
                 t.name.as_deref(),
                 &t.ws,
@@ -440,9 +413,9 @@ async fn run_command(args: RunArgs) -> anyhow::Result<u8> {
         url,
     } = args.item;
     Workspace::parse(&ws)?;
-    crate::names::SubKey::parse(&key)?;
-    let title = crate::record::check_title(&title)?;
-    let url = crate::record::check_url(url.as_deref())?;
+    crate::index::SubKey::parse(&key)?;
+    let title = crate::index::check_title(&title)?;
+    let url = crate::index::check_url(url.as_deref())?;
     let item = Item {
         ws,
         key,
@@ -454,12 +427,12 @@ async fn run_command(args: RunArgs) -> anyhow::Result<u8> {
         progress_every: args.progress_every,
         finish_timeout: args.finish_timeout,
     };
-    crate::producer::run::run(args.server.client()?, item, timing, args.command).await
+    crate::producer::run(args.server.client()?, item, timing, args.command).await
 }
 
 async fn item(command: ItemCommand) -> anyhow::Result<()> {
     use crate::producer::item::{self, Changes};
-    let print = |record: crate::record::ItemRecord| -> anyhow::Result<()> {
+    let print = |record: crate::index::ItemRecord| -> anyhow::Result<()> {
         println!("{}", serde_json::to_string(&record)?);
         Ok(())
     };
@@ -510,14 +483,14 @@ async fn prune(p: PruneArgs) -> anyhow::Result<()> {
     let index = p.store.index()?;
     let targets = match &p.ws {
         Some(ws) => vec![Workspace::parse(ws)?],
-        None => crate::janitor::workspaces(&index)
+        None => crate::index::workspaces(&index)
             .await
             .context("listing workspaces")?,
     };
     let verb = if p.dry_run { "would delete" } else { "deleted" };
     let mut total = 0;
     for ws in targets {
-        let sweep = crate::janitor::sweep(&index, &ws, p.dry_run)
+        let sweep = crate::index::sweep(&index, &ws, p.dry_run)
             .await
             .with_context(|| format!("sweeping {ws}"))?;
         let counts = if p.dry_run {
@@ -554,8 +527,8 @@ async fn prune(p: PruneArgs) -> anyhow::Result<()> {
 }
 
 /// `3 markers, 3 records, 0 dismissals`.
-fn per_kind(counts: &std::collections::BTreeMap<crate::store::KeyKind, usize>) -> String {
-    use crate::store::KeyKind;
+fn per_kind(counts: &std::collections::BTreeMap<crate::index::store::KeyKind, usize>) -> String {
+    use crate::index::store::KeyKind;
     [
         KeyKind::Marker,
         KeyKind::Record,
@@ -568,152 +541,82 @@ fn per_kind(counts: &std::collections::BTreeMap<crate::store::KeyKind, usize>) -
     .join(", ")
 }
 
-/// The server's `Auth`: HS256 with the secret, the identity provider's JWKS, or both. The JWKS
-/// is fetched before the server listens; when it cannot be, the server still starts if the
-/// secret works (and says so in the log), and refuses to start otherwise.
-async fn serve_auth(args: &ServeArgs) -> anyhow::Result<Auth> {
-    let Some(url) = &args.idp.jwks_url else {
-        return auth(&args.secret, &args.issuer, &args.audience);
-    };
-    let base = match &args.secret {
-        Some(_) => auth(&args.secret, &args.issuer, &args.audience)?,
-        None => Auth::from_jwks(None)
-            .with_issuer_and_audience(args.issuer.clone(), args.audience.clone()),
-    };
-    let jwks = Arc::new(Jwks::new(url, args.idp.jwks_min_refresh)?);
-    match jwks.refresh().await {
-        Ok(0) => tracing::warn!(%url, "the JWKS document has no key this server can use"),
-        Ok(_) => {}
-        Err(e) if base.has_secret() => tracing::error!(
-            error = %e,
-            "starting without the identity provider's keys: HS256 tokens work; the provider's are refused (401) until its key set can be fetched"
-        ),
-        Err(e) => bail!("PICKUP_JWKS_URL: {e}; without PICKUP_SECRET no token could be verified, so the server does not start"),
+impl StoreArgs {
+    fn limits(&self) -> Limits {
+        Limits {
+            ttl_ms: self.ttl.as_millis() as u64,
+            grace_ms: self.grace.as_millis() as u64,
+            keep_finished_ms: self.keep_finished.as_millis() as u64,
+            stale_after_ms: self.stale_after.as_millis() as u64,
+            max_skew_ms: self.max_skew.as_millis() as u64,
+        }
     }
-    if !args.idp.jwks_refresh.is_zero() {
-        tokio::spawn(jwks.clone().refresh_every(args.idp.jwks_refresh));
+
+    pub fn index(&self) -> anyhow::Result<Index> {
+        crate::wiring::index(&self.store, self.limits(), self.cap)
     }
-    Ok(base.with_jwks(jwks).with_claims(args.idp.mapping()))
+}
+
+impl ServeArgs {
+    /// The server these flags describe.
+    pub fn config(&self) -> anyhow::Result<Config> {
+        let tokens = Tokens {
+            secret: self.secret.clone(),
+            issuer: self.issuer.clone(),
+            audience: self.audience.clone(),
+            jwks: self.idp.jwks_url.clone().map(|url| JwksConfig {
+                url,
+                min_refresh: self.idp.jwks_min_refresh,
+                refresh: self.idp.jwks_refresh,
+                mapping: self.idp.mapping(),
+            }),
+        };
+        Ok(Config {
+            store: self.store.store.clone(),
+            limits: self.store.limits(),
+            cap: self.store.cap,
+            tokens,
+            http: HttpConfig {
+                site: self.site.clone(),
+                allowed_origins: crate::http::allowed_origins(&self.allowed_origins)?,
+                frame_ancestors: crate::http::frame_ancestors(&self.frame_ancestors)?,
+                request_timeout: self.request_timeout,
+            },
+            read_cache: self.read_cache,
+            live_every: self.live_every,
+            max_streams: self
+                .max_streams
+                .unwrap_or(self.max_connections / 4 * 3)
+                .max(1) as usize,
+            janitor_every: self.janitor_every,
+            serve: crate::http::Limits {
+                header_read: self.header_timeout,
+                max_connections: self.max_connections as usize,
+                grace: self.shutdown_grace,
+            },
+        })
+    }
+
+    /// `pickup serve`'s flags as a configuration, defaults and checks included: what HTTP
+    /// tests build their in-process server from (`["--store", "memory://", …]`).
+    pub fn parse_config<I, T>(args: I) -> anyhow::Result<Config>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        #[derive(Parser)]
+        struct Serve {
+            #[command(flatten)]
+            args: ServeArgs,
+        }
+        let argv = std::iter::once("serve".into()).chain(args.into_iter().map(Into::into));
+        Serve::try_parse_from(argv)?.args.config()
+    }
 }
 
 async fn serve(args: ServeArgs, demo: bool) -> anyhow::Result<()> {
-    let auth = serve_auth(&args).await?;
-    if demo && !auth.has_secret() {
-        bail!("pickup demo mints its own token: set PICKUP_SECRET");
-    }
-    let http = HttpConfig {
-        site: args.site.clone(),
-        allowed_origins: crate::http::allowed_origins(&args.allowed_origins)?,
-        frame_ancestors: crate::http::frame_ancestors(&args.frame_ancestors)?,
-        request_timeout: args.request_timeout,
-    };
     if let Some(addr) = &args.metrics_addr {
         crate::metrics::serve(addr).await?;
     }
-    let index = args.store.index()?.with_read_cache(args.read_cache);
-    if demo {
-        crate::demo::seed(&index)
-            .await
-            .context("seeding the demo workspace")?;
-    }
-    let listener = tokio::net::TcpListener::bind(&args.addr).await.map_err(|e| match e.kind() {
-        std::io::ErrorKind::AddrInUse => anyhow::anyhow!("{} is already in use: stop the other process or choose another with --addr / PICKUP_ADDR", args.addr),
-        _ => anyhow::anyhow!("cannot listen on {}: {e}", args.addr),
-    })?;
-    let addr = listener.local_addr()?;
-    if !args.site.join("index.html").exists() {
-        tracing::warn!(site = %args.site.display(), "no index.html in the site directory: run `make widget`");
-    }
-    let mut pickup = Pickup::new(index, auth);
-    if !args.live_every.is_zero() {
-        let max_streams = args
-            .max_streams
-            .unwrap_or(args.max_connections / 4 * 3)
-            .max(1);
-        pickup = pickup.with_live(args.live_every, max_streams as usize);
-    }
-    if demo {
-        let token = pickup.auth.mint(
-            "you",
-            Some("You"),
-            &["demo".into()],
-            true,
-            Duration::from_secs(12 * 3600),
-            SystemClock.now_ms() / 1000,
-        );
-        // The token travels in the fragment, which the browser never sends to a server.
-        println!("Pickup demo: open http://{addr}/#ws=demo&token={token}");
-    }
-    println!(
-        "pickup listening on http://{addr} (store {})",
-        pickup.index.store().url()
-    );
-    if !args.janitor_every.is_zero() {
-        tokio::spawn(janitor_loop(pickup.clone(), args.janitor_every));
-    }
-    let app = router(pickup.clone(), &http);
-    let limits = crate::serve::Limits {
-        header_read: args.header_timeout,
-        max_connections: args.max_connections as usize,
-        grace: args.shutdown_grace,
-    };
-    let live = pickup.live.clone();
-    let signal = async move {
-        shutdown_signal().await;
-        // Streams never finish by themselves: end them, so clients reconnect elsewhere and
-        // the graceful shutdown is not held up until its deadline.
-        if let Some(live) = live {
-            live.stop();
-        }
-    };
-    let deadline = crate::serve::serve(listener, app, limits, signal).await;
-    // Requests are done (or dropped). The writes they started get a grace of their own after
-    // the connections' deadline; the deletes they scheduled only what is left of that deadline.
-    let drained = pickup.drain(deadline, deadline + args.shutdown_grace).await;
-    if !drained.writes {
-        tracing::error!(
-            "a write was still running twice PICKUP_SHUTDOWN_GRACE after the signal: it is cut, \
-             and its item may be listed in \"Mine\" only until it is written again"
-        );
-    }
-    if !drained.deletes {
-        tracing::warn!("shutdown grace is over: leaving pending deletes to a later read");
-    }
-    Ok(())
-}
-
-async fn janitor_loop(pickup: Pickup, every: Duration) {
-    let mut tick = tokio::time::interval(every);
-    // A sweep that outlasts the period is followed by a full period, not a burst of catch-ups.
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    tick.tick().await; // the first tick is immediate: sweep one period after start
-    loop {
-        tick.tick().await;
-        match crate::janitor::workspaces(&pickup.index).await {
-            Ok(all) => {
-                for ws in all {
-                    if let Err(e) = crate::janitor::sweep(&pickup.index, &ws, false).await {
-                        tracing::warn!(%ws, error = %e, "janitor sweep failed");
-                    }
-                }
-            }
-            Err(e) => tracing::warn!(error = %e, "janitor could not list workspaces"),
-        }
-    }
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
-    tracing::info!("shutting down: finishing in-flight requests and pending deletes (at most PICKUP_SHUTDOWN_GRACE)");
+    crate::wiring::serve(args.config()?, &args.addr, demo).await
 }

@@ -1,13 +1,13 @@
 //! The demo workspace that `make run` / `pickup demo` opens: a few items in every state.
 
-use crate::clock::ManualClock;
 use crate::error::Result;
-use crate::id::ItemId;
+use crate::index::store::Scope;
 use crate::index::Index;
-use crate::names::Workspace;
-use crate::record::{ItemUpdate, NewItem};
-use crate::store::Scope;
-use app::model::{Owner, Status};
+use crate::index::ItemId;
+use crate::index::ManualClock;
+use crate::index::Workspace;
+use crate::index::{ItemUpdate, NewItem, Producer, UserId};
+use app::model::Status;
 
 pub const DEMO_WS: &str = "demo";
 
@@ -26,8 +26,8 @@ pub async fn seed(index: &Index) -> Result<()> {
     if seeded {
         return Ok(());
     }
-    let person = |sub: &str, name: &str| Owner {
-        sub: sub.into(),
+    let person = |sub: &str, name: &str| Producer {
+        user: UserId::parse(sub).expect("the demo's names are valid"),
         name: name.into(),
     };
     let now = index.clock.now_ms();
@@ -112,7 +112,7 @@ pub async fn seed(index: &Index) -> Result<()> {
         let then = index
             .clone()
             .with_clock(std::sync::Arc::new(ManualClock::new(then_ms)));
-        let record = then.register(&ws, &new, owner.clone()).await?;
+        let record = then.register(&ws, &new, &owner).await?;
         let id = ItemId::parse(&record.id)?;
         // An update stamps the heartbeat and the finish time with the index's clock.
         let up = ItemUpdate {
@@ -120,8 +120,19 @@ pub async fn seed(index: &Index) -> Result<()> {
             progress,
             ..ItemUpdate::new(title, status)
         };
-        let sub = crate::names::UserId::parse(&owner.sub)?;
-        then.update(&ws, &id, &up, &sub, None).await?;
+        then.update(&ws, &id, &up, &owner.user, None).await?;
     }
     Ok(())
+}
+
+/// The demo's viewer: "You", with write access to `demo`, for twelve hours.
+pub fn token(auth: &crate::http::Auth) -> String {
+    auth.mint(
+        "you",
+        Some("You"),
+        &[DEMO_WS.into()],
+        true,
+        std::time::Duration::from_secs(12 * 3600),
+        crate::index::Clock::now_ms(&crate::index::SystemClock) / 1000,
+    )
 }

@@ -1,50 +1,30 @@
-//! The server's one error enum. It becomes the contract's [`ApiError`] (code and message) here,
-//! for both doors (REST routes and server functions); the HTTP status comes from the code
-//! ([`app::error::ErrorCode::http_status`]).
+//! The server's one error enum: the index's refusals ([`IndexError`]) and those of the doors
+//! (tokens, paths, bodies, streams). It becomes the contract's [`ApiError`] (code and message)
+//! here, for both doors (REST routes and server functions); the HTTP status comes from the code
+//! ([`app::error::ErrorCode::http_status`]), the one place statuses are chosen.
 //!
 //! A 5xx never shows the client what went wrong inside (a store's error names paths, buckets
 //! and endpoints): the client gets a generic message with the request's id, and the log gets
 //! the detail with the same id.
 
-use crate::id::IdError;
-use crate::names::NameError;
-use crate::record::BodyError;
-use crate::store::StoreError;
+use crate::index::store::{BadValidator, StoreError};
+use crate::index::{BodyError, IdError, IndexError, NameError};
 use app::error::{ApiError, ErrorCode};
 use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum Error {
     #[error(transparent)]
-    InvalidName(#[from] NameError),
-    #[error("invalid item id: {0}")]
-    InvalidId(#[from] IdError),
+    Index(#[from] IndexError),
     #[error("invalid path: {0}")]
     MalformedPath(String),
-    #[error(transparent)]
-    InvalidBody(#[from] BodyError),
     #[error("{0}")]
     MalformedBody(String),
-    #[error(transparent)]
-    BadValidator(#[from] crate::store::BadValidator),
     #[error("{0}")]
     Unauthenticated(String),
     /// The same answer whether or not the workspace or item exists.
     #[error("this token does not grant {0} on that workspace")]
     Forbidden(&'static str),
-    /// Only the token that registered an item may change or remove it.
-    #[error("only the item's owner (the token that registered it) may change or remove it")]
-    NotOwner,
-    /// An id dated later than now plus the clock skew servers may have: no server made it.
-    #[error("the item id is dated {ahead_ms} ms in the future, more than the allowed clock skew of {max_skew_ms} ms: ids come from registration, never from the caller's clock")]
-    FutureId { ahead_ms: u64, max_skew_ms: u64 },
-    #[error("no such item")]
-    NotFound,
-    #[error("the item changed since the ETag given in If-Match: read it again and retry")]
-    PreconditionFailed,
-    /// Every id register tried for this key was taken: many registrations of one key at once.
-    #[error("{attempts} ids for key {key} in a row were taken by other registrations of it: send the registration again")]
-    IdsTaken { key: String, attempts: u64 },
     #[error("the request body is larger than {0} bytes")]
     TooLarge(usize),
     #[error("{0}")]
@@ -52,48 +32,32 @@ pub enum Error {
     /// As many live streams as this server allows are open.
     #[error("this server has {0} live streams open, as many as it allows: poll instead, and try the stream again later")]
     TooManyStreams(usize),
-    #[error(transparent)]
-    Store(StoreError),
-    /// A record that exists but cannot be read as one (written by a newer version, damaged).
-    #[error("the record of {0} cannot be read as a record")]
-    UnreadableRecord(crate::id::ItemId),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-impl From<StoreError> for Error {
-    fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::NotFound => Error::NotFound,
-            StoreError::Precondition => Error::PreconditionFailed,
-            StoreError::NotSupported(_) => Error::NotSupported(
-                "this store cannot do conditional updates (If-Match); send the update without it"
-                    .into(),
-            ),
-            other => Error::Store(other),
+macro_rules! through_the_index {
+    ($($from:ty),*) => {$(
+        impl From<$from> for Error {
+            fn from(e: $from) -> Self {
+                Error::Index(IndexError::from(e))
+            }
         }
-    }
+    )*};
 }
+through_the_index!(NameError, IdError, BodyError, BadValidator, StoreError);
 
 impl Error {
     pub fn code(&self) -> ErrorCode {
         match self {
-            Error::InvalidName(_)
-            | Error::InvalidId(_)
-            | Error::MalformedPath(_)
-            | Error::FutureId { .. } => ErrorCode::InvalidName,
-            Error::InvalidBody(_) | Error::MalformedBody(_) | Error::BadValidator(_) => {
-                ErrorCode::InvalidBody
-            }
+            Error::Index(e) => e.code(),
+            Error::MalformedPath(_) => ErrorCode::InvalidName,
+            Error::MalformedBody(_) => ErrorCode::InvalidBody,
             Error::Unauthenticated(_) => ErrorCode::Unauthenticated,
-            Error::Forbidden(_) | Error::NotOwner => ErrorCode::Forbidden,
-            Error::NotFound => ErrorCode::NotFound,
-            Error::PreconditionFailed => ErrorCode::PreconditionFailed,
-            Error::IdsTaken { .. } => ErrorCode::Conflict,
+            Error::Forbidden(_) => ErrorCode::Forbidden,
             Error::TooLarge(_) => ErrorCode::TooLarge,
             Error::NotSupported(_) => ErrorCode::NotSupported,
             Error::TooManyStreams(_) => ErrorCode::Busy,
-            Error::Store(_) | Error::UnreadableRecord(_) => ErrorCode::StoreUnavailable,
         }
     }
 }
@@ -123,14 +87,17 @@ impl From<Error> for ApiError {
         }
         let id = request_id();
         let status = code.http_status();
-        if matches!(e, Error::Store(_) | Error::UnreadableRecord(_)) {
+        let store_fault = matches!(&e, Error::Index(i) if i.is_store_fault());
+        if store_fault {
             tracing::error!(request_id = %id, status, error = %e, "answered with a server error");
         } else {
             tracing::warn!(request_id = %id, status, error = %e, "answered with a server error");
         }
         let message = match e {
-            Error::Store(_) => "the object store did not answer; try again in a moment".to_string(),
-            Error::UnreadableRecord(_) => {
+            Error::Index(IndexError::Store(_)) => {
+                "the object store did not answer; try again in a moment".to_string()
+            }
+            Error::Index(IndexError::UnreadableRecord(_)) => {
                 "the item's record cannot be read by this server".to_string()
             }
             // Our own words, no detail from outside.

@@ -1,35 +1,27 @@
-//! Pickup's server: the marker index and everything around it.
+//! Pickup's server, in four parts, each a folder with a face (its `mod.rs`) and nothing
+//! reachable behind it:
 //!
-//! Pure logic, tested without a store: [`names`], [`id`], [`plan`], [`verdict`], [`record`].
-//! Store I/O: [`store`] (the only code that speaks object_store), [`index`] (write and read
-//! paths), [`cache`] (reads shared by concurrent requests), [`janitor`], [`live`] (one watcher
-//! per workspace for every live stream).
-//! Around them: [`auth`] (and [`jwks`], the identity provider's keys), [`service`] (every operation, for both doors), [`http`], [`site`] (the widget's
-//! files: precompressed, cached by name), [`serve`]
-//! (the accept loop: timeouts, connection cap, shutdown deadline), [`cli`].
-//! The producer's side: [`producer`] (`pickup run` and `pickup item`, over the REST API).
+//! - [`index`]: the marker index: the pure core, the store, the read cache, the write and
+//!   read paths, the janitor;
+//! - [`live`]: one watcher per watched workspace, shared by every live stream of it;
+//! - [`http`]: the doors (REST routes, live streams, the widget's server functions), the
+//!   token checks, the service behind the doors, the site, the accept loop;
+//! - [`producer`]: the producer's client (`pickup run`, `pickup item`), over the REST API.
+//!
+//! Around them: [`wiring`] builds a whole server from a [`Config`] ([`app`]), [`cli`] turns
+//! flags into one, [`error`] is the one error enum the doors answer with, [`metrics`] and
+//! [`logs`] are the operators' view, [`demo`] seeds `make run`'s workspace.
+#![warn(unreachable_pub)]
 
-pub mod auth;
-pub mod cache;
 pub mod cli;
-pub mod clock;
 pub mod demo;
 pub mod error;
 pub mod http;
-pub mod id;
 pub mod index;
-pub mod janitor;
-pub mod jwks;
 pub mod live;
 pub mod logs;
 pub mod metrics;
-pub mod names;
-pub mod openapi;
-pub mod plan;
 pub mod producer;
-pub mod record;
-pub mod serve;
-pub mod service;
-pub mod site;
-pub mod store;
-pub mod verdict;
+pub mod wiring;
+
+pub use wiring::{app, App, Config};

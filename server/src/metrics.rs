@@ -138,10 +138,10 @@ pub const ALL: &[Metric] = &[
 ];
 
 /// Counts one registration: created, or refused with its error's code.
-pub fn registration(result: Result<(), &crate::error::Error>) {
+pub fn registration(result: Result<(), app::error::ErrorCode>) {
     let outcome = match result {
         Ok(()) => "created",
-        Err(e) => e.code().as_str(),
+        Err(code) => code.as_str(),
     };
     metrics::counter!(REGISTRATIONS, "outcome" => outcome).increment(1);
 }

@@ -20,12 +20,12 @@ fn file_count(dir: &std::path::Path) -> usize {
 async fn prune_dry_run_on_the_demo_store_says_what_and_why_and_deletes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("file://{}", dir.path().display());
-    let store = pickup::store::Store::open(&url).unwrap();
+    let store = pickup::index::store::Store::open(&url).unwrap();
     let index = pickup::index::Index::new(
         store,
         Default::default(),
         8,
-        std::sync::Arc::new(pickup::clock::SystemClock),
+        std::sync::Arc::new(pickup::index::SystemClock),
     );
     pickup::demo::seed(&index).await.unwrap();
     let before = file_count(dir.path());

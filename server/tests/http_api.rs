@@ -21,15 +21,6 @@ fn now_secs() -> u64 {
         .as_secs()
 }
 
-/// A token with exactly these claims, signed with the test servers' secret.
-fn signed(claims: &Value) -> String {
-    jsonwebtoken::encode(
-        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
-        claims,
-        &jsonwebtoken::EncodingKey::from_secret(SECRET.as_bytes()).unwrap(),
-    )
-    .unwrap()
-}
 
 async fn register(s: &Server, token: &str, ws: &str, key: &str) -> Value {
     let res = client()
@@ -47,7 +38,6 @@ struct Call {
     method: Method,
     path: String,
     body: Option<Value>,
-    writes: bool,
 }
 
 impl Call {
@@ -56,58 +46,8 @@ impl Call {
             method: Method::GET,
             path,
             body: None,
-            writes: false,
         }
     }
-}
-
-fn routes(id: &str) -> Vec<Call> {
-    let up = json!({"title": "t", "status": "succeeded"});
-    let new = json!({"key": "k", "title": "t"});
-    let c = |method: Method, path: String, body: Option<Value>, writes: bool| Call {
-        method,
-        path,
-        body,
-        writes,
-    };
-    vec![
-        c(
-            Method::POST,
-            "/api/v1/workspaces/acme/items".into(),
-            Some(new),
-            true,
-        ),
-        c(
-            Method::PUT,
-            format!("/api/v1/workspaces/acme/items/{id}"),
-            Some(up),
-            true,
-        ),
-        c(
-            Method::GET,
-            format!("/api/v1/workspaces/acme/items/{id}"),
-            None,
-            false,
-        ),
-        c(
-            Method::DELETE,
-            format!("/api/v1/workspaces/acme/items/{id}"),
-            None,
-            true,
-        ),
-        c(
-            Method::GET,
-            "/api/v1/workspaces/acme/recent".into(),
-            None,
-            false,
-        ),
-        c(
-            Method::POST,
-            format!("/api/v1/workspaces/acme/items/{id}/dismiss"),
-            None,
-            false,
-        ),
-    ]
 }
 
 async fn send(s: &Server, call: &Call, token: Option<&str>) -> (StatusCode, Value) {
@@ -146,124 +86,6 @@ async fn server_fn(
 }
 
 #[tokio::test]
-async fn authorization_matrix_refuses_and_writes_nothing() {
-    let s = Server::start(&[]);
-    let writer = s.token("alice", "acme", true);
-    let item = register(&s, &writer, "acme", "existing").await;
-    let id = item["id"].as_str().unwrap().to_string();
-    let before = s.files();
-
-    let forged = pickup::auth::Auth::new(&[9u8; 32]).unwrap().mint(
-        "alice",
-        None,
-        &["acme".into()],
-        true,
-        Duration::from_secs(600),
-        now_secs(),
-    );
-    let expired = pickup::auth::Auth::new(SECRET.as_bytes()).unwrap().mint(
-        "alice",
-        None,
-        &["acme".into()],
-        true,
-        Duration::from_secs(60),
-        now_secs() - 3_600,
-    );
-    let claims = |extra: Value| {
-        let mut c =
-            json!({"sub": "alice", "ws": ["acme"], "scope": "read write", "exp": now_secs() + 600});
-        c.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
-        c
-    };
-    let not_yet = signed(&claims(json!({"nbf": now_secs() + 600})));
-    let bidi_name = signed(&claims(json!({"name": "Alice\u{202E}nimda"})));
-    let other_ws = s.token("mallory", "beta", true);
-    let reader = s.token("bob", "acme", false);
-    let cases: Vec<(&str, Option<&str>, StatusCode, &str)> = vec![
-        (
-            "not valid yet (nbf)",
-            Some(&not_yet),
-            StatusCode::UNAUTHORIZED,
-            "unauthenticated",
-        ),
-        (
-            "a name with a bidi override",
-            Some(&bidi_name),
-            StatusCode::UNAUTHORIZED,
-            "unauthenticated",
-        ),
-        (
-            "no token",
-            None,
-            StatusCode::UNAUTHORIZED,
-            "unauthenticated",
-        ),
-        (
-            "bad signature",
-            Some(&forged),
-            StatusCode::UNAUTHORIZED,
-            "unauthenticated",
-        ),
-        (
-            "expired",
-            Some(&expired),
-            StatusCode::UNAUTHORIZED,
-            "unauthenticated",
-        ),
-        (
-            "garbage",
-            Some("not.a.jwt"),
-            StatusCode::UNAUTHORIZED,
-            "unauthenticated",
-        ),
-        (
-            "wrong workspace",
-            Some(&other_ws),
-            StatusCode::FORBIDDEN,
-            "forbidden",
-        ),
-    ];
-    for call in routes(&id) {
-        for (what, token, status, code) in &cases {
-            let (got, body) = send(&s, &call, *token).await;
-            assert_eq!(
-                (got, body["error"].as_str()),
-                (*status, Some(*code)),
-                "{what}: {} {}",
-                call.method,
-                call.path
-            );
-            assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
-        }
-        if call.writes {
-            let (got, body) = send(&s, &call, Some(&reader)).await;
-            assert_eq!(
-                (got, body["error"].as_str()),
-                (StatusCode::FORBIDDEN, Some("forbidden")),
-                "read scope: {} {}",
-                call.method,
-                call.path
-            );
-        }
-    }
-    for (what, token, status, _) in &cases {
-        let (got, _) = server_fn(&s, "recent", &[("ws", "acme"), ("filter", "all")], *token).await;
-        assert_eq!(got, *status, "server fn recent, {what}");
-        let (got, _) = server_fn(&s, "dismiss", &[("ws", "acme"), ("id", &id)], *token).await;
-        assert_eq!(got, *status, "server fn dismiss, {what}");
-    }
-    assert_eq!(s.files(), before, "nothing was written or deleted");
-
-    // A non-member learns nothing: the same answer for a workspace that exists and one that does not.
-    let item_of = |ws: &str| Call::get(format!("/api/v1/workspaces/{ws}/items/{id}"));
-    let (a, _) = send(&s, &item_of("acme"), Some(&other_ws)).await;
-    let (b, _) = send(&s, &item_of("nothing-here"), Some(&other_ws)).await;
-    assert_eq!((a, b), (StatusCode::FORBIDDEN, StatusCode::FORBIDDEN));
-}
-
-#[tokio::test]
 async fn hostile_names_and_bodies_are_refused_and_write_nothing() {
     let s = Server::start(&[]);
     let token = s.token("alice", "acme", true);
@@ -298,7 +120,6 @@ async fn hostile_names_and_bodies_are_refused_and_write_nothing() {
                 method,
                 path,
                 body: Some(json!({"key": "k", "title": "t"})),
-                writes: true,
             };
             let (got, body) = send(&s, &call, Some(&token)).await;
             assert_eq!(got, StatusCode::BAD_REQUEST, "ws {ws:?}: {body}");
@@ -774,7 +595,6 @@ async fn only_real_ids_are_written() {
                 method: method.clone(),
                 path: path.clone(),
                 body,
-                writes: true,
             };
             let (status, body) = send(&s, &call, Some(&alice)).await;
             assert_eq!(status, want, "{method} {path}: {body}");
@@ -1175,33 +995,4 @@ async fn an_unreadable_if_match_is_refused_not_ignored() {
     )
     .unwrap();
     assert_eq!(before, after, "the record was not written");
-}
-
-/// The token is checked before the body: a stranger's PUT or POST with a body the route would
-/// refuse gets 401 or 403, never a 400 that describes the body.
-#[tokio::test]
-async fn the_token_is_checked_before_the_body() {
-    let s = Server::start(&[]);
-    let alice = s.token("alice", "acme", true);
-    let outsider = s.token("eve", "other", true);
-    let item = register(&s, &alice, "acme", "k").await;
-    let id = item["id"].as_str().unwrap();
-    let url = format!("{}/api/v1/workspaces/acme/items/{id}", s.url);
-    let post = format!("{}/api/v1/workspaces/acme/items", s.url);
-    let odd = json!({"title": "t", "status": "running", "surprise": true});
-    for (token, want) in [
-        (None, StatusCode::UNAUTHORIZED),
-        (Some(&outsider), StatusCode::FORBIDDEN),
-    ] {
-        for req in [client().put(&url), client().post(&post)] {
-            let req = match token {
-                Some(t) => req.bearer_auth(t),
-                None => req,
-            };
-            let res = req.json(&odd).send().await.unwrap();
-            assert_eq!(res.status(), want);
-            let e: Value = res.json().await.unwrap();
-            assert!(!e["message"].as_str().unwrap().contains("surprise"), "{e}");
-        }
-    }
 }

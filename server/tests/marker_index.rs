@@ -9,9 +9,9 @@ use app::model::{Filter, Status};
 use common::naive::NaiveList;
 use common::*;
 
-use pickup::clock::ManualClock;
-use pickup::id::ItemId;
-use pickup::names::UserId;
+use pickup::index::ItemId;
+use pickup::index::ManualClock;
+use pickup::index::UserId;
 use std::sync::Arc;
 
 fn alice() -> UserId {
@@ -67,7 +67,7 @@ mod properties {
                     let c = ManualClock::new(created);
                     offset += 1;
                     let at = index.clone().with_clock(Arc::new(c.clone()));
-                    let r = at.register(&ws(), &new_item(&key, status(*st)), owner("a")).await.unwrap();
+                    let r = at.register(&ws(), &new_item(&key, status(*st)), &producer("a")).await.unwrap();
                     runs.entry(key).or_default().push((r.id, created, status(*st)));
                 }
                 clock.advance(offset + 1);
@@ -85,7 +85,7 @@ mod properties {
                         runs.sort_by_key(|(_, created, _)| std::cmp::Reverse(*created));
                         let newest = runs[0].1;
                         runs.iter()
-                            .take(1 + pickup::plan::RIVALS_PER_KEY)
+                            .take(1 + pickup::index::RIVALS_PER_KEY)
                             .filter(|(_, c, _)| newest - c <= limits.max_skew_ms)
                             .filter(|(_, c, st)| is_live(*c, *st))
                             .min_by_key(|(id, _, st)| (st.is_finished(), id.clone()))
@@ -112,14 +112,18 @@ mod properties {
 #[tokio::test]
 async fn if_match_carries_the_version_a_generation_store_needs() {
     use common::generations::Generations;
-    use pickup::record::ItemUpdate;
+    use pickup::index::ItemUpdate;
     let clock = ManualClock::new(T0);
     let gens = Arc::new(Generations::new(Arc::new(
         object_store::memory::InMemory::new(),
     )));
-    let index = common::index_on(gens.clone(), pickup::store::ListOrder::Sorted, &clock);
+    let index = common::index_on(
+        gens.clone(),
+        pickup::index::store::ListOrder::Sorted,
+        &clock,
+    );
     let r = index
-        .register(&ws(), &new_item("a", Status::Running), owner("a"))
+        .register(&ws(), &new_item("a", Status::Running), &producer("a"))
         .await
         .unwrap();
     let id = ItemId::parse(&r.id).unwrap();
@@ -138,7 +142,7 @@ async fn if_match_carries_the_version_a_generation_store_needs() {
     );
     let stale = index.update(&ws(), &id, &up, &a, Some(validator)).await;
     assert!(
-        matches!(stale, Err(pickup::error::Error::PreconditionFailed)),
+        matches!(stale, Err(pickup::index::IndexError::PreconditionFailed)),
         "{stale:?}"
     );
     index
@@ -151,7 +155,7 @@ async fn if_match_carries_the_version_a_generation_store_needs() {
         .update(&ws(), &id, &up, &a, Some("caf\u{e9}".into()))
         .await;
     assert!(
-        matches!(bad, Err(pickup::error::Error::BadValidator(_))),
+        matches!(bad, Err(pickup::index::IndexError::BadValidator(_))),
         "{bad:?}"
     );
 }
@@ -160,7 +164,7 @@ async fn if_match_carries_the_version_a_generation_store_needs() {
 async fn run_at(index: &pickup::index::Index, key: &str, status: Status, at_ms: u64) -> String {
     let at = ManualClock::new(at_ms);
     let then = index.clone().with_clock(Arc::new(at.clone()));
-    then.register(&ws(), &new_item(key, status), owner("a"))
+    then.register(&ws(), &new_item(key, status), &producer("a"))
         .await
         .unwrap()
         .id
@@ -198,7 +202,7 @@ async fn seed_for_paging(index: &pickup::index::Index) {
     for i in [6, 7] {
         let newest = ItemId::new(
             T0 - (i + 1) * 10 * s,
-            pickup::names::SubKey::parse(&format!("k{i}")).unwrap(),
+            pickup::index::SubKey::parse(&format!("k{i}")).unwrap(),
         )
         .unwrap();
         common::finish(index, &newest.to_string(), Status::Succeeded).await;
@@ -207,7 +211,7 @@ async fn seed_for_paging(index: &pickup::index::Index) {
     run_at(index, "m", Status::Running, T0 - 95 * s).await;
     run_at(index, "n", Status::Running, T0 - 96 * s).await;
     run_at(index, "m", Status::Running, T0 - 97 * s).await;
-    let m = ItemId::new(T0 - 95 * s, pickup::names::SubKey::parse("m").unwrap()).unwrap();
+    let m = ItemId::new(T0 - 95 * s, pickup::index::SubKey::parse("m").unwrap()).unwrap();
     common::finish(index, &m.to_string(), Status::Succeeded).await;
     // Finished long ago: dead, never shown.
     for i in 0..3 {

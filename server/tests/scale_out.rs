@@ -25,10 +25,10 @@
 mod common;
 
 use common::server::{self, Server};
-use pickup::clock::SystemClock;
+use pickup::index::store::Store;
 use pickup::index::Index;
-use pickup::names::Workspace;
-use pickup::store::Store;
+use pickup::index::SystemClock;
+use pickup::index::Workspace;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -246,7 +246,7 @@ struct Ledger {
 }
 
 async fn listing(index: &Index, ws: &str) -> BTreeSet<String> {
-    let scope = pickup::store::Scope::Markers(Workspace::parse(ws).unwrap());
+    let scope = pickup::index::store::Scope::Markers(Workspace::parse(ws).unwrap());
     let found = index.store().list(&scope).await.unwrap();
     found.ids().map(|id| id.to_string()).collect()
 }

@@ -9,8 +9,8 @@ mod common;
 use app::model::{Filter, Status};
 use common::naive::NaiveList;
 use common::*;
-use pickup::clock::ManualClock;
-use pickup::names::UserId;
+use pickup::index::ManualClock;
+use pickup::index::UserId;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -83,7 +83,7 @@ async fn marker_index_loses_nothing_under_concurrent_load() {
                     };
                     let item = new_item(&format!("p{p}-{i}"), status);
                     let id = index
-                        .register(&ws(), &item, owner("producer"))
+                        .register(&ws(), &item, &producer("producer"))
                         .await
                         .unwrap()
                         .id;

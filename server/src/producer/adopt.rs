@@ -21,12 +21,12 @@ use std::time::Duration;
 /// How far the server's clock may be behind this machine's and a lost registration still be
 /// recognised. A registration made by a server whose clock is further behind is not found and
 /// is registered again (the duplicate is the one left running).
-pub const CLOCK_MARGIN: Duration = Duration::from_secs(30);
+pub(super) const CLOCK_MARGIN: Duration = Duration::from_secs(30);
 
 /// The id of the item an unanswered registration of `key`, first sent at `since` (this
 /// machine's clock), made: the newest such card of `mine` that `listed` (the workspace's
 /// cards) shows too, if any.
-pub fn adoptable(
+pub(super) fn adoptable(
     mine: &[Card],
     listed: &[Card],
     key: &str,

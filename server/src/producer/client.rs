@@ -2,7 +2,7 @@
 //! caller's own recent items), with errors that say whether trying again can help and whether
 //! a request that failed may still have been applied.
 
-use crate::record::{ItemRecord, ItemUpdate, NewItem};
+use crate::index::{ItemRecord, ItemUpdate, NewItem};
 use app::error::ApiError;
 use app::model::{Card, Filter, RecentPage};
 use reqwest::{Method, StatusCode};
@@ -13,7 +13,7 @@ use url::Url;
 
 /// A request unanswered after this is given up (and may have been applied: see
 /// [`ClientError::NoAnswer`]). The server answers 408 after its own 30 s by default.
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(35);
+pub(super) const REQUEST_TIMEOUT: Duration = Duration::from_secs(35);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Error)]

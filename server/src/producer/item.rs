@@ -3,8 +3,8 @@
 //! of JSON; `rm` prints nothing. A failure is an error (exit status 1) that says what the
 //! server said.
 
+use crate::index::{ItemRecord, ItemUpdate, NewItem};
 use crate::producer::client::Client;
-use crate::record::{ItemRecord, ItemUpdate, NewItem};
 use app::model::Status;
 
 /// What `update` and `finish` change; what is not given stays as the record has it.

@@ -15,10 +15,14 @@ macro_rules! say {
     }};
 }
 
-pub mod adopt;
-pub mod client;
+mod adopt;
+mod client;
 pub mod item;
-pub mod outcome;
-pub mod progress;
-pub mod reporter;
-pub mod run;
+mod outcome;
+mod progress;
+mod reporter;
+mod run;
+
+pub use client::{Client, ClientError};
+pub use reporter::{Item, Timing};
+pub use run::run;

@@ -2,14 +2,14 @@
 //! and the wrapper's own exit status (the command's: its code, or 128 + the signal that
 //! killed it, as shells report it).
 
-use crate::record::MAX_TITLE_CHARS;
+use crate::index::MAX_TITLE_CHARS;
 use app::model::Status;
 use nix::sys::signal::Signal;
 use std::os::unix::process::ExitStatusExt;
 
 /// How the command's process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
+pub(super) enum Exit {
     Code(i32),
     Signal(i32),
 }
@@ -26,7 +26,7 @@ impl From<std::process::ExitStatus> for Exit {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outcome {
+pub(super) struct Outcome {
     pub status: Status,
     /// What the wrapper exits with.
     pub exit_code: u8,
@@ -42,7 +42,7 @@ fn signal_name(sig: i32) -> String {
 
 /// The outcome of `exit`. `interrupted`: the wrapper got SIGINT, SIGTERM or SIGHUP while the command
 /// ran (and passed it on): the item is cancelled however the command then ended.
-pub fn outcome(exit: Exit, interrupted: Option<i32>) -> Outcome {
+pub(super) fn outcome(exit: Exit, interrupted: Option<i32>) -> Outcome {
     let exit_code = match exit {
         Exit::Code(c) => (c & 0xff) as u8,
         Exit::Signal(s) => (128 + s).clamp(0, 255) as u8,
@@ -67,7 +67,7 @@ pub fn outcome(exit: Exit, interrupted: Option<i32>) -> Outcome {
 }
 
 /// `title (note)`, the title shortened (with `…`) so the whole stays within the server's limit.
-pub fn titled(title: &str, note: Option<&str>) -> String {
+pub(super) fn titled(title: &str, note: Option<&str>) -> String {
     let title = title.trim();
     let Some(note) = note else {
         return title.to_string();
@@ -124,6 +124,6 @@ mod tests {
         let t = titled(&long, Some("exit 3"));
         assert_eq!(t.chars().count(), MAX_TITLE_CHARS);
         assert!(t.ends_with("… (exit 3)"), "{t}");
-        assert!(crate::record::check_title(&t).is_ok());
+        assert!(crate::index::check_title(&t).is_ok());
     }
 }

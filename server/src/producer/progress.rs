@@ -10,10 +10,10 @@ use thiserror::Error;
 use tokio::time::Instant;
 
 /// What a progress line starts with.
-pub const PREFIX: &[u8] = b"pickup:progress";
+pub(super) const PREFIX: &[u8] = b"pickup:progress";
 
 #[derive(Debug, Clone, PartialEq, Error)]
-pub enum ProgressError {
+pub(super) enum ProgressError {
     #[error("{0:?} is not a progress: write a number from 0 to 1, e.g. `pickup:progress 0.42`")]
     NotAFraction(String),
 }
@@ -21,7 +21,7 @@ pub enum ProgressError {
 /// The progress a line of output reports: `None` for every line that is not a progress line
 /// (the line's own `\n` or `\r\n` may be on it), an error for one that is but whose value is
 /// not a number from 0 to 1.
-pub fn from_line(line: &[u8]) -> Option<Result<f64, ProgressError>> {
+pub(super) fn from_line(line: &[u8]) -> Option<Result<f64, ProgressError>> {
     let rest = line.trim_ascii().strip_prefix(PREFIX)?;
     // `pickup:progressive…` is someone else's line.
     if !rest.first().is_some_and(u8::is_ascii_whitespace) {
@@ -32,12 +32,12 @@ pub fn from_line(line: &[u8]) -> Option<Result<f64, ProgressError>> {
 
 /// The longest line kept whole for [`from_line`]; a progress line is a few dozen bytes, so a
 /// longer one is skipped rather than held (the output itself is passed through regardless).
-pub const MAX_LINE: usize = 4096;
+pub(super) const MAX_LINE: usize = 4096;
 
 /// Cuts output into lines as it comes in chunks, for [`from_line`]: a line split across chunks
 /// is given whole once its end comes; the last line, without a newline, at [`Lines::finish`].
 #[derive(Debug, Default)]
-pub struct Lines {
+pub(super) struct Lines {
     partial: Vec<u8>,
     /// The current line grew past [`MAX_LINE`]: skipped up to its newline.
     skipping: bool,
@@ -45,7 +45,7 @@ pub struct Lines {
 
 impl Lines {
     /// Calls `each` with every line that `chunk` ends, its `\n` included.
-    pub fn feed(&mut self, chunk: &[u8], mut each: impl FnMut(&[u8])) {
+    pub(super) fn feed(&mut self, chunk: &[u8], mut each: impl FnMut(&[u8])) {
         let mut rest = chunk;
         while let Some(end) = rest.iter().position(|&b| b == b'\n') {
             let (line, after) = rest.split_at(end + 1);
@@ -72,7 +72,7 @@ impl Lines {
     }
 
     /// The output ended: the last line, if it had no newline.
-    pub fn finish(&mut self, mut each: impl FnMut(&[u8])) {
+    pub(super) fn finish(&mut self, mut each: impl FnMut(&[u8])) {
         if !self.skipping && !self.partial.is_empty() {
             each(&self.partial);
         }
@@ -83,7 +83,7 @@ impl Lines {
 
 /// The progress the file holds: `None` while it is empty (not yet written, or truncated by a
 /// writer that has not written again yet).
-pub fn from_file(content: &str) -> Option<Result<f64, ProgressError>> {
+pub(super) fn from_file(content: &str) -> Option<Result<f64, ProgressError>> {
     let text = content.trim();
     (!text.is_empty()).then(|| fraction(text))
 }
@@ -99,25 +99,25 @@ fn fraction(text: &str) -> Result<f64, ProgressError> {
 /// At most one progress update per `every`: the first at once, later ones once the period
 /// since the last one sent is over (the newest value then).
 #[derive(Debug, Clone)]
-pub struct Throttle {
+pub(super) struct Throttle {
     every: Duration,
     last: Option<Instant>,
 }
 
 impl Throttle {
-    pub fn new(every: Duration) -> Self {
+    pub(super) fn new(every: Duration) -> Self {
         Throttle { every, last: None }
     }
 
     /// When an update may be sent (now or earlier: at once).
-    pub fn next_at(&self, now: Instant) -> Instant {
+    pub(super) fn next_at(&self, now: Instant) -> Instant {
         match self.last {
             Some(last) => (last + self.every).max(now),
             None => now,
         }
     }
 
-    pub fn sent(&mut self, at: Instant) {
+    pub(super) fn sent(&mut self, at: Instant) {
         self.last = Some(at);
     }
 }

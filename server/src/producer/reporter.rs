@@ -4,11 +4,11 @@
 //! ends, trying for a bounded time. It never holds the command up: the command runs in its own
 //! process and this runs beside it; every failure is a warning on standard error.
 
+use crate::index::{ItemUpdate, NewItem};
 use crate::producer::adopt::adoptable;
 use crate::producer::client::{Client, ClientError};
 use crate::producer::outcome::{titled, Outcome};
 use crate::producer::progress::Throttle;
-use crate::record::{ItemUpdate, NewItem};
 use app::model::{Filter, Status};
 use backon::BackoffBuilder;
 use chrono::{DateTime, Utc};
@@ -36,7 +36,7 @@ pub struct Timing {
 
 /// How reporting ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ending {
+pub(super) enum Ending {
     /// The item with this id has its final status.
     Finished(String),
     /// The server did not answer in time, or refused: the item is not finished (or was never
@@ -55,7 +55,7 @@ fn delays() -> impl Iterator<Item = Duration> + Send {
         .build()
 }
 
-pub struct Reporter {
+pub(super) struct Reporter {
     client: Client,
     item: Item,
     timing: Timing,
@@ -79,7 +79,7 @@ pub struct Reporter {
 }
 
 impl Reporter {
-    pub fn new(client: Client, item: Item, timing: Timing) -> Self {
+    pub(super) fn new(client: Client, item: Item, timing: Timing) -> Self {
         Reporter {
             client,
             item,
@@ -98,7 +98,7 @@ impl Reporter {
     }
 
     /// Reports until `ended` says how the command ended, then finishes the item.
-    pub async fn run(
+    pub(super) async fn run(
         mut self,
         mut progress: watch::Receiver<Option<f64>>,
         mut ended: oneshot::Receiver<Outcome>,

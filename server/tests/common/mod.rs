@@ -5,16 +5,17 @@
 pub mod backends;
 pub mod fault;
 pub mod generations;
+pub mod in_process;
 pub mod naive;
 pub mod server;
 
 use app::model::{Owner, Status};
-use pickup::clock::ManualClock;
+use pickup::index::store::{ListOrder, Store};
 use pickup::index::Index;
-use pickup::names::Workspace;
-use pickup::record::{ItemUpdate, NewItem};
-use pickup::store::{ListOrder, Store};
-use pickup::verdict::Limits;
+use pickup::index::Limits;
+use pickup::index::ManualClock;
+use pickup::index::Workspace;
+use pickup::index::{ItemUpdate, NewItem, Producer};
 use std::sync::Arc;
 
 /// 2027-01-15, so test ids are realistic.
@@ -28,6 +29,14 @@ pub fn ws() -> Workspace {
 pub fn owner(sub: &str) -> Owner {
     Owner {
         sub: sub.into(),
+        name: sub.to_uppercase(),
+    }
+}
+
+/// `sub` as the producer of what it registers (named as [`owner`] names it).
+pub fn producer(sub: &str) -> Producer {
+    Producer {
+        user: pickup::index::UserId::parse(sub).unwrap(),
         name: sub.to_uppercase(),
     }
 }
@@ -53,7 +62,7 @@ pub fn index_on(
 /// An index on `store`, whose transient faults are retried quickly: faults injected in tests
 /// are meant to be seen.
 pub fn index_of(store: Store, clock: &ManualClock) -> Index {
-    let store = store.with_retry(pickup::store::Retry {
+    let store = store.with_retry(pickup::index::store::Retry {
         retries: 3,
         min_delay: std::time::Duration::from_millis(1),
         max_delay: std::time::Duration::from_millis(5),
@@ -71,9 +80,9 @@ pub fn faulty(store: &Store, clock: &ManualClock) -> (Index, Arc<fault::FaultSto
 
 /// The keys of the tests, spelled as the old path helpers were.
 pub mod key {
-    use pickup::id::ItemId;
-    use pickup::names::{UserId, Workspace};
-    use pickup::store::Key;
+    use pickup::index::store::Key;
+    use pickup::index::ItemId;
+    use pickup::index::{UserId, Workspace};
 
     pub fn marker(ws: &Workspace, id: &ItemId) -> Key {
         Key::Marker(ws.clone(), id.clone())
@@ -91,8 +100,8 @@ pub mod key {
 
 /// The listings of the tests.
 pub mod scope {
-    use pickup::names::Workspace;
-    use pickup::store::Scope;
+    use pickup::index::store::Scope;
+    use pickup::index::Workspace;
 
     pub fn markers(ws: &Workspace) -> Scope {
         Scope::Markers(ws.clone())
@@ -109,7 +118,7 @@ pub mod scope {
 }
 
 /// The item ids listed in a scope, sorted (keys and strays alike).
-pub async fn names(store: &Store, scope: pickup::store::Scope) -> Vec<String> {
+pub async fn names(store: &Store, scope: pickup::index::store::Scope) -> Vec<String> {
     let found = store.list(&scope).await.unwrap();
     let mut v: Vec<String> = found.ids().map(|id| id.to_string()).collect();
     v.extend(found.strays);
@@ -118,8 +127,8 @@ pub async fn names(store: &Store, scope: pickup::store::Scope) -> Vec<String> {
 }
 
 /// Every key of every workspace.
-pub async fn all_keys(store: &Store) -> Vec<pickup::store::Key> {
-    use pickup::store::Scope;
+pub async fn all_keys(store: &Store) -> Vec<pickup::index::store::Key> {
+    use pickup::index::store::Scope;
     let mut out = Vec::new();
     for ws in store.workspaces().await.unwrap() {
         for scope in [
@@ -161,12 +170,12 @@ pub async fn markers(index: &Index) -> Vec<String> {
 
 /// Mark an item finished at the clock's current time.
 pub async fn finish(index: &Index, id: &str, status: Status) {
-    let id = pickup::id::ItemId::parse(id).unwrap();
+    let id = pickup::index::ItemId::parse(id).unwrap();
     let up = ItemUpdate {
         progress: Some(1.0),
         ..ItemUpdate::new("done", status)
     };
     let record = index.get(&ws(), &id).await.unwrap().0;
-    let owner = pickup::names::UserId::parse(&record.owner.sub).unwrap();
+    let owner = pickup::index::UserId::parse(&record.owner.sub).unwrap();
     index.update(&ws(), &id, &up, &owner, None).await.unwrap();
 }

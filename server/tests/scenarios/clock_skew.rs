@@ -5,8 +5,8 @@ use crate::common::backends::Backend;
 use crate::common::*;
 use crate::support::*;
 use app::model::{Filter, Status};
-use pickup::clock::{Clock, ManualClock, SystemClock};
-use pickup::plan::Reason;
+use pickup::index::Reason;
+use pickup::index::{Clock, ManualClock, SystemClock};
 use std::sync::Arc;
 
 /// Clock skew between servers: server A runs 2 s fast. A run of key K made on A and cancelled,
@@ -55,7 +55,7 @@ pub async fn fast_producer_clock(b: &Backend) {
         );
     }
     // The janitor agrees.
-    let sweep = pickup::janitor::sweep(&reader, &ws(), true).await.unwrap();
+    let sweep = pickup::index::sweep(&reader, &ws(), true).await.unwrap();
     assert!(sweep
         .deletes
         .iter()
@@ -107,7 +107,7 @@ pub async fn fast_reader_clock(b: &Backend) {
         "{}: held, not deleted",
         b.name
     );
-    let sweep = pickup::janitor::sweep(&fast, &ws(), false).await.unwrap();
+    let sweep = pickup::index::sweep(&fast, &ws(), false).await.unwrap();
     assert_eq!(
         (sweep.deleted.values().sum::<usize>(), sweep.held),
         (0, 2),
@@ -125,7 +125,7 @@ pub async fn fast_reader_clock(b: &Backend) {
     assert_eq!(
         (
             report.held,
-            report.deleted.get(&pickup::store::KeyKind::Marker)
+            report.deleted.get(&pickup::index::store::KeyKind::Marker)
         ),
         (0, Some(&1)),
         "{}",

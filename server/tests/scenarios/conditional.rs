@@ -5,9 +5,9 @@ use crate::common::backends::Backend;
 use crate::common::*;
 use crate::support::*;
 use app::model::Status;
-use pickup::clock::ManualClock;
-use pickup::error::Error;
-use pickup::store::{Expect, StoreError};
+use pickup::index::store::{Expect, StoreError};
+use pickup::index::IndexError;
+use pickup::index::ManualClock;
 
 /// Create-only puts refuse a taken key everywhere. Conditional update: compare-and-set where the
 /// store can (a stale or made-up ETag is 412 and writes nothing), 501 where it cannot (files).
@@ -57,7 +57,7 @@ pub async fn update(b: &Backend) {
                 )
                 .await;
             assert!(
-                matches!(res, Err(Error::PreconditionFailed)),
+                matches!(res, Err(IndexError::PreconditionFailed)),
                 "{}: {res:?}",
                 b.name
             );
@@ -94,7 +94,7 @@ pub async fn update(b: &Backend) {
             .update(&ws(), &id, &up(Status::Running, 0.5), &user("a"), etag)
             .await;
         assert!(
-            matches!(res, Err(Error::NotSupported(_))),
+            matches!(res, Err(IndexError::NotSupported(_))),
             "{}: {res:?}",
             b.name
         );

@@ -5,9 +5,9 @@ use crate::common::backends::Backend;
 use crate::common::*;
 use crate::support::*;
 use app::model::{Filter, Status};
-use pickup::clock::ManualClock;
-use pickup::error::Error;
-use pickup::plan::Reason;
+use pickup::index::IndexError;
+use pickup::index::ManualClock;
+use pickup::index::Reason;
 
 /// The older run's marker goes (and its record after it), the newest is shown.
 pub async fn older_runs_are_superseded(b: &Backend) {
@@ -38,7 +38,7 @@ pub async fn older_runs_are_superseded(b: &Backend) {
     assert!(
         matches!(
             index.get(&ws(), &id_of(&first.id)).await,
-            Err(Error::NotFound)
+            Err(IndexError::NotFound)
         ),
         "{}: the superseded run's record went with its marker",
         b.name

@@ -4,8 +4,8 @@ use crate::common::backends::Backend;
 use crate::common::*;
 use crate::support::*;
 use app::model::{Filter, Status};
-use pickup::clock::ManualClock;
-use pickup::plan::Reason;
+use pickup::index::ManualClock;
+use pickup::index::Reason;
 
 /// Dismissals hide a card from one viewer only. When the item is removed by its owner, the
 /// janitor removes the dismissal; a read that deletes a superseded marker takes the viewer's
@@ -38,7 +38,7 @@ pub async fn per_viewer_and_cleaned_up(b: &Backend) {
     // deletes it (and only it) once it is older than the grace period.
     index.remove(&ws(), &r_id, &user("a")).await.unwrap();
     clock.advance(2 * 60_000);
-    let sweep = pickup::janitor::sweep(&index, &ws(), false).await.unwrap();
+    let sweep = pickup::index::sweep(&index, &ws(), false).await.unwrap();
     assert_eq!(
         sweep.deletes,
         vec![(
@@ -81,7 +81,7 @@ pub async fn per_viewer_and_cleaned_up(b: &Backend) {
         b.name
     );
     index.apply(&read.prune).await;
-    let sweep = pickup::janitor::sweep(&index, &ws(), false).await.unwrap();
+    let sweep = pickup::index::sweep(&index, &ws(), false).await.unwrap();
     // Its owner marker and that of k's older run go too: the reads did not know owners.
     let owner_a = user("a");
     assert_eq!(

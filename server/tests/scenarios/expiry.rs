@@ -6,9 +6,9 @@ use crate::common::fault::Op;
 use crate::common::*;
 use crate::support::*;
 use app::model::{Filter, Status};
-use pickup::clock::ManualClock;
-use pickup::error::Error;
-use pickup::plan::Reason;
+use pickup::index::IndexError;
+use pickup::index::ManualClock;
+use pickup::index::Reason;
 
 /// A marker older than the TTL is deleted by its name alone: its record is never read.
 pub async fn by_name_without_a_resolve(b: &Backend) {
@@ -52,7 +52,7 @@ pub async fn finished_long_ago(b: &Backend) {
         .write(
             &key::item(&ws(), &id_of(&garbled.id)),
             bytes::Bytes::from_static(b"{not json"),
-            pickup::store::Expect::Any,
+            pickup::index::store::Expect::Any,
         )
         .await
         .unwrap();
@@ -117,14 +117,14 @@ pub async fn finished_long_ago(b: &Backend) {
     assert!(
         matches!(
             index.get(&ws(), &id_of(&failed.id)).await,
-            Err(Error::NotFound)
+            Err(IndexError::NotFound)
         ),
         "a dead item's record goes with its marker"
     );
     // The janitor agrees: the garbled one is unknown and kept. It deletes only the owner
     // markers of the two items the read deleted (a read of everyone's items does not know
     // their owners).
-    let sweep = pickup::janitor::sweep(&index, &ws(), false).await.unwrap();
+    let sweep = pickup::index::sweep(&index, &ws(), false).await.unwrap();
     let a = user("a");
     let mut want = vec![
         (

@@ -5,10 +5,10 @@ use crate::common::fault::Op;
 use crate::common::*;
 use crate::support::*;
 use app::model::{Filter, Status};
-use pickup::clock::ManualClock;
+use pickup::index::store::Store;
 use pickup::index::Index;
-use pickup::store::Store;
-use pickup::verdict::Limits;
+use pickup::index::Limits;
+use pickup::index::ManualClock;
 use std::sync::Arc;
 
 /// A listing error (injected through the fault layer, on every backend) fails a read and a
@@ -23,7 +23,7 @@ pub async fn listing_errors(b: &Backend) {
     faults.forget_calls();
     let read = index.recent(&ws(), &alice(), Filter::All, None, None).await;
     assert!(read.is_err(), "{}: {read:?}", b.name);
-    let sweep = pickup::janitor::sweep(&index, &ws(), false).await;
+    let sweep = pickup::index::sweep(&index, &ws(), false).await;
     assert!(sweep.is_err(), "{}: {sweep:?}", b.name);
     assert!(
         faults.calls_of(Op::Delete).is_empty(),
@@ -43,5 +43,5 @@ pub async fn listing_errors(b: &Backend) {
     let index = Index::new(store, Limits::default(), 8, Arc::new(clock.clone()));
     let read = index.recent(&ws(), &alice(), Filter::All, None, None).await;
     assert!(read.is_err(), "{}: a missing bucket: {read:?}", b.name);
-    assert!(pickup::janitor::sweep(&index, &ws(), false).await.is_err());
+    assert!(pickup::index::sweep(&index, &ws(), false).await.is_err());
 }

@@ -7,9 +7,9 @@ use crate::common::fault::{Held, Op, When};
 use crate::common::*;
 use crate::support::*;
 use app::model::{Filter, Status};
-use pickup::clock::ManualClock;
-use pickup::id::ItemId;
-use pickup::names::SubKey;
+use pickup::index::ItemId;
+use pickup::index::ManualClock;
+use pickup::index::SubKey;
 use std::sync::Arc;
 
 /// Transient faults on every kind of write, before and after the store applied them: every
@@ -27,7 +27,7 @@ pub async fn transient_faults_are_retried(b: &Backend) {
         // Same key every 10: a retry must not be mistaken for a taken id, nor the reverse.
         let key = format!("k{}", i % 10);
         let record = index
-            .register(&ws(), &new_item(&key, Status::Running), owner("a"))
+            .register(&ws(), &new_item(&key, Status::Running), &producer("a"))
             .await
             .unwrap_or_else(|e| panic!("{}: registration {i} failed: {e}", b.name));
         ids.push(record.id);
@@ -70,7 +70,7 @@ pub async fn lost_answer_is_settled(b: &Backend) {
     // Every record put is applied and its answer lost; the retry meets the record it wrote.
     faults.flaky(Op::Put, "items/", 1, When::After);
     let r = index
-        .register(&ws(), &new_item("a", Status::Running), owner("a"))
+        .register(&ws(), &new_item("a", Status::Running), &producer("a"))
         .await
         .unwrap_or_else(|e| panic!("{}: a lost answer is not a failure: {e}", b.name));
     let want = ItemId::new(T0, SubKey::parse("a").unwrap()).unwrap();
@@ -96,10 +96,10 @@ pub async fn past_the_bound(b: &Backend) {
     let (index, faults, _) = open_faulty(b, &clock);
     faults.fail(Op::Put, "items/");
     let res = index
-        .register(&ws(), &new_item("a", Status::Running), owner("a"))
+        .register(&ws(), &new_item("a", Status::Running), &producer("a"))
         .await;
     assert!(
-        matches!(res, Err(pickup::error::Error::Store(_))),
+        matches!(res, Err(pickup::index::IndexError::Store(_))),
         "{}: {res:?}",
         b.name
     );
@@ -143,9 +143,9 @@ pub async fn failed_delete_is_retried(b: &Backend) {
 
 /// A registration whose caller went away once it reached the workspace's marker, which the
 /// returned door holds until the test releases it (the client hung up, or the request timed out).
-async fn a_registration_held_at_its_marker(b: &Backend) -> (pickup::service::Pickup, Arc<Held>) {
-    use pickup::auth::Auth;
-    use pickup::service::Pickup;
+async fn a_registration_held_at_its_marker(b: &Backend) -> (pickup::http::Pickup, Arc<Held>) {
+    use pickup::http::Auth;
+    use pickup::http::Pickup;
     let clock = ManualClock::new(T0);
     let (index, faults, _) = open_faulty(b, &clock);
     let auth = Auth::new(&[7u8; 32]).unwrap();
@@ -156,7 +156,12 @@ async fn a_registration_held_at_its_marker(b: &Backend) -> (pickup::service::Pic
     let token = auth.mint("a", None, &["acme".into()], true, HOUR_DURATION, now);
     let pickup = Pickup::new(index, auth);
     let door = faults.hold(Op::Put, "markers/");
-    let register = pickup.register(Some(&token), "acme", new_item("k", Status::Running));
+    let who = pickup
+        .auth
+        .authorize::<pickup::http::Write>(Some(&token), "acme")
+        .await
+        .unwrap();
+    let register = pickup.register(&who, new_item("k", Status::Running));
     tokio::select! {
         _ = register => panic!("{}: the marker's write is held, so register cannot end", b.name),
         () = door.reached.notified() => {}
@@ -185,7 +190,7 @@ pub async fn a_write_outlives_its_caller(b: &Backend) {
 /// At shutdown, a write still running when the connections' deadline is over is let finish
 /// (until a later deadline of its own): cut there, the runtime would drop it half-way.
 pub async fn shutdown_lets_a_running_write_finish_after_the_connections_deadline(b: &Backend) {
-    use pickup::service::Drained;
+    use pickup::http::Drained;
     use std::time::Duration;
     let (pickup, door) = a_registration_held_at_its_marker(b).await;
     // The connections' deadline is already over; the writes have a minute more.

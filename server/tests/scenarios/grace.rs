@@ -4,10 +4,10 @@ use crate::common::backends::Backend;
 use crate::common::*;
 use crate::support::*;
 use app::model::Filter;
-use pickup::clock::ManualClock;
-use pickup::id::ItemId;
-use pickup::names::SubKey;
-use pickup::plan::Reason;
+use pickup::index::ItemId;
+use pickup::index::ManualClock;
+use pickup::index::Reason;
+use pickup::index::SubKey;
 
 /// A young marker without its record is neither shown nor deleted, by a read or the janitor;
 /// past the grace period it is deleted.
@@ -23,7 +23,7 @@ pub async fn recordless_marker(b: &Backend) {
         .unwrap();
     assert!(read.page.cards.is_empty() && !read.page.partial);
     assert!(read.prune.deletes.is_empty(), "{}: young, kept", b.name);
-    let sweep = pickup::janitor::sweep(&index, &ws(), false).await.unwrap();
+    let sweep = pickup::index::sweep(&index, &ws(), false).await.unwrap();
     assert!(
         sweep.deletes.is_empty(),
         "{}: the janitor waits too",

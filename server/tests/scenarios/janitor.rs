@@ -4,10 +4,10 @@ use crate::common::backends::Backend;
 use crate::common::*;
 use crate::support::*;
 use app::model::Status;
-use pickup::clock::{Clock, ManualClock};
-use pickup::id::ItemId;
-use pickup::names::{SubKey, Workspace};
-use pickup::plan::Reason;
+use pickup::index::ItemId;
+use pickup::index::Reason;
+use pickup::index::{Clock, ManualClock};
+use pickup::index::{SubKey, Workspace};
 use std::collections::BTreeSet;
 
 /// The janitor sweeps whole workspaces: expired, superseded, finished long ago, recordless past
@@ -20,7 +20,7 @@ pub async fn sweeps_workspaces(b: &Backend) {
         let index = index.clone();
         async move {
             index
-                .register(&ws(), &new_item(key, status), owner("a"))
+                .register(&ws(), &new_item(key, status), &producer("a"))
                 .await
                 .unwrap()
                 .id
@@ -47,11 +47,11 @@ pub async fn sweeps_workspaces(b: &Backend) {
     store.mark(&key::marker(&ws(), &fresh)).await.unwrap();
     let beta = Workspace::parse("beta").unwrap();
     index
-        .register(&beta, &new_item("x", Status::Running), owner("a"))
+        .register(&beta, &new_item("x", Status::Running), &producer("a"))
         .await
         .unwrap();
 
-    let mut all: Vec<String> = pickup::janitor::workspaces(&index)
+    let mut all: Vec<String> = pickup::index::workspaces(&index)
         .await
         .unwrap()
         .iter()
@@ -85,7 +85,7 @@ pub async fn sweeps_workspaces(b: &Backend) {
     }
     want.sort_by(|a, b| a.0.cmp(&b.0));
     let before = markers(&index).await;
-    let dry = pickup::janitor::sweep(&index, &ws(), true).await.unwrap();
+    let dry = pickup::index::sweep(&index, &ws(), true).await.unwrap();
     assert_eq!(dry.deletes, want, "{}: what and why", b.name);
     assert_eq!(dry.markers(), 7);
     assert_eq!(
@@ -97,8 +97,8 @@ pub async fn sweeps_workspaces(b: &Backend) {
 
     let w = ws();
     let (s1, s2) = tokio::join!(
-        pickup::janitor::sweep(&index, &w, false),
-        pickup::janitor::sweep(&index, &w, false)
+        pickup::index::sweep(&index, &w, false),
+        pickup::index::sweep(&index, &w, false)
     );
     let (s1, s2) = (s1.unwrap(), s2.unwrap());
     assert_eq!(
@@ -115,6 +115,6 @@ pub async fn sweeps_workspaces(b: &Backend) {
         .into_iter()
         .collect();
     assert_eq!(dismissals, BTreeSet::from([live.clone()]), "{}", b.name);
-    let again = pickup::janitor::sweep(&index, &ws(), false).await.unwrap();
+    let again = pickup::index::sweep(&index, &ws(), false).await.unwrap();
     assert!(again.deletes.is_empty(), "{}: nothing left to do", b.name);
 }

@@ -7,10 +7,10 @@ use crate::common::fault::{Op, When};
 use crate::common::*;
 use crate::support::open_faulty;
 use app::model::{Filter, Status};
-use pickup::clock::Clock;
-use pickup::clock::ManualClock;
-use pickup::id::ItemId;
-use pickup::names::{UserId, Workspace};
+use pickup::index::Clock;
+use pickup::index::ItemId;
+use pickup::index::ManualClock;
+use pickup::index::{UserId, Workspace};
 
 use std::collections::BTreeMap;
 
@@ -73,7 +73,7 @@ pub async fn thirty_days_of_churn(b: &Backend) {
             let index = index.clone();
             let item = new_item(&key, status);
             let acme = acme.clone();
-            async move { index.register(&acme, &item, owner("prod")).await }
+            async move { index.register(&acme, &item, &producer("prod")).await }
         };
         match slot % 8 {
             // Half finish at once: they leave the list after keep-finished.
@@ -103,7 +103,7 @@ pub async fn thirty_days_of_churn(b: &Backend) {
                 faults.fail(Op::Put, "markers/");
                 let ws = if slot % 16 == 7 { &beta } else { &acme };
                 let item = new_item(&key, Status::Running);
-                let res = index.register(ws, &item, owner("prod")).await;
+                let res = index.register(ws, &item, &producer("prod")).await;
                 assert!(res.is_err(), "a marker that never lands is an error");
                 faults.fail_clear();
                 orphaned += 1;
@@ -120,8 +120,8 @@ pub async fn thirty_days_of_churn(b: &Backend) {
             index.apply(&read.prune).await;
         }
         if now % SWEEP_EVERY < EVERY {
-            for ws in pickup::janitor::workspaces(&index).await.unwrap() {
-                let sweep = pickup::janitor::sweep(&index, &ws, false).await.unwrap();
+            for ws in pickup::index::workspaces(&index).await.unwrap() {
+                let sweep = pickup::index::sweep(&index, &ws, false).await.unwrap();
                 assert_eq!(sweep.failed, 0, "transient faults are retried");
             }
             faults.forget_calls();

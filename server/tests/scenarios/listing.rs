@@ -7,7 +7,7 @@ use crate::common::*;
 use crate::support::*;
 use app::model::{Filter, Status};
 use futures::StreamExt;
-use pickup::clock::ManualClock;
+use pickup::index::ManualClock;
 use std::time::Instant;
 
 /// 1,500 markers: registered 32 at a time; the full listing is timed (and on sorted stores
@@ -52,7 +52,7 @@ pub async fn early_stop_and_list_time(b: &Backend) {
     }
 
     // Without a layer in between: on the clouds, the store's own pages, sized to the read.
-    let budget = pickup::plan::Budget::new(8).candidates() + 1;
+    let budget = pickup::index::Budget::new(8).candidates() + 1;
     let t = Instant::now();
     let direct = index
         .recent(&ws(), &alice(), Filter::All, Some(8), None)
@@ -106,7 +106,7 @@ pub async fn early_stop_and_list_time(b: &Backend) {
     }
     // A janitor's sweep lists everything and reads every record (a dry run: all are live).
     let t = Instant::now();
-    let sweep = pickup::janitor::sweep(&index, &ws(), true).await.unwrap();
+    let sweep = pickup::index::sweep(&index, &ws(), true).await.unwrap();
     let sweep_s = t.elapsed().as_secs_f64();
     assert_eq!((sweep.markers(), sweep.deletes.len()), (N as usize, 0));
     list_ms.sort_by(f64::total_cmp);

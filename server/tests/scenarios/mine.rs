@@ -5,7 +5,7 @@ use crate::common::fault::Op;
 use crate::common::*;
 use crate::support::*;
 use app::model::{Filter, Status};
-use pickup::clock::ManualClock;
+use pickup::index::ManualClock;
 
 /// Mine shows the viewer's own items only; stalled items are live and flagged.
 pub async fn filter_and_stalled(b: &Backend) {

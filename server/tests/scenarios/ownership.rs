@@ -5,8 +5,8 @@ use crate::common::backends::Backend;
 use crate::common::*;
 use crate::support::*;
 use app::model::{Filter, Status};
-use pickup::clock::ManualClock;
-use pickup::error::Error;
+use pickup::index::IndexError;
+use pickup::index::ManualClock;
 
 /// Another subject's update or removal is refused (403) and changes nothing; an update or a
 /// removal of an item that is gone is 404, and an update never re-creates its record.
@@ -19,9 +19,17 @@ pub async fn only_the_owner(b: &Backend) {
     let res = index
         .update(&ws(), &id, &up(Status::Failed, 1.0), &user("mallory"), None)
         .await;
-    assert!(matches!(res, Err(Error::NotOwner)), "{}: {res:?}", b.name);
+    assert!(
+        matches!(res, Err(IndexError::NotOwner)),
+        "{}: {res:?}",
+        b.name
+    );
     let res = index.remove(&ws(), &id, &user("mallory")).await;
-    assert!(matches!(res, Err(Error::NotOwner)), "{}: {res:?}", b.name);
+    assert!(
+        matches!(res, Err(IndexError::NotOwner)),
+        "{}: {res:?}",
+        b.name
+    );
     assert_eq!(all_keys(index.store()).await, before, "{}", b.name);
     assert_eq!(index.get(&ws(), &id).await.unwrap().0.progress, None);
 
@@ -30,9 +38,17 @@ pub async fn only_the_owner(b: &Backend) {
     let res = index
         .update(&ws(), &id, &up(Status::Failed, 1.0), &user("a"), None)
         .await;
-    assert!(matches!(res, Err(Error::NotFound)), "{}: {res:?}", b.name);
+    assert!(
+        matches!(res, Err(IndexError::NotFound)),
+        "{}: {res:?}",
+        b.name
+    );
     let res = index.remove(&ws(), &id, &user("a")).await;
-    assert!(matches!(res, Err(Error::NotFound)), "{}: {res:?}", b.name);
+    assert!(
+        matches!(res, Err(IndexError::NotFound)),
+        "{}: {res:?}",
+        b.name
+    );
     assert!(
         all_keys(index.store()).await.is_empty(),
         "{}: nothing re-created",
@@ -71,7 +87,7 @@ pub async fn owner_markers(b: &Backend) {
         "{}: no owner marker yet",
         b.name
     );
-    let sweep = pickup::janitor::sweep(&index, &ws(), false).await.unwrap();
+    let sweep = pickup::index::sweep(&index, &ws(), false).await.unwrap();
     assert_eq!(sweep.backfilled, 1, "{}", b.name);
     assert_eq!(
         mine(index.clone()).await,
@@ -82,7 +98,7 @@ pub async fn owner_markers(b: &Backend) {
     // Finished long ago: the sweep deletes marker, record and owner marker.
     finish(&index, &r.id, Status::Succeeded).await;
     clock.advance(25 * HOUR);
-    pickup::janitor::sweep(&index, &ws(), false).await.unwrap();
+    pickup::index::sweep(&index, &ws(), false).await.unwrap();
     let left = names(index.store(), scope::all_owner_markers(&ws())).await;
     assert!(left.is_empty(), "{}: {left:?}", b.name);
     assert!(markers(&index).await.is_empty(), "{}", b.name);

@@ -5,8 +5,8 @@ use crate::common::backends::Backend;
 use crate::common::*;
 use crate::support::*;
 use app::model::{Filter, Status};
-use pickup::clock::ManualClock;
-use pickup::store::Expect;
+use pickup::index::store::Expect;
+use pickup::index::ManualClock;
 
 /// Register: create-only record then marker; two registrations of one key in one millisecond
 /// (on two threads) both land, as do two of different keys; the store's own listing has every
@@ -124,7 +124,8 @@ pub async fn taken_ids_are_a_conflict(b: &Backend) {
     let clock = ManualClock::new(T0);
     let (index, store) = open(b, &clock);
     for ms in T0..T0 + 5 {
-        let id = pickup::id::ItemId::new(ms, pickup::names::SubKey::parse("k").unwrap()).unwrap();
+        let id =
+            pickup::index::ItemId::new(ms, pickup::index::SubKey::parse("k").unwrap()).unwrap();
         store
             .write(
                 &key::item(&ws(), &id),
@@ -135,11 +136,11 @@ pub async fn taken_ids_are_a_conflict(b: &Backend) {
             .unwrap();
     }
     let res = index
-        .register(&ws(), &new_item("k", Status::Running), owner("a"))
+        .register(&ws(), &new_item("k", Status::Running), &producer("a"))
         .await;
     let err = res.unwrap_err();
     assert!(
-        matches!(err, pickup::error::Error::IdsTaken { .. }),
+        matches!(err, pickup::index::IndexError::IdsTaken { .. }),
         "{}: {err:?}",
         b.name
     );

@@ -4,13 +4,13 @@ use crate::common::backends::Backend;
 use crate::common::fault::FaultStore;
 use crate::common::*;
 use app::model::Status;
-use pickup::clock::ManualClock;
-use pickup::id::ItemId;
+use pickup::index::store::{Expect, Scope, Store};
 use pickup::index::Index;
-use pickup::names::{SubKey, UserId};
-use pickup::record::{ItemRecord, ItemUpdate};
-use pickup::store::{Expect, Scope, Store};
-use pickup::verdict::Limits;
+use pickup::index::ItemId;
+use pickup::index::Limits;
+use pickup::index::ManualClock;
+use pickup::index::{ItemRecord, ItemUpdate};
+use pickup::index::{SubKey, UserId};
 use std::sync::Arc;
 
 pub const DAY: u64 = 24 * HOUR;
@@ -42,7 +42,7 @@ pub fn shown(page: &app::model::RecentPage) -> Vec<String> {
 /// Register `key` for `who`, with `status`, at the index's time.
 pub async fn reg(index: &Index, key: &str, status: Status, who: &str) -> ItemRecord {
     index
-        .register(&ws(), &new_item(key, status), owner(who))
+        .register(&ws(), &new_item(key, status), &producer(who))
         .await
         .unwrap()
 }
@@ -84,7 +84,7 @@ pub async fn register_at(
     let mut ids = Vec::new();
     for k in keys {
         ids.push(
-            then.register(&ws(), &new_item(k, status), owner("a"))
+            then.register(&ws(), &new_item(k, status), &producer("a"))
                 .await
                 .unwrap()
                 .id,

@@ -5,8 +5,8 @@ use crate::common::fault::Op;
 use crate::common::*;
 use crate::support::*;
 use app::model::{Filter, Status};
-use pickup::clock::ManualClock;
-use pickup::store::Expect;
+use pickup::index::store::Expect;
+use pickup::index::ManualClock;
 
 /// A record whose read fails (injected through the fault layer) keeps its marker and makes the
 /// page partial; the janitor counts it unknown and deletes nothing. (A record that does not
@@ -26,7 +26,7 @@ pub async fn read_error(b: &Backend) {
     assert_eq!(shown(&read.page), vec![b_item.id.clone()], "{}", b.name);
     assert!(read.prune.deletes.is_empty(), "{}", b.name);
     index.apply(&read.prune).await;
-    let sweep = pickup::janitor::sweep(&index, &ws(), false).await.unwrap();
+    let sweep = pickup::index::sweep(&index, &ws(), false).await.unwrap();
     assert_eq!(sweep.unknown, 1, "{}", b.name);
     assert!(sweep.deletes.is_empty(), "{}", b.name);
     assert_eq!(markers(&index).await.len(), 2, "{}", b.name);

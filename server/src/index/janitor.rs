@@ -17,13 +17,13 @@
 //! Never deleted: a key whose name does not parse (logged), and any key of a live, pending or
 //! unreadable item.
 
-use crate::error::Result;
-use crate::id::ItemId;
+use crate::index::store::{Key, KeyKind, Scope};
+use crate::index::ItemId;
+use crate::index::Result;
+use crate::index::{judge, settle, Verdict};
+use crate::index::{Ages, Listing, Reason};
 use crate::index::{FoundBy, Index, Prune};
-use crate::names::{UserId, Workspace};
-use crate::plan::{Ages, Listing, Reason};
-use crate::store::{Key, KeyKind, Scope};
-use crate::verdict::{judge, settle, Verdict};
+use crate::index::{UserId, Workspace};
 use futures::StreamExt;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -222,4 +222,26 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
 /// Every workspace that has any key Pickup writes.
 pub async fn workspaces(index: &Index) -> Result<Vec<Workspace>> {
     Ok(index.store().workspaces().await?.into_iter().collect())
+}
+
+/// The server's janitor: sweeps every workspace once per `period`, the first one a period after
+/// start. A failed sweep is logged and tried again next period.
+pub async fn every(index: std::sync::Arc<Index>, period: std::time::Duration) {
+    let mut tick = tokio::time::interval(period);
+    // A sweep that outlasts the period is followed by a full period, not a burst of catch-ups.
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tick.tick().await; // the first tick is immediate
+    loop {
+        tick.tick().await;
+        match workspaces(&index).await {
+            Ok(all) => {
+                for ws in all {
+                    if let Err(e) = sweep(&index, &ws, false).await {
+                        tracing::warn!(%ws, error = %e, "janitor sweep failed");
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "janitor could not list workspaces"),
+        }
+    }
 }

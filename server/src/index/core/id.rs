@@ -3,13 +3,13 @@
 //! Ascending byte order of ids is newest first, so a store that lists in key order can stop
 //! after its first page; and the creation time and the sub-key come from the id alone.
 
-use crate::names::{NameError, SubKey};
+use super::names::{NameError, SubKey};
 use std::cmp::Ordering;
 use std::fmt;
 use thiserror::Error;
 
 /// The largest creation time an id can carry (in the year 2286).
-pub const MAX_CREATED_MS: u64 = 9_999_999_999_999;
+pub(crate) const MAX_CREATED_MS: u64 = 9_999_999_999_999;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ItemId {

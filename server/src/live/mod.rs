@@ -13,9 +13,9 @@
 //! cap) and sent only when it changed. The watcher stops when its last subscriber goes.
 
 use crate::error::Error;
-use crate::id::ItemId;
 use crate::index::Index;
-use crate::names::{UserId, Workspace};
+use crate::index::ItemId;
+use crate::index::{UserId, Workspace};
 use app::model::{Card, Filter, RecentPage, MAX_CAP};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -239,7 +239,7 @@ impl Live {
         dismissed: &mut HashMap<UserId, HashSet<ItemId>>,
         pruning: &Arc<AtomicBool>,
     ) -> Result<Shared, String> {
-        let log = |e: &Error| tracing::warn!(%ws, error = %e, "live: the store did not answer");
+        let log = |e: &crate::index::IndexError| tracing::warn!(%ws, error = %e, "live: the store did not answer");
         if list_dismissals {
             *dismissed = self.index.all_dismissals(ws).await.map_err(|e| {
                 log(&e);
@@ -502,7 +502,7 @@ mod tests {
             .map(|i| {
                 ItemId::new(
                     1_800_000_000_000 - i,
-                    crate::names::SubKey::parse(&format!("k{i}")).unwrap(),
+                    crate::index::SubKey::parse(&format!("k{i}")).unwrap(),
                 )
                 .unwrap()
             })

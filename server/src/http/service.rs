@@ -1,13 +1,13 @@
-//! One implementation, two doors: every operation of Pickup, called by the REST routes and by
-//! the widget's server functions alike. Each call authenticates, validates every name, checks
-//! membership, and only then touches the store.
+//! One implementation, three doors: every operation of Pickup, called by the REST routes, the
+//! live route and the widget's server functions alike. Each takes an [`Authorized`] caller (the
+//! token verified once, by the door) and typed ids, and only then touches the store.
 
-use crate::auth::{Access, Auth, Caller};
-use crate::error::Result;
-use crate::index::Index;
+use super::auth::{Auth, Authorized, Read, Write};
+use crate::error::{Error, Result};
+use crate::index::Workspace;
+use crate::index::{Index, ItemId};
+use crate::index::{ItemRecord, ItemUpdate, NewItem};
 use crate::live::{Live, Subscription};
-use crate::names::Workspace;
-use crate::record::{ItemRecord, ItemUpdate, NewItem};
 use app::error::ApiError;
 use app::model::{Filter, RecentPage};
 use std::sync::Arc;
@@ -89,6 +89,16 @@ impl Pickup {
         Drained { writes, deletes }
     }
 
+    /// Whether the store answers (`/readyz`).
+    pub async fn ready(&self) -> Result<(), crate::index::store::StoreError> {
+        self.index.store().ready().await
+    }
+
+    /// An item id from a path or query, checked against this server's clock.
+    pub fn item_id(&self, raw: &str) -> Result<ItemId> {
+        Ok(self.index.item_id(raw)?)
+    }
+
     /// A write to `ws` went through this server: its live watcher, if any, reads again now.
     fn wrote(&self, ws: &Workspace, dismissal: bool) {
         if let Some(live) = &self.live {
@@ -96,55 +106,31 @@ impl Pickup {
         }
     }
 
-    /// A live subscription to this viewer's page of `ws`, and when the token stops being valid.
-    pub async fn subscribe(
+    /// A live subscription to this viewer's page, and when the token stops being valid.
+    pub fn subscribe(
         &self,
-        bearer: Option<&str>,
-        ws: &str,
+        who: &Authorized<Read>,
         filter: Filter,
         cap: Option<u32>,
     ) -> Result<(Subscription, u64)> {
-        let (caller, ws) = self.enter(bearer, ws, Access::Read).await?;
-        let live = self.live.as_ref().ok_or_else(|| {
-            crate::error::Error::NotSupported("this server does not serve live streams".into())
-        })?;
-        let sub = live.subscribe(&ws, &caller.user, filter, cap)?;
-        Ok((sub, caller.expires_at))
+        let live = self
+            .live
+            .as_ref()
+            .ok_or_else(|| Error::NotSupported("this server does not serve live streams".into()))?;
+        let sub = live.subscribe(who.ws(), who.user(), filter, cap)?;
+        Ok((sub, who.caller().expires_at))
     }
 
-    /// The token, the workspace's name and membership, checked before anything else (the REST
-    /// routes call it before they read a body, so a stranger learns nothing from body errors).
-    pub async fn authorize(&self, bearer: Option<&str>, ws: &str, access: Access) -> Result<()> {
-        self.enter(bearer, ws, access).await.map(drop)
-    }
-
-    async fn enter(
-        &self,
-        bearer: Option<&str>,
-        ws: &str,
-        access: Access,
-    ) -> Result<(Caller, Workspace)> {
-        let caller = self.auth.verify(bearer).await?;
-        let ws = Workspace::parse(ws)?;
-        caller.check(&ws, access)?;
-        Ok((caller, ws))
-    }
-
-    pub async fn register(
-        &self,
-        bearer: Option<&str>,
-        ws: &str,
-        item: NewItem,
-    ) -> Result<ItemRecord> {
-        let (caller, ws) = self
-            .enter(bearer, ws, Access::Write)
-            .await
-            .inspect_err(|e| crate::metrics::registration(Err(e)))?;
+    /// Registers a new run of `item.key`, owned by the caller. Counted here, in the write,
+    /// which ends even when the client has hung up (refusals before it count where they
+    /// happen: [`crate::metrics::registration`]).
+    pub async fn register(&self, who: &Authorized<Write>, item: NewItem) -> Result<ItemRecord> {
         let this = self.clone();
-        // Counted in the write, which ends even when the client has hung up.
+        let ws = who.ws().clone();
+        let producer = who.caller().producer();
         self.to_the_end(async move {
-            let registered = this.index.register(&ws, &item, caller.owner()).await;
-            crate::metrics::registration(registered.as_ref().map(|_| ()));
+            let registered = this.index.register(&ws, &item, &producer).await;
+            crate::metrics::registration(registered.as_ref().map(drop).map_err(|e| e.code()));
             let record = registered?;
             this.wrote(&ws, false);
             Ok(record)
@@ -154,20 +140,15 @@ impl Pickup {
 
     pub async fn update(
         &self,
-        bearer: Option<&str>,
-        ws: &str,
-        id: &str,
+        who: &Authorized<Write>,
+        id: ItemId,
         up: ItemUpdate,
         if_match: Option<String>,
     ) -> Result<(ItemRecord, Option<String>)> {
-        let (caller, ws) = self.enter(bearer, ws, Access::Write).await?;
-        let id = self.index.item_id(id)?;
         let this = self.clone();
+        let (ws, user) = (who.ws().clone(), who.user().clone());
         self.to_the_end(async move {
-            let updated = this
-                .index
-                .update(&ws, &id, &up, &caller.user, if_match)
-                .await?;
+            let updated = this.index.update(&ws, &id, &up, &user, if_match).await?;
             this.wrote(&ws, false);
             Ok(updated)
         })
@@ -176,33 +157,28 @@ impl Pickup {
 
     pub async fn get(
         &self,
-        bearer: Option<&str>,
-        ws: &str,
-        id: &str,
+        who: &Authorized<Read>,
+        id: &ItemId,
     ) -> Result<(ItemRecord, Option<String>)> {
-        let (_, ws) = self.enter(bearer, ws, Access::Read).await?;
-        let id = self.index.item_id(id)?;
-        self.index.get(&ws, &id).await
+        Ok(self.index.get(who.ws(), id).await?)
     }
 
-    pub async fn remove(&self, bearer: Option<&str>, ws: &str, id: &str) -> Result<()> {
-        let (caller, ws) = self.enter(bearer, ws, Access::Write).await?;
-        let id = self.index.item_id(id)?;
+    pub async fn remove(&self, who: &Authorized<Write>, id: ItemId) -> Result<()> {
         let this = self.clone();
+        let (ws, user) = (who.ws().clone(), who.user().clone());
         self.to_the_end(async move {
-            this.index.remove(&ws, &id, &caller.user).await?;
+            this.index.remove(&ws, &id, &user).await?;
             this.wrote(&ws, false);
             Ok(())
         })
         .await
     }
 
-    pub async fn dismiss_item(&self, bearer: Option<&str>, ws: &str, id: &str) -> Result<()> {
-        let (caller, ws) = self.enter(bearer, ws, Access::Read).await?;
-        let id = self.index.item_id(id)?;
+    pub async fn dismiss_item(&self, who: &Authorized<Read>, id: ItemId) -> Result<()> {
         let this = self.clone();
+        let (ws, user) = (who.ws().clone(), who.user().clone());
         self.to_the_end(async move {
-            this.index.dismiss(&ws, &caller.user, &id).await?;
+            this.index.dismiss(&ws, &user, &id).await?;
             this.wrote(&ws, true);
             Ok(())
         })
@@ -213,17 +189,14 @@ impl Pickup {
     /// `before`: the last id of the page the caller has; the answer is the next page.
     pub async fn recent_page(
         &self,
-        bearer: Option<&str>,
-        ws: &str,
+        who: &Authorized<Read>,
         filter: Filter,
         cap: Option<u32>,
-        before: Option<&str>,
+        before: Option<&ItemId>,
     ) -> Result<RecentPage> {
-        let (caller, ws) = self.enter(bearer, ws, Access::Read).await?;
-        let before = before.map(|id| self.index.item_id(id)).transpose()?;
         let read = self
             .index
-            .recent(&ws, &caller.user, filter, cap, before.as_ref())
+            .recent(who.ws(), who.user(), filter, cap, before)
             .await?;
         if !read.prune.deletes.is_empty() {
             let index = self.index.clone();
@@ -235,6 +208,8 @@ impl Pickup {
     }
 }
 
+/// The widget's door (its server functions, declared in `app` with the raw strings a browser
+/// sends): checked here exactly as the REST routes' extractor checks them.
 #[async_trait::async_trait]
 impl app::service::Service for Pickup {
     async fn recent(
@@ -245,10 +220,14 @@ impl app::service::Service for Pickup {
         cap: Option<u32>,
         before: Option<&str>,
     ) -> Result<RecentPage, ApiError> {
-        Ok(self.recent_page(bearer, ws, filter, cap, before).await?)
+        let who = self.auth.authorize::<Read>(bearer, ws).await?;
+        let before = before.map(|id| self.item_id(id)).transpose()?;
+        Ok(self.recent_page(&who, filter, cap, before.as_ref()).await?)
     }
 
     async fn dismiss(&self, bearer: Option<&str>, ws: &str, id: &str) -> Result<(), ApiError> {
-        Ok(self.dismiss_item(bearer, ws, id).await?)
+        let who = self.auth.authorize::<Read>(bearer, ws).await?;
+        let id = self.item_id(id)?;
+        Ok(self.dismiss_item(&who, id).await?)
     }
 }

@@ -4,7 +4,7 @@
 //! **Design.** The usable keys live in a `RwLock<Arc<KeySet>>`: verifying a token takes a
 //! clone of the `Arc` and never waits on the network. Only a token whose `kid` is not in the
 //! cached set makes its request wait, once, for a refresh ([`Jwks::refresh_for_unknown`]);
-//! that is why [`crate::auth::Auth::verify`] is `async`. Refreshes are single-flight (a tokio
+//! that is why [`crate::http::Auth::verify`] is `async`. Refreshes are single-flight (a tokio
 //! mutex held across the fetch: requests that arrive meanwhile wait for that fetch and then
 //! look again instead of fetching too) and rate-limited: an unknown `kid` causes a fetch only if
 //! the last one *started* at least `min_refresh` ago (`PICKUP_JWKS_MIN_REFRESH`, 30 s), so a
@@ -33,14 +33,14 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 /// How long one fetch of the document may take.
-pub const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+pub(super) const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 /// A JWKS document larger than this is refused (a real one is a few kilobytes).
 const MAX_DOCUMENT_BYTES: usize = 1 << 20;
 
 /// One key of the document, usable or not (and why not: said to the caller of a token that
 /// names it).
 #[derive(Clone)]
-pub struct Entry {
+pub(super) struct Entry {
     pub kid: Option<String>,
     pub usable: Result<Usable, String>,
 }
@@ -54,7 +54,7 @@ pub struct Usable {
 
 /// The keys of the last good document, and how the last fetch went.
 #[derive(Default)]
-pub struct KeySet {
+pub(super) struct KeySet {
     pub entries: Vec<Entry>,
     /// Moves on with every fetch, successful or not: a request that waited for the refresh lock
     /// learns whether a fetch happened while it waited.
@@ -292,12 +292,12 @@ fn reqwest_error(e: &reqwest::Error) -> String {
 /// whole document for one key it cannot parse (say an `X25519` encryption key), and with it
 /// every good key beside it.
 #[derive(serde::Deserialize)]
-pub struct Document {
+pub(super) struct Document {
     pub keys: Vec<serde_json::Value>,
 }
 
 /// Every key of the document, with the algorithm it allows or why it cannot be used.
-pub fn entries(doc: &Document) -> Vec<Entry> {
+pub(super) fn entries(doc: &Document) -> Vec<Entry> {
     doc.keys
         .iter()
         .map(|value| {
@@ -314,7 +314,7 @@ pub fn entries(doc: &Document) -> Vec<Entry> {
 }
 
 /// The one algorithm `jwk` allows, and its decoding key.
-pub fn usable(jwk: &Jwk) -> Result<Usable, String> {
+pub(super) fn usable(jwk: &Jwk) -> Result<Usable, String> {
     if jwk.common.public_key_use == Some(PublicKeyUse::Encryption) {
         return Err("it is an encryption key (use: enc)".into());
     }

@@ -13,8 +13,8 @@
 //!   workspace's generation is part of every key, and a write moves it on, so a load that
 //!   started before the write is never handed to a request that starts after it.
 
-use crate::names::Workspace;
-use crate::store::{Found, Key, Result, Scope, Store, Stored};
+use crate::index::store::{Found, Key, Result, Scope, Store, Stored};
+use crate::index::Workspace;
 use moka::future::Cache;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -23,7 +23,7 @@ use std::time::Duration;
 /// The most listings, and separately records, kept at once.
 const MAX_ENTRIES: u64 = 10_000;
 
-pub struct ReadCache {
+pub(crate) struct ReadCache {
     store: Store,
     lists: Cache<(Scope, u64), Arc<Found>>,
     records: Cache<(Key, u64), Option<Stored>>,
@@ -31,7 +31,7 @@ pub struct ReadCache {
 }
 
 impl ReadCache {
-    pub fn new(store: Store, fresh_for: Duration) -> Self {
+    pub(crate) fn new(store: Store, fresh_for: Duration) -> Self {
         ReadCache {
             store,
             lists: Cache::builder()
@@ -52,7 +52,7 @@ impl ReadCache {
     }
 
     /// [`Store::list`], shared.
-    pub async fn list(&self, scope: &Scope) -> Result<Arc<Found>> {
+    pub(crate) async fn list(&self, scope: &Scope) -> Result<Arc<Found>> {
         let key = (scope.clone(), self.generation(scope.ws()));
         let entry = self
             .lists
@@ -65,7 +65,7 @@ impl ReadCache {
     }
 
     /// [`Store::read`], shared.
-    pub async fn read(&self, key: &Key) -> Result<Option<Stored>> {
+    pub(crate) async fn read(&self, key: &Key) -> Result<Option<Stored>> {
         let slot = (key.clone(), self.generation(key.ws()));
         let entry = self
             .records
@@ -78,7 +78,7 @@ impl ReadCache {
     }
 
     /// A write to `ws` through this server: what is cached for it is stale now.
-    pub fn wrote(&self, ws: &Workspace) {
+    pub(crate) fn wrote(&self, ws: &Workspace) {
         *self
             .generations
             .lock()
@@ -100,8 +100,8 @@ fn count(cache: &'static str, loaded_here: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::id::ItemId;
-    use crate::names::SubKey;
+    use crate::index::ItemId;
+    use crate::index::SubKey;
     use object_store::memory::InMemory;
     use object_store::path::Path;
     use object_store::{
@@ -186,7 +186,11 @@ mod tests {
 
     fn setup(fresh_for: Duration) -> (Arc<Counted>, ReadCache, Scope, Store) {
         let counted = Arc::new(Counted::default());
-        let store = Store::wrap(counted.clone(), crate::store::ListOrder::Sorted, "test://");
+        let store = Store::wrap(
+            counted.clone(),
+            crate::index::store::ListOrder::Sorted,
+            "test://",
+        );
         let scope = Scope::Markers(Workspace::parse("w").unwrap());
         (
             counted,
@@ -228,7 +232,7 @@ mod tests {
         counted.down.store(true, Ordering::SeqCst);
         let (a, b) = tokio::join!(cache.list(&scope), cache.list(&scope));
         assert!(
-            matches!(a, Err(crate::store::StoreError::Unavailable(_))),
+            matches!(a, Err(crate::index::store::StoreError::Unavailable(_))),
             "{a:?}"
         );
         assert!(b.is_err());

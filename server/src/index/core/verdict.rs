@@ -2,9 +2,9 @@
 //! (a card), pending (young, no record yet), dead (delete the marker), or unknown (an error:
 //! never dead, never deleted)?
 
-use crate::id::ItemId;
-use crate::plan::Reason;
-use crate::record::ItemRecord;
+use super::id::ItemId;
+use super::plan::Reason;
+use super::record::ItemRecord;
 use app::model::{Card, Status};
 
 /// The read path's time limits, in milliseconds.
@@ -95,7 +95,7 @@ pub fn judge(id: &ItemId, lookup: Lookup, now_ms: u64, limits: &Limits) -> Verdi
 /// One key's runs (its newest and its rivals within the clock skew), each judged: which one is
 /// shown, which markers are dead, which could not be read.
 #[derive(Debug, Default, PartialEq)]
-pub struct Settled {
+pub(crate) struct Settled {
     pub shown: Option<(ItemId, Card)>,
     pub dead: Vec<(ItemId, Reason)>,
     pub unknown: Vec<(ItemId, String)>,
@@ -105,7 +105,7 @@ pub struct Settled {
 /// always the newest run. Shown: the live run still in flight (queued, running, stalled), else
 /// the live run with the newest id. A live run that is not shown is deleted as superseded only
 /// if its own record is finished; one still in flight is kept.
-pub fn settle(runs: Vec<(ItemId, Verdict)>) -> Settled {
+pub(crate) fn settle(runs: Vec<(ItemId, Verdict)>) -> Settled {
     let shown_id = runs
         .iter()
         .filter_map(|(id, v)| match v {
@@ -135,8 +135,8 @@ pub fn settle(runs: Vec<(ItemId, Verdict)>) -> Settled {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::names::{SubKey, Workspace};
-    use crate::record::{ItemRecord, ItemUpdate};
+    use crate::index::core::names::{SubKey, Workspace};
+    use crate::index::core::record::{ItemRecord, ItemUpdate};
     use app::model::Owner;
 
     const NOW: u64 = 1_800_000_000_000;

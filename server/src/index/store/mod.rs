@@ -24,8 +24,8 @@ pub use pages::Pages;
 pub use retry::Retry;
 pub use version::{BadValidator, Version};
 
-use crate::id::ItemId;
-use crate::names::Workspace;
+use crate::index::ItemId;
+use crate::index::Workspace;
 use bytes::Bytes;
 use object_store::list::PaginatedListStore;
 use object_store::path::Path;

@@ -1,8 +1,8 @@
 //! Pickup's key space, typed: every object Pickup writes is a [`Key`], every listing a
 //! [`Scope`]. Paths are made here and parsed back here, nowhere else.
 
-use crate::id::ItemId;
-use crate::names::{UserId, Workspace};
+use crate::index::ItemId;
+use crate::index::{UserId, Workspace};
 use object_store::path::Path;
 
 /// One key Pickup writes. Every part was validated before it got here. Keys of one scope
@@ -229,7 +229,7 @@ mod tests {
     }
 
     fn item(key: &str) -> ItemId {
-        ItemId::new(1_700_000_000_000, crate::names::SubKey::parse(key).unwrap()).unwrap()
+        ItemId::new(1_700_000_000_000, crate::index::SubKey::parse(key).unwrap()).unwrap()
     }
 
     #[test]

@@ -15,25 +15,25 @@ use std::time::SystemTime;
 use tower_http::services::{ServeDir, ServeFile};
 
 /// The directory, under the site, of the content-hashed files.
-pub const HASHED_DIR: &str = "/assets/";
+pub(super) const HASHED_DIR: &str = "/assets/";
 
 const IMMUTABLE: HeaderValue = HeaderValue::from_static("public, max-age=31536000, immutable");
 const REVALIDATE: HeaderValue = HeaderValue::from_static("no-cache");
 
 /// The site's directory, sending a file's `.br` or `.gz` copy to a request that accepts it.
-pub fn dir(site: &Path) -> ServeDir {
+pub(super) fn dir(site: &Path) -> ServeDir {
     ServeDir::new(site).precompressed_br().precompressed_gzip()
 }
 
 /// One file of the site, served like [`dir`] serves its files.
-pub fn file(path: &Path) -> ServeFile {
+pub(super) fn file(path: &Path) -> ServeFile {
     ServeFile::new(path).precompressed_br().precompressed_gzip()
 }
 
 /// What a site answer may be kept for: a year for a hashed file that was found (its name
 /// changes with its content), else only after revalidation, a 404 included (the file may be
 /// there after the next deploy).
-pub fn cache_control(path: &str, found: bool) -> HeaderValue {
+pub(super) fn cache_control(path: &str, found: bool) -> HeaderValue {
     if found && path.starts_with(HASHED_DIR) {
         IMMUTABLE
     } else {
@@ -45,7 +45,7 @@ pub fn cache_control(path: &str, found: bool) -> HeaderValue {
 /// Accept-Encoding`, since the same URL answers with a different body by that header. (The
 /// compression layer adds `Vary` only to what it compresses itself, not to a `.br` file sent
 /// as it is.)
-pub async fn headers(req: Request, next: Next) -> Response {
+pub(super) async fn headers(req: Request, next: Next) -> Response {
     let path = req.uri().path().to_string();
     let mut res = next.run(req).await;
     let status = res.status();
@@ -66,13 +66,13 @@ pub async fn headers(req: Request, next: Next) -> Response {
 /// head start, public/home.js, written in by scripts/site.mjs. Kept in step with the file on
 /// disk, since `make widget` swaps a new site in under a running server
 /// (scripts/build-widget.sh): the page is read again when its modification time changes.
-pub struct InlineScripts {
+pub(super) struct InlineScripts {
     path: PathBuf,
     seen: Mutex<(Option<SystemTime>, Arc<[String]>)>,
 }
 
 impl InlineScripts {
-    pub fn new(path: PathBuf) -> InlineScripts {
+    pub(super) fn new(path: PathBuf) -> InlineScripts {
         let seen = Mutex::new((modified(&path), read_sources(&path)));
         InlineScripts { path, seen }
     }
@@ -80,7 +80,7 @@ impl InlineScripts {
     /// The sources for `res`'s policy. Only a page runs scripts, so only a page's answer looks
     /// at the file on disk again; every other file (the wasm, the glue, …) gets the sources last
     /// seen, without a `stat` on its way out.
-    pub fn for_answer<B>(&self, res: &axum::http::Response<B>) -> Arc<[String]> {
+    pub(super) fn for_answer<B>(&self, res: &axum::http::Response<B>) -> Arc<[String]> {
         let page = res
             .headers()
             .get(header::CONTENT_TYPE)
@@ -94,7 +94,7 @@ impl InlineScripts {
     }
 
     /// The sources for the page as it is on disk now.
-    pub fn current(&self) -> Arc<[String]> {
+    pub(super) fn current(&self) -> Arc<[String]> {
         let now = modified(&self.path);
         let mut seen = self.lock();
         if seen.0 != now {

@@ -6,8 +6,8 @@
 //! feeds it while listing and stops as soon as [`Planner::is_full`]; a store that does not
 //! (the local file system) is listed whole, sorted, and fed all at once ([`Listing::plan`]).
 
-use crate::id::ItemId;
-use crate::names::SubKey;
+use super::id::ItemId;
+use super::names::SubKey;
 use std::collections::HashSet;
 use std::fmt;
 
@@ -299,8 +299,8 @@ impl Listing {
         listing
     }
 
-    /// A complete listing's markers (sorted already by [`crate::store::Store::list`]).
-    pub fn from_found(found: &crate::store::Found) -> Self {
+    /// A complete listing's markers (sorted already by [`crate::index::store::Store::list`]).
+    pub fn from_found(found: &crate::index::store::Found) -> Self {
         let mut listing = Listing {
             ids: found.ids().cloned().collect(),
             unparsable: found.strays.clone(),
@@ -336,7 +336,7 @@ impl Listing {
 
 /// Plan from a complete listing in any order.
 #[cfg(test)]
-pub fn plan<S: AsRef<str>>(names: &[S], ages: Ages, dismissed: &HashSet<ItemId>) -> Plan {
+pub(crate) fn plan<S: AsRef<str>>(names: &[S], ages: Ages, dismissed: &HashSet<ItemId>) -> Plan {
     Listing::from_names(names)
         .plan(ages, dismissed, usize::MAX, None)
         .0
@@ -344,9 +344,9 @@ pub fn plan<S: AsRef<str>>(names: &[S], ages: Ages, dismissed: &HashSet<ItemId>)
 
 #[cfg(test)]
 mod tests {
+    use super::super::id::MAX_CREATED_MS;
+    use super::super::names::SubKey;
     use super::*;
-    use crate::id::MAX_CREATED_MS;
-    use crate::names::SubKey;
     use proptest::prelude::*;
     use std::collections::HashMap;
 

@@ -1,15 +1,15 @@
 //! The item record (`items/{ws}/{id}.json`), written by the item's producer only, and the
 //! request bodies that make one. Validation of what producers send lives here.
 
-use crate::id::ItemId;
-use crate::names::Workspace;
+use super::id::ItemId;
+use super::names::{UserId, Workspace};
 use app::model::{Card, Owner, Status};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 pub const MAX_TITLE_CHARS: usize = 200;
-pub const MAX_URL_CHARS: usize = 2048;
+pub(crate) const MAX_URL_CHARS: usize = 2048;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ItemRecord {
@@ -113,8 +113,25 @@ struct Owned {
     owner: Owner,
 }
 
+/// Who registers an item, typed: the verified caller's id and display name. The record's
+/// [`Owner`] is its wire form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Producer {
+    pub user: UserId,
+    pub name: String,
+}
+
+impl Producer {
+    pub fn owner(&self) -> Owner {
+        Owner {
+            sub: self.user.to_string(),
+            name: self.name.clone(),
+        }
+    }
+}
+
 /// The owner a stored record names, or `None` if the bytes are not a record.
-pub fn owner_of(bytes: &[u8]) -> Option<Owner> {
+pub(crate) fn owner_of(bytes: &[u8]) -> Option<Owner> {
     serde_json::from_slice::<Owned>(bytes).ok().map(|o| o.owner)
 }
 
@@ -134,7 +151,7 @@ pub enum BodyError {
     OwnerName,
 }
 
-pub const MAX_NAME_CHARS: usize = 200;
+pub(crate) const MAX_NAME_CHARS: usize = 200;
 
 /// Characters no displayed text may hold: control characters, and the bidirectional controls
 /// that make text display in another order than it is stored (U+202E turns `fdp.exe` into
@@ -156,7 +173,7 @@ pub fn check_title(title: &str) -> Result<String, BodyError> {
 }
 
 /// A person's display name (an item's owner, a token's `name`).
-pub fn check_name(name: &str) -> Result<String, BodyError> {
+pub(crate) fn check_name(name: &str) -> Result<String, BodyError> {
     check_text(name, MAX_NAME_CHARS).ok_or(BodyError::OwnerName)
 }
 
@@ -177,21 +194,21 @@ pub fn check_url(url: Option<&str>) -> Result<Option<String>, BodyError> {
     ok.then(|| Some(u.to_string())).ok_or(BodyError::Url)
 }
 
-pub fn check_status(status: Status) -> Result<Status, BodyError> {
+pub(crate) fn check_status(status: Status) -> Result<Status, BodyError> {
     match status {
         Status::Unknown => Err(BodyError::Status),
         known => Ok(known),
     }
 }
 
-pub fn check_progress(p: Option<f64>) -> Result<Option<f64>, BodyError> {
+pub(crate) fn check_progress(p: Option<f64>) -> Result<Option<f64>, BodyError> {
     match p {
         Some(v) if !(0.0..=1.0).contains(&v) || !v.is_finite() => Err(BodyError::Progress),
         other => Ok(other),
     }
 }
 
-pub fn ms_to_time(ms: u64) -> DateTime<Utc> {
+pub(crate) fn ms_to_time(ms: u64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis(ms as i64).unwrap_or_default()
 }
 

@@ -4,7 +4,7 @@
 //!   `pickup token` mints them. Their claims are fixed: `sub`, `name`, `ws` (workspaces),
 //!   `scope` (`read` or `read write`), `exp`.
 //! - **RS256, ES256, EdDSA** (and whatever else a key of the identity provider's JWKS allows,
-//!   see [`crate::jwks`]), verified against `PICKUP_JWKS_URL`. Which claims hold the workspaces,
+//!   see `jwks`), verified against `PICKUP_JWKS_URL`. Which claims hold the workspaces,
 //!   the display name and the scope is configurable ([`ClaimMapping`]); the defaults read the
 //!   same claims as Pickup's own tokens.
 //!
@@ -23,29 +23,31 @@
 //! or one string of space-separated values); with a prefix, only the values that start with it
 //! count, the prefix stripped. Name: the name claim, else `preferred_username`, else `sub`;
 //! the name becomes an item's owner name, so it follows the rule of every displayed name
-//! ([`crate::record::check_name`]) and a token whose name breaks it is refused. Write access:
+//! ([`crate::index::check_name`]) and a token whose name breaks it is refused. Write access:
 //! the scope claim (a space-separated string, or an array) contains `write`. A token without
 //! a scope claim may read only: membership comes from the workspace claim, and writing is
 //! granted only when asked for explicitly (an identity provider's default access token says
 //! nothing about Pickup).
 
 use crate::error::{Error, Result};
-use crate::jwks::{Jwks, Lookup};
-use crate::names::{UserId, Workspace};
-use app::model::Owner;
+mod jwks;
+
+use crate::index::{Producer, UserId, Workspace};
 use jsonwebtoken::{
     decode, decode_header, encode, Algorithm, DecodingKey, EncodingKey, Header, Validation,
 };
+pub use jwks::Jwks;
+use jwks::Lookup;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub const MIN_SECRET_BYTES: usize = 32;
+pub(super) const MIN_SECRET_BYTES: usize = 32;
 
 /// The claims of Pickup's own (HS256) tokens.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Claims {
+pub(super) struct Claims {
     pub sub: String,
     #[serde(default)]
     pub name: Option<String>,
@@ -116,7 +118,7 @@ impl ClaimMapping {
             .find(|n| !n.trim().is_empty());
         let name = match chosen {
             None => user.to_string(),
-            Some(n) => crate::record::check_name(n).map_err(|e| {
+            Some(n) => crate::index::check_name(n).map_err(|e| {
                 Error::Unauthenticated(format!("the token's name was refused ({e}); get a new one"))
             })?,
         };
@@ -187,10 +189,70 @@ impl Caller {
         Ok(())
     }
 
-    pub fn owner(&self) -> Owner {
-        Owner {
-            sub: self.user.to_string(),
+    /// The caller as the producer of the items it registers.
+    pub fn producer(&self) -> Producer {
+        Producer {
+            user: self.user.clone(),
             name: self.name.clone(),
+        }
+    }
+}
+
+/// What a route needs of its caller: [`Read`] or [`Write`] access to the workspace.
+pub trait Grant: Send + Sync + 'static {
+    const ACCESS: Access;
+}
+
+/// Read access: membership of the workspace.
+pub struct Read;
+/// Write access: membership and the `write` scope.
+pub struct Write;
+
+impl Grant for Read {
+    const ACCESS: Access = Access::Read;
+}
+impl Grant for Write {
+    const ACCESS: Access = Access::Write;
+}
+
+/// Proof that a token was verified and grants `A` on one workspace. Only [`Auth::authorize`]
+/// makes one, so a service method that takes it cannot be reached unchecked.
+pub struct Authorized<A> {
+    caller: Caller,
+    ws: Workspace,
+    access: std::marker::PhantomData<A>,
+}
+
+impl<A> Clone for Authorized<A> {
+    fn clone(&self) -> Self {
+        Authorized {
+            caller: self.caller.clone(),
+            ws: self.ws.clone(),
+            access: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<A> Authorized<A> {
+    pub fn caller(&self) -> &Caller {
+        &self.caller
+    }
+
+    pub fn ws(&self) -> &Workspace {
+        &self.ws
+    }
+
+    pub fn user(&self) -> &UserId {
+        &self.caller.user
+    }
+}
+
+impl From<Authorized<Write>> for Authorized<Read> {
+    fn from(w: Authorized<Write>) -> Self {
+        Authorized {
+            caller: w.caller,
+            ws: w.ws,
+            access: std::marker::PhantomData,
         }
     }
 }
@@ -311,6 +373,23 @@ impl Auth {
             Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512 => self.verify_secret(token),
             alg => self.verify_jwks(token, header.kid.as_deref(), alg).await,
         }
+    }
+
+    /// The token, then the workspace's name, then membership with `A`'s access: what every
+    /// call checks before it touches the store.
+    pub async fn authorize<A: Grant>(
+        &self,
+        bearer: Option<&str>,
+        ws: &str,
+    ) -> Result<Authorized<A>> {
+        let caller = self.verify(bearer).await?;
+        let ws = Workspace::parse(ws)?;
+        caller.check(&ws, A::ACCESS)?;
+        Ok(Authorized {
+            caller,
+            ws,
+            access: std::marker::PhantomData,
+        })
     }
 
     /// An HS256 token, checked with the secret (never with a JWKS key).

@@ -7,7 +7,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 /// The name the `security` requirements refer to (the derive below needs it as a literal).
-pub const BEARER: &str = "bearer";
+pub(super) const BEARER: &str = "bearer";
 
 #[derive(OpenApi)]
 #[openapi(
@@ -28,7 +28,7 @@ pub const BEARER: &str = "bearer";
         (name = "meta", description = "This document")
     )
 )]
-pub struct ApiDoc;
+pub(super) struct ApiDoc;
 
 /// `Authorization: Bearer <JWT>`: Pickup's own HS256 tokens, or the identity provider's.
 struct BearerJwt;

@@ -9,7 +9,7 @@
 use super::error::Result;
 use super::key::{Found, Scope};
 use super::{ListOrder, Store};
-use crate::id::ItemId;
+use crate::index::ItemId;
 use futures::stream::BoxStream;
 use futures::StreamExt;
 use object_store::list::{PaginatedListOptions, PaginatedListStore};

@@ -1,0 +1,149 @@
+//! The whole HTTP surface as one axum `Router`: the REST routes, the widget's server
+//! functions, health checks and the widget's static files, and the layers every answer passes.
+//!
+//! Every answer carries an `X-Request-Id` (the caller's, or a new UUID) and
+//! `X-Content-Type-Options: nosniff`; API answers (`/api/…`, `/healthz`, `/readyz`) carry
+//! `Cache-Control: no-store`, pages and files of the site a Content-Security-Policy
+//! ([`content_security_policy`]) and the caching and encoding of `site`. Other answers
+//! are gzipped on the fly when the client accepts it; a precompressed file is sent as it is. A
+//! request that takes longer than its timeout gets 408.
+
+use super::policy::content_security_policy;
+use super::routes::{self, OpenApiJson};
+use super::server_fns::server_fn;
+use super::service::Pickup;
+use super::state::{AppState, MAX_BODY_BYTES};
+use app::service::ServiceHandle;
+use axum::body::Bytes;
+use axum::extract::Request;
+use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::Router;
+use std::sync::Arc;
+use std::time::Duration;
+use tower::ServiceBuilder;
+use tower_http::compression::CompressionLayer;
+use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+
+pub struct HttpConfig {
+    pub site: std::path::PathBuf,
+    /// Origins whose pages may call this server, checked by [`allowed_origins`].
+    pub allowed_origins: Vec<HeaderValue>,
+    /// Who may frame the site's pages (CSP `frame-ancestors`), checked by [`frame_ancestors`].
+    pub frame_ancestors: String,
+    /// A request still unanswered after this gets 408.
+    pub request_timeout: Duration,
+}
+
+pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
+    let handle = ServiceHandle(Arc::new(pickup.clone()));
+    let state = AppState { pickup, handle };
+    let (rest, doc) = routes::rest().split_for_parts();
+    let doc = OpenApiJson(Bytes::from(
+        doc.to_json().expect("the OpenAPI document serialises"),
+    ));
+    let api = rest
+        .layer(axum::Extension(doc))
+        .route("/api/recent", post(server_fn))
+        .route("/api/dismiss", post(server_fn))
+        // Anything else under /api is a name that did not fit a route (`a/b`, an empty segment).
+        .route("/api/{*rest}", axum::routing::any(routes::no_such_route))
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(routes::readyz))
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("no-store"),
+        ));
+    // The home page's inline script (public/home.js), allowed by its hash.
+    let home_scripts = Arc::new(super::site::InlineScripts::new(
+        config.site.join("index.html"),
+    ));
+    let frame_ancestors = config.frame_ancestors.clone();
+    let site = ServiceBuilder::new()
+        .layer(middleware::from_fn(super::site::headers))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CONTENT_SECURITY_POLICY,
+            move |res: &axum::http::Response<_>| {
+                Some(content_security_policy(
+                    &frame_ancestors,
+                    false,
+                    &home_scripts.for_answer(res),
+                ))
+            },
+        ))
+        .service(super::site::dir(&config.site));
+    // The example host page may call a Pickup server its URL names (see public/embed.js).
+    let embed_page = ServiceBuilder::new()
+        .layer(middleware::from_fn(super::site::headers))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CONTENT_SECURITY_POLICY,
+            content_security_policy(&config.frame_ancestors, true, &[]),
+        ))
+        .service(super::site::file(&config.site.join("embed.html")));
+    let cors = CorsLayer::new()
+        .allow_origin(AllowOrigin::list(config.allowed_origins.clone()))
+        .allow_methods([Method::GET, Method::POST, Method::PUT, Method::DELETE])
+        .allow_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            header::IF_MATCH,
+            header::ACCEPT,
+        ])
+        .expose_headers([header::ETAG, X_REQUEST_ID]);
+    Router::new()
+        .merge(api)
+        .route_service("/embed.html", embed_page)
+        .fallback_service(site)
+        .with_state(state)
+        .layer(
+            // Top to bottom: the order a request passes the layers.
+            ServiceBuilder::new()
+                // First, so that every answer is counted, a timeout's 408 too.
+                .layer(middleware::from_fn(crate::metrics::count_request))
+                .layer(SetRequestIdLayer::new(X_REQUEST_ID, MakeRequestUuid))
+                .layer(TraceLayer::new_for_http().make_span_with(request_span))
+                .layer(PropagateRequestIdLayer::new(X_REQUEST_ID))
+                .layer(middleware::from_fn(request_id_scope))
+                .layer(cors)
+                .layer(SetResponseHeaderLayer::overriding(
+                    header::X_CONTENT_TYPE_OPTIONS,
+                    HeaderValue::from_static("nosniff"),
+                ))
+                .layer(CompressionLayer::new())
+                .layer(TimeoutLayer::with_status_code(
+                    StatusCode::REQUEST_TIMEOUT,
+                    config.request_timeout,
+                )),
+        )
+}
+
+const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+fn request_id_of<B>(req: &Request<B>) -> &str {
+    req.headers()
+        .get(X_REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("-")
+}
+
+fn request_span<B>(req: &Request<B>) -> tracing::Span {
+    tracing::info_span!(
+        "request",
+        method = %req.method(),
+        uri = %req.uri(),
+        request_id = %request_id_of(req),
+    )
+}
+
+/// Lets the error conversion (for both doors) name the request it answers.
+async fn request_id_scope(req: Request, next: Next) -> Response {
+    let id = request_id_of(&req).to_string();
+    crate::error::with_request_id(id, next.run(req)).await
+}

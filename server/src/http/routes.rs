@@ -1,0 +1,279 @@
+//! The REST routes of the contract (`/api/v1`), each with its OpenAPI description, and the
+//! health checks. Handlers take an [`Authorized`] caller and typed names, call the service,
+//! and shape its answer; they decide nothing themselves.
+
+use super::auth::{Authorized, Read, Write};
+use super::extract::{recent_query, JsonBody, Names, RecentQuery, RecentQueryResult};
+use super::state::AppState;
+use crate::error::Error;
+use crate::index::{ItemRecord, ItemUpdate, NewItem};
+use app::error::ApiError;
+use app::model::RecentPage;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// The document, serialised once when the router is built (a clone shares the bytes).
+#[derive(Clone)]
+pub(super) struct OpenApiJson(pub(super) Bytes);
+
+#[utoipa::path(
+    get,
+    path = "/api/v1/openapi.json",
+    tag = "meta",
+    summary = "This document (no token needed)",
+    security(()),
+    responses((status = 200, description = "The OpenAPI 3.1 document of this API", content_type = "application/json", body = Object)),
+)]
+pub(super) async fn openapi_json(axum::Extension(doc): axum::Extension<OpenApiJson>) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], doc.0).into_response()
+}
+
+pub(super) async fn no_such_route() -> Error {
+    Error::MalformedPath(
+        "no such route: names cannot contain '/' or be empty; see the API in the README".into(),
+    )
+}
+
+pub(super) async fn readyz(State(s): State<AppState>) -> Response {
+    match s.pickup.ready().await {
+        Ok(()) => (StatusCode::OK, "ready").into_response(),
+        Err(e) => {
+            // The detail (paths, endpoints) goes to the log only.
+            let id = crate::error::request_id();
+            tracing::error!(request_id = %id, error = %e, "readyz: the store did not answer");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("store not answering (request id {id})"),
+            )
+                .into_response()
+        }
+    }
+}
+
+fn with_etag(body: impl IntoResponse, status: StatusCode, e_tag: Option<String>) -> Response {
+    let mut res = (status, body).into_response();
+    if let Some(v) = e_tag.and_then(|t| HeaderValue::from_str(&t).ok()) {
+        res.headers_mut().insert(header::ETAG, v);
+    }
+    res
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/v1/workspaces/{ws}/items",
+    tag = "items",
+    summary = "Register an item",
+    description = "A new run of `key`: its id is chosen by the server. Needs the write scope; \
+                   the caller becomes the item's owner.",
+    params(("ws" = String, Path, description = "The workspace: 1 to 63 of a-z, 0-9 and '-', starting with a letter or digit")),
+    request_body = NewItem,
+    responses(
+        (status = 201, description = "Registered: the record", body = ItemRecord),
+        (status = 400, description = "`invalid_name` or `invalid_body`", body = ApiError),
+        (status = 401, description = "`unauthenticated`", body = ApiError),
+        (status = 403, description = "`forbidden`: not a member, or a read-only token", body = ApiError),
+        (status = 409, description = "`conflict`: every id tried for the key was taken; send it again", body = ApiError),
+        (status = 413, description = "`too_large`: a body over 64 KiB", body = ApiError),
+        (status = 503, description = "`store_unavailable`", body = ApiError),
+    ),
+)]
+pub(super) async fn register(
+    State(s): State<AppState>,
+    who: Result<Authorized<Write>, Error>,
+    req: Request,
+) -> Result<Response, Error> {
+    let refused = |e: Error| {
+        // A refusal counts here, before the write; the service counts the writes.
+        crate::metrics::registration(Err(e.code()));
+        e
+    };
+    let who = who.map_err(refused)?;
+    let JsonBody(item) = JsonBody::<NewItem>::from_request(req, &())
+        .await
+        .map_err(refused)?;
+    let registered = s.pickup.register(&who, item).await?;
+    Ok((StatusCode::CREATED, Json(registered)).into_response())
+}
+
+#[utoipa::path(
+    put,
+    path = "/api/v1/workspaces/{ws}/items/{id}",
+    tag = "items",
+    summary = "Update an item (its owner only)",
+    description = "The whole record as the producer now sees it; a running item's update is its \
+                   heartbeat. Fields the server keeps (`id`, `ws`, `key`, `owner`, `created_at`) \
+                   may be repeated as GET gave them; a changed one is refused by name.",
+    params(
+        ("ws" = String, Path, description = "The workspace"),
+        ("id" = String, Path, description = "The item's id, as registration gave it"),
+    ),
+    request_body = ItemUpdate,
+    responses(
+        (status = 200, description = "Updated: the record", body = ItemRecord,
+         headers(("ETag" = String, description = "Send it back as If-Match"))),
+        (status = 400, description = "`invalid_name` or `invalid_body` (also an unreadable If-Match)", body = ApiError),
+        (status = 401, description = "`unauthenticated`", body = ApiError),
+        (status = 403, description = "`forbidden`: not a member, a read-only token, or not the owner", body = ApiError),
+        (status = 404, description = "`not_found`", body = ApiError),
+        (status = 412, description = "`precondition_failed`: If-Match lost the race", body = ApiError),
+        (status = 413, description = "`too_large`", body = ApiError),
+        (status = 501, description = "`not_supported`: If-Match on a store without conditional writes", body = ApiError),
+        (status = 503, description = "`store_unavailable`", body = ApiError),
+    ),
+)]
+pub(super) async fn update(
+    State(s): State<AppState>,
+    who: Authorized<Write>,
+    Names((_, id)): Names<(String, String)>,
+    req: Request,
+) -> Result<Response, Error> {
+    let headers = req.headers().clone();
+    let JsonBody(up) = JsonBody::<ItemUpdate>::from_request(req, &()).await?;
+    // Present but unreadable is refused, never taken for absent (a plain write).
+    let if_match = match headers.get(header::IF_MATCH) {
+        None => None,
+        Some(v) => Some(
+            v.to_str()
+                .map_err(|_| crate::index::store::BadValidator)?
+                .to_string(),
+        ),
+    };
+    let id = s.pickup.item_id(&id)?;
+    let (record, e_tag) = s.pickup.update(&who, id, up, if_match).await?;
+    Ok(with_etag(Json(record), StatusCode::OK, e_tag))
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/v1/workspaces/{ws}/items/{id}",
+    tag = "items",
+    summary = "Read an item's record",
+    params(
+        ("ws" = String, Path, description = "The workspace"),
+        ("id" = String, Path, description = "The item's id, as registration gave it"),
+    ),
+    responses(
+        (status = 200, description = "The record", body = ItemRecord,
+         headers(("ETag" = String, description = "Send it back as If-Match"))),
+        (status = 400, description = "`invalid_name`", body = ApiError),
+        (status = 401, description = "`unauthenticated`", body = ApiError),
+        (status = 403, description = "`forbidden`", body = ApiError),
+        (status = 404, description = "`not_found`", body = ApiError),
+        (status = 503, description = "`store_unavailable`", body = ApiError),
+    ),
+)]
+pub(super) async fn get_item(
+    State(s): State<AppState>,
+    who: Authorized<Read>,
+    Names((_, id)): Names<(String, String)>,
+) -> Result<Response, Error> {
+    let id = s.pickup.item_id(&id)?;
+    let (record, e_tag) = s.pickup.get(&who, &id).await?;
+    Ok(with_etag(Json(record), StatusCode::OK, e_tag))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/api/v1/workspaces/{ws}/items/{id}",
+    tag = "items",
+    summary = "Remove an item (its owner only)",
+    params(
+        ("ws" = String, Path, description = "The workspace"),
+        ("id" = String, Path, description = "The item's id, as registration gave it"),
+    ),
+    responses(
+        (status = 204, description = "Removed"),
+        (status = 400, description = "`invalid_name`", body = ApiError),
+        (status = 401, description = "`unauthenticated`", body = ApiError),
+        (status = 403, description = "`forbidden`: not a member, a read-only token, or not the owner", body = ApiError),
+        (status = 404, description = "`not_found`", body = ApiError),
+        (status = 503, description = "`store_unavailable`", body = ApiError),
+    ),
+)]
+pub(super) async fn remove(
+    State(s): State<AppState>,
+    who: Authorized<Write>,
+    Names((_, id)): Names<(String, String)>,
+) -> Result<StatusCode, Error> {
+    let id = s.pickup.item_id(&id)?;
+    s.pickup.remove(&who, id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/v1/workspaces/{ws}/items/{id}/dismiss",
+    tag = "items",
+    summary = "Hide an item from the caller's own page",
+    params(
+        ("ws" = String, Path, description = "The workspace"),
+        ("id" = String, Path, description = "The item's id, as registration gave it"),
+    ),
+    responses(
+        (status = 204, description = "Dismissed"),
+        (status = 400, description = "`invalid_name`", body = ApiError),
+        (status = 401, description = "`unauthenticated`", body = ApiError),
+        (status = 403, description = "`forbidden`", body = ApiError),
+        (status = 404, description = "`not_found`", body = ApiError),
+        (status = 503, description = "`store_unavailable`", body = ApiError),
+    ),
+)]
+pub(super) async fn dismiss(
+    State(s): State<AppState>,
+    who: Authorized<Read>,
+    Names((_, id)): Names<(String, String)>,
+) -> Result<StatusCode, Error> {
+    let id = s.pickup.item_id(&id)?;
+    s.pickup.dismiss_item(&who, id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/v1/workspaces/{ws}/recent",
+    tag = "recent",
+    summary = "The caller's page of cards, newest first",
+    params(("ws" = String, Path, description = "The workspace"), RecentQuery),
+    responses(
+        (status = 200, description = "The page", body = RecentPage),
+        (status = 400, description = "`invalid_name` (also `before`) or `invalid_body` (the query)", body = ApiError),
+        (status = 401, description = "`unauthenticated`", body = ApiError),
+        (status = 403, description = "`forbidden`", body = ApiError),
+        (status = 503, description = "`store_unavailable`", body = ApiError),
+    ),
+)]
+pub(super) async fn recent(
+    State(s): State<AppState>,
+    who: Authorized<Read>,
+    q: RecentQueryResult,
+) -> Result<Response, Error> {
+    let q = recent_query(q)?;
+    let before = q
+        .before
+        .as_deref()
+        .map(|id| s.pickup.item_id(id))
+        .transpose()?;
+    let page = s
+        .pickup
+        .recent_page(&who, q.filter, q.cap, before.as_ref())
+        .await?;
+    Ok(Json(page).into_response())
+}
+
+/// The REST API (`/api/v1`), each route registered with its OpenAPI description, so that the
+/// router and the document come from this one list.
+pub(super) fn rest() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(super::openapi::ApiDoc::openapi())
+        .routes(routes!(register))
+        .routes(routes!(get_item, update, remove))
+        .routes(routes!(dismiss))
+        .routes(routes!(recent))
+        .routes(routes!(super::sse::live))
+        .routes(routes!(openapi_json))
+}

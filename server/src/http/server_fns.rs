@@ -1,0 +1,38 @@
+//! The widget's door: its server functions (`/api/recent`, `/api/dismiss`), declared in `app`
+//! and answered by the same service as the REST routes.
+
+use super::extract::bearer;
+use super::state::{AppState, MAX_BODY_BYTES};
+use app::error::ApiError;
+use app::service::Bearer;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+
+/// The widget's server functions. The service and the caller's token go in through context;
+/// the error's code decides the status (server functions would otherwise answer 500).
+pub(super) async fn server_fn(State(s): State<AppState>, req: Request<Body>) -> Response {
+    let handle = s.handle.clone();
+    let token = Bearer(bearer(req.headers()));
+    let res = leptos_axum::handle_server_fns_with_context(
+        move || {
+            leptos::prelude::provide_context(handle.clone());
+            leptos::prelude::provide_context(token.clone());
+        },
+        req,
+    )
+    .await
+    .into_response();
+    if res.status() != StatusCode::INTERNAL_SERVER_ERROR {
+        return res;
+    }
+    let (mut parts, body) = res.into_parts();
+    let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
+        .await
+        .unwrap_or_default();
+    if let Ok(e) = serde_json::from_slice::<ApiError>(&bytes) {
+        parts.status = StatusCode::from_u16(e.error.http_status()).unwrap_or(parts.status);
+    }
+    Response::from_parts(parts, Body::from(bytes))
+}

@@ -1,0 +1,81 @@
+//! The live route: the viewer's page as server-sent events.
+
+use super::auth::{Authorized, Read};
+use super::extract::{recent_query, RecentQuery, RecentQueryResult};
+use super::state::AppState;
+use crate::error::Error;
+use app::error::ApiError;
+use axum::extract::State;
+use axum::http::HeaderValue;
+use axum::response::{IntoResponse, Response};
+use std::time::Duration;
+
+/// How often a stream sends a comment when it has nothing to say, so that proxies between the
+/// server and the browser do not close it as idle.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// `GET /api/v1/workspaces/{ws}/live`: the viewer's page as server-sent events, read with
+/// `fetch` (the token travels in `Authorization`, never in the URL). Refusals (401, 403, 400)
+/// come before the stream, as JSON errors like every route's.
+#[utoipa::path(
+    get,
+    path = "/api/v1/workspaces/{ws}/live",
+    tag = "recent",
+    summary = "The caller's page as server-sent events",
+    description = "`event: page` (data: a RecentPage) at once and whenever it changes; \
+                   `event: unavailable` (data: an ApiError) while the store does not answer; \
+                   then one closing event, `unauthenticated` or `reconnect`. Refusals come \
+                   before the stream, as JSON.",
+    params(("ws" = String, Path, description = "The workspace"), RecentQuery),
+    responses(
+        (status = 200, description = "The stream", content_type = "text/event-stream", body = String),
+        (status = 400, description = "`invalid_name` or `invalid_body` (the query; `before` is refused)", body = ApiError),
+        (status = 401, description = "`unauthenticated`", body = ApiError),
+        (status = 403, description = "`forbidden`", body = ApiError),
+        (status = 501, description = "`not_supported`: this server serves no live streams (`PICKUP_LIVE_EVERY=0s`)", body = ApiError),
+        (status = 503, description = "`busy` (poll instead) or `store_unavailable`", body = ApiError),
+    ),
+)]
+pub(super) async fn live(
+    State(s): State<AppState>,
+    who: Authorized<Read>,
+    q: RecentQueryResult,
+) -> Result<Response, Error> {
+    use crate::live::{Event, Frame};
+    use axum::response::sse::{self, KeepAlive, Sse};
+    use futures::StreamExt;
+    let q = recent_query(q)?;
+    if q.before.is_some() {
+        return Err(Error::MalformedBody(
+            "a live stream sends the first page: drop before (GET /recent pages with it)".into(),
+        ));
+    }
+    let (sub, expires_at) = s.pickup.subscribe(&who, q.filter, q.cap)?;
+    let events = sub.frames(expires_at).map(|frame| {
+        let event = match frame {
+            Frame::Event(Event::Page(page)) => sse::Event::default().event("page").json_data(page),
+            Frame::Event(Event::Unavailable) => {
+                let e = ApiError::new(
+                    app::error::ErrorCode::StoreUnavailable,
+                    "the object store did not answer; the last page stands, and this stream retries",
+                );
+                sse::Event::default().event("unavailable").json_data(e)
+            }
+            Frame::Unauthenticated => {
+                let e = ApiError::from(Error::Unauthenticated(
+                    "the token expired; get a new one".into(),
+                ));
+                sse::Event::default().event("unauthenticated").json_data(e)
+            }
+            Frame::Reconnect => Ok(sse::Event::default().event("reconnect").data("{}")),
+        };
+        Ok::<_, std::convert::Infallible>(event.expect("a page serialises"))
+    });
+    let mut res = Sse::new(events)
+        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+        .into_response();
+    // Proxies that buffer responses (nginx) pass this one through as it comes.
+    res.headers_mut()
+        .insert("x-accel-buffering", HeaderValue::from_static("no"));
+    Ok(res)
+}

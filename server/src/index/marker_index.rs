@@ -1,0 +1,102 @@
+//! The marker index: one empty object per item under `markers/{ws}/`, never a shared list.
+//!
+//! Guarantees:
+//! - A write touches only its own keys and reads nothing shared, so concurrent producers never
+//!   overwrite each other.
+//! - A read never treats an error as "empty": a failed listing is an error for the caller and
+//!   deletes nothing; a record that cannot be read makes the page `partial` and keeps its marker.
+//! - Only markers confirmed dead (expired by name, superseded by a newer run, finished long ago,
+//!   recordless past the grace period) are deleted, one key at a time, after the answer.
+
+use super::clock_check::ClockCheck;
+use super::prune::Prune;
+use crate::index::store::Store;
+use crate::index::Clock;
+use crate::index::ItemId;
+use crate::index::Limits;
+use crate::index::ReadCache;
+use crate::index::Workspace;
+use crate::index::{IndexError, Result};
+use app::model::RecentPage;
+use std::sync::Arc;
+
+#[derive(Clone)]
+pub struct Index {
+    pub(super) store: Store,
+    pub limits: Limits,
+    pub default_cap: u32,
+    pub clock: Arc<dyn Clock>,
+    /// Shared by concurrent reads (`serve` turns it on; tests and the janitor read directly).
+    pub(super) cache: Option<Arc<ReadCache>>,
+    /// Checks this server's clock against the store's before deleting anything by age
+    /// (`serve` and `prune` turn it on; tests with manual clocks leave it off).
+    pub(super) clock_check: Option<Arc<ClockCheck>>,
+}
+
+/// A whole page, plus what the reader learned on the way.
+#[derive(Debug)]
+pub struct Read {
+    pub page: RecentPage,
+    pub prune: Prune,
+    /// How many keys the listing took from the store (on the clouds, all it returned): what a
+    /// read costs in listing, whatever the workspace's size.
+    pub listed: usize,
+}
+
+impl Index {
+    pub fn new(store: Store, limits: Limits, default_cap: u32, clock: Arc<dyn Clock>) -> Self {
+        Index {
+            store,
+            limits,
+            default_cap,
+            clock,
+            cache: None,
+            clock_check: None,
+        }
+    }
+
+    /// The same index, telling the time by `clock`.
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Check this server's clock against the store's before any delete by age.
+    pub fn with_clock_check(mut self) -> Self {
+        self.clock_check = Some(Arc::default());
+        self
+    }
+
+    /// Share listings and record reads between requests for up to `fresh_for`.
+    pub fn with_read_cache(mut self, fresh_for: std::time::Duration) -> Self {
+        self.cache =
+            (!fresh_for.is_zero()).then(|| Arc::new(ReadCache::new(self.store.clone(), fresh_for)));
+        self
+    }
+
+    pub(super) fn wrote(&self, ws: &Workspace) {
+        if let Some(cache) = &self.cache {
+            cache.wrote(ws);
+        }
+    }
+
+    /// An id a caller sent: well formed, and not dated later than now plus the clock skew
+    /// (no server made such an id; it would look young forever).
+    pub fn item_id(&self, raw: &str) -> Result<ItemId> {
+        let id = ItemId::parse(raw)?;
+        if let Some(ahead_ms) = self
+            .limits
+            .too_far_ahead(id.created_ms(), self.clock.now_ms())
+        {
+            return Err(IndexError::FutureId {
+                ahead_ms,
+                max_skew_ms: self.limits.max_skew_ms,
+            });
+        }
+        Ok(id)
+    }
+}

@@ -1,0 +1,42 @@
+//! The marker index: one empty object per item under `markers/{ws}/`, never a shared list.
+//!
+//! - [`core`] (private): the pure rules (names, ids, records, what a listing means), tested
+//!   without a store.
+//! - [`store`]: the only code in Pickup that speaks object_store.
+//! - `cache`: the store's reads, shared by concurrent requests (serve only).
+//! - `marker_index`: [`Index`], what it holds; `write`, `read` and `prune`: its three paths
+//!   over the store; `clock_check`: whether this server's clock may judge ages.
+//! - `janitor`: whole-workspace sweeps, so nothing Pickup writes lives forever.
+//!
+//! Everything another part of Pickup may use is re-exported here; nothing else is reachable.
+
+mod cache;
+mod clock;
+mod clock_check;
+mod core;
+mod error;
+mod janitor;
+mod marker_index;
+mod prune;
+mod read;
+pub mod store;
+mod write;
+
+pub use self::clock::{Clock, ManualClock, SystemClock};
+pub use self::core::id::{IdError, ItemId};
+pub use self::core::names::{NameError, SubKey, UserId, Workspace};
+pub use self::core::plan::{Ages, Budget, Listing, Planner, Reason, RIVALS_PER_KEY};
+pub use self::core::record::{
+    check_title, check_url, is_unsafe_char, BodyError, ItemRecord, ItemUpdate, NewItem, Producer,
+    MAX_TITLE_CHARS,
+};
+pub use self::core::verdict::{judge, Limits, Lookup, Verdict};
+pub use self::error::{IndexError, Result};
+pub use self::janitor::{every as janitor_every, sweep, workspaces, Sweep};
+pub use self::marker_index::{Index, Read};
+pub use self::prune::{FoundBy, Prune, PruneReport};
+
+pub(crate) use self::cache::ReadCache;
+pub(crate) use self::core::plan::Plan;
+pub(crate) use self::core::record::{check_name, ms_to_time, owner_of};
+pub(crate) use self::core::verdict::settle;

@@ -1,0 +1,104 @@
+//! Deleting what a read or a sweep found dead: only markers confirmed dead (expired by name,
+//! superseded by a newer run, finished long ago, recordless past the grace period), one key at
+//! a time, after the answer.
+
+use super::marker_index::Index;
+use crate::index::store::{Key, KeyKind};
+use crate::index::Reason;
+use crate::index::Workspace;
+use std::collections::BTreeMap;
+
+/// Keys a read or a sweep found dead, to delete after the answer is sent. Deleting a
+/// [`Key::Marker`] takes the item's record with it (marker first, so the item leaves every
+/// reader's view before its record goes).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Prune {
+    pub deletes: Vec<(Key, Reason)>,
+    pub by: FoundBy,
+}
+
+/// Who found the keys of a [`Prune`] dead, for the operators' numbers.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum FoundBy {
+    /// A read (`recent`, a live watcher's read).
+    #[default]
+    Read,
+    /// A sweep of the janitor (the server's, or `pickup prune`).
+    Janitor,
+}
+
+impl FoundBy {
+    fn label(self) -> &'static str {
+        match self {
+            FoundBy::Read => "read",
+            FoundBy::Janitor => "janitor",
+        }
+    }
+}
+
+/// What [`Index::apply`] deleted, per kind of key.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct PruneReport {
+    pub deleted: BTreeMap<KeyKind, usize>,
+    pub failed: usize,
+    /// Deletes by age not made because this server's clock disagrees with the store's.
+    pub held: usize,
+}
+
+impl PruneReport {
+    pub fn total(&self) -> usize {
+        self.deleted.values().sum()
+    }
+}
+
+impl Index {
+    /// Step 8: delete what a read or a sweep found dead, one key at a time; a marker's record
+    /// goes right after the marker. A failure is logged and happens again on a later read or
+    /// sweep; a key someone else already deleted is fine.
+    ///
+    /// Deletes decided by age wait while this server's clock disagrees with the store's
+    /// ([`Index::ages_trusted`]); they are counted in [`PruneReport::held`].
+    pub async fn apply(&self, prune: &Prune) -> PruneReport {
+        let by = prune.by;
+        use crate::metrics::{DELETIONS, DELETIONS_HELD, DELETION_FAILURES};
+        let mut report = PruneReport::default();
+        let mut touched: Vec<&Workspace> = Vec::new();
+        let by_age = prune.deletes.iter().any(|(_, r)| r.is_by_age());
+        let ages_trusted = !by_age || self.ages_trusted().await;
+        for (key, reason) in &prune.deletes {
+            if reason.is_by_age() && !ages_trusted {
+                report.held += 1;
+                metrics::counter!(DELETIONS_HELD, "by" => by.label()).increment(1);
+                continue;
+            }
+            let mut doomed = vec![key.clone()];
+            if let Key::Marker(ws, id) = key {
+                doomed.push(Key::Record(ws.clone(), id.clone()));
+            }
+            for key in doomed {
+                match self.store.delete(&key).await {
+                    Ok(()) => {
+                        tracing::debug!(%key, %reason, "pruned");
+                        *report.deleted.entry(key.kind()).or_default() += 1;
+                        metrics::counter!(DELETIONS, "by" => by.label(), "reason" => reason.label(), "kind" => key.kind().label())
+                            .increment(1);
+                    }
+                    Err(e) => {
+                        tracing::warn!(%key, error = %e, "prune failed; a later read or sweep will retry");
+                        report.failed += 1;
+                        metrics::counter!(DELETION_FAILURES, "by" => by.label()).increment(1);
+                        // A record stays while its marker does: stop at the first failure.
+                        break;
+                    }
+                }
+            }
+            if !touched.contains(&key.ws()) {
+                touched.push(key.ws());
+            }
+        }
+        for ws in touched {
+            self.wrote(ws);
+        }
+        report
+    }
+}

@@ -1,0 +1,278 @@
+//! The read path: a page of cards from a listing of markers and a read of each candidate's
+//! record. A read never treats an error as "empty": a failed listing is an error for the
+//! caller and deletes nothing; a record that cannot be read makes the page `partial` and keeps
+//! its marker.
+
+use super::marker_index::{Index, Read};
+use super::prune::Prune;
+use crate::index::store::{Found, Key, ListOrder, Scope, Stored};
+use crate::index::ItemId;
+use crate::index::{judge, settle, Lookup, Verdict};
+use crate::index::{Ages, Budget, Listing, Planner, Reason};
+use crate::index::{IndexError, Result};
+use crate::index::{UserId, Workspace};
+use app::model::{Card, Filter, RecentPage, MAX_CAP};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+impl Index {
+    /// DESIGN.md steps 2–7. Deletes nothing itself: the caller applies [`Read::prune`] after
+    /// answering (step 8).
+    ///
+    /// `before`: the last id of the page the viewer has; the answer is the next page, the cards
+    /// a page without a cap would show after that id (an older run of a key shown before the
+    /// cursor is not a card of its own: see [`Planner::after`]).
+    pub async fn recent(
+        &self,
+        ws: &Workspace,
+        viewer: &UserId,
+        filter: Filter,
+        cap: Option<u32>,
+        before: Option<&ItemId>,
+    ) -> Result<Read> {
+        let dismissed = self.dismissals(ws, viewer).await?;
+        self.recent_without(ws, viewer, filter, cap, before, &dismissed)
+            .await
+    }
+
+    /// [`Index::recent`] for a viewer whose dismissals are known already (the live watcher
+    /// lists every viewer's at once; a live page is always the first, `before` = `None`).
+    pub async fn recent_without(
+        &self,
+        ws: &Workspace,
+        viewer: &UserId,
+        filter: Filter,
+        cap: Option<u32>,
+        before: Option<&ItemId>,
+        dismissed: &HashSet<ItemId>,
+    ) -> Result<Read> {
+        let cap = cap.unwrap_or(self.default_cap).clamp(1, MAX_CAP) as usize;
+        let mut budget = Budget::new(cap);
+        let now = self.clock.now_ms();
+
+        // "Mine" lists the viewer's own markers: its cost does not depend on how busy the
+        // workspace is.
+        let source = match filter {
+            Filter::All => Scope::Markers(ws.clone()),
+            Filter::Mine => Scope::OwnerMarkers(ws.clone(), viewer.clone()),
+        };
+        let (plan, listing_cut, listed) = self
+            .plan_markers(&source, now, dismissed, budget.candidates(), before)
+            .await?;
+        // Markers to delete, by id: planned by name, then found dead by their records.
+        let mut dead: Vec<(ItemId, Reason)> = plan.delete.clone();
+        for name in &plan.unparsable {
+            tracing::warn!(ws = %ws, name, "skipping a marker whose name is not an id");
+        }
+
+        let mut cards: Vec<Card> = Vec::new();
+        let mut partial = false;
+        let mut resolved = 0;
+        let rivals = plan.rivals_by_key();
+        // A rival shown in place of its key's newest id may sort after the next key's card: a
+        // card is certain only once every candidate before it is resolved.
+        let certain = |cards: &[Card], resolved: usize| match plan.candidates.get(resolved) {
+            Some(next) => cards.iter().filter(|c| c.id < next.to_string()).count(),
+            None => cards.len(),
+        };
+        // Newest first, N keys at a time (each with its rivals), until N certain cards or the
+        // budget is spent.
+        while certain(&cards, resolved) < cap
+            && budget.left() > 0
+            && resolved < plan.candidates.len()
+        {
+            let n = cap.min(budget.left()).min(plan.candidates.len() - resolved);
+            let batch = &plan.candidates[resolved..resolved + n];
+            resolved += n;
+            let groups: Vec<Vec<&ItemId>> = batch
+                .iter()
+                .map(|id| {
+                    let more = rivals.get(id.key()).into_iter().flatten().copied();
+                    std::iter::once(id).chain(more).collect()
+                })
+                .collect();
+            let lookups =
+                futures::future::join_all(groups.iter().flatten().map(|id| self.lookup(ws, id)))
+                    .await;
+            let mut lookups = lookups.into_iter();
+            for group in groups {
+                let runs: Vec<(ItemId, Verdict)> = group
+                    .into_iter()
+                    .zip(lookups.by_ref())
+                    .map(|(id, lookup)| {
+                        let verdict = judge(id, lookup, now, &self.limits);
+                        budget.spend(matches!(verdict, Verdict::Unknown(_)));
+                        (id.clone(), verdict)
+                    })
+                    .collect();
+                let settled = settle(runs);
+                dead.extend(settled.dead);
+                for (id, why) in settled.unknown {
+                    tracing::warn!(ws = %ws, id = %id, why, "could not resolve an item; keeping its marker");
+                    partial = true;
+                }
+                if let Some((shown, card)) = settled.shown {
+                    // A key whose newest run is before the cursor, settled on a run before it
+                    // too, was shown on an earlier page.
+                    let earlier = before.is_some_and(|cursor| shown <= *cursor);
+                    if !earlier && (filter == Filter::All || card.owner.sub == viewer.as_str()) {
+                        cards.push(card);
+                    }
+                }
+            }
+        }
+        cards.sort_by(|a, b| a.id.cmp(&b.id));
+        // Not past a candidate left unresolved: its card would belong before them, and a next
+        // page (after the last card shown) would never show it.
+        if let Some(next) = plan.candidates.get(resolved).map(ItemId::to_string) {
+            cards.retain(|c| c.id < next);
+        }
+        let mut prune = Prune::default();
+        for (id, reason) in dead {
+            // A viewer's dismissal of an item that is going away goes with it, after it.
+            let dismissal = dismissed
+                .contains(&id)
+                .then(|| Key::Dismissal(ws.clone(), viewer.clone(), id.clone()));
+            if filter == Filter::Mine {
+                // The viewer owns it: its owner marker goes first (otherwise the janitor
+                // finds it orphaned).
+                let mine = Key::OwnerMarker(ws.clone(), viewer.clone(), id.clone());
+                prune.deletes.push((mine, reason.clone()));
+            }
+            prune.deletes.push((Key::Marker(ws.clone(), id), reason));
+            if let Some(dismissal) = dismissal {
+                prune.deletes.push((dismissal, Reason::OrphanDismissal));
+            }
+        }
+        let more = cards.len() > cap || resolved < plan.candidates.len() || listing_cut;
+        cards.truncate(cap);
+        let page = RecentPage {
+            cards,
+            more,
+            partial,
+            generated_at: crate::index::ms_to_time(now)
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        };
+        Ok(Read {
+            page,
+            prune,
+            listed,
+        })
+    }
+
+    /// List the workspace's markers into a plan. On a sorted store the listing is read in
+    /// pages of what the plan still lacks, and stops once the plan holds `budget` candidates
+    /// (the second value says it stopped early, so there may be more; the third is how many
+    /// keys it listed). `before`: plan the page after this id ([`Planner::after`]).
+    async fn plan_markers(
+        &self,
+        scope: &Scope,
+        now: u64,
+        dismissed: &HashSet<ItemId>,
+        budget: usize,
+        before: Option<&ItemId>,
+    ) -> Result<(crate::index::Plan, bool, usize)> {
+        let ages = Ages {
+            now_ms: now,
+            ttl_ms: self.limits.ttl_ms,
+            max_skew_ms: self.limits.max_skew_ms,
+        };
+        if self.store.order() == ListOrder::Unsorted {
+            // The whole listing (the file system has no order); planning stops at the budget,
+            // so what lies beyond is left to the janitor.
+            let found = self.list_all(scope).await?;
+            let (plan, cut) = Listing::from_found(&found).plan(ages, dismissed, budget, before);
+            return Ok((plan, cut, found.keys.len() + found.strays.len()));
+        }
+        let mut planner = Planner::new(ages, dismissed, budget).after(before.cloned());
+        // From the start even with `before`: the names before the cursor say which keys were
+        // shown already (their records are not read).
+        let mut pages = self.store.pages(scope, None);
+        // One more than the plan lacks: the extra key says whether there is more.
+        while let Some(found) = pages.next(planner.missing() + 1).await? {
+            for name in &found.strays {
+                planner.stray(name.clone());
+            }
+            for id in found.ids() {
+                if planner.is_full() {
+                    return Ok((planner.finish(), true, pages.returned));
+                }
+                if !planner.push_id(id) {
+                    // Not in order after all: list everything and plan from it sorted.
+                    tracing::warn!(store = %self.store.url(), "listing was not in key order; sorting it");
+                    let found = self.list_all(scope).await?;
+                    let listed = pages.returned + found.keys.len() + found.strays.len();
+                    let (plan, _) =
+                        Listing::from_found(&found).plan(ages, dismissed, usize::MAX, before);
+                    return Ok((plan, false, listed));
+                }
+            }
+            if planner.is_full() {
+                // A page may be empty and still not the last: read on until a key or the end.
+                let more = loop {
+                    match pages.next(1).await? {
+                        None => break false,
+                        Some(f) if !f.keys.is_empty() => break true,
+                        Some(_) => continue,
+                    }
+                };
+                return Ok((planner.finish(), more, pages.returned));
+            }
+        }
+        Ok((planner.finish(), false, pages.returned))
+    }
+
+    /// Every key of a scope, in key order (through the read cache when there is one).
+    async fn list_all(&self, scope: &Scope) -> Result<Arc<Found>> {
+        Ok(match &self.cache {
+            Some(cache) => cache.list(scope).await?,
+            None => Arc::new(self.store.list(scope).await?),
+        })
+    }
+
+    /// Every viewer's dismissals in `ws` (one listing).
+    pub async fn all_dismissals(&self, ws: &Workspace) -> Result<HashMap<UserId, HashSet<ItemId>>> {
+        let found = self.store.list(&Scope::AllDismissals(ws.clone())).await?;
+        let mut out: HashMap<UserId, HashSet<ItemId>> = HashMap::new();
+        for key in found.keys {
+            if let Key::Dismissal(_, user, id) = key {
+                out.entry(user).or_default().insert(id);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The ids this viewer dismissed in `ws`.
+    async fn dismissals(&self, ws: &Workspace, viewer: &UserId) -> Result<HashSet<ItemId>> {
+        let found = self
+            .list_all(&Scope::Dismissals(ws.clone(), viewer.clone()))
+            .await?;
+        Ok(found.ids().cloned().collect())
+    }
+
+    /// Read one record (through the read cache when there is one). Errors are `Failed`, never
+    /// `NotFound`.
+    pub(crate) async fn lookup(&self, ws: &Workspace, id: &ItemId) -> Lookup {
+        let key = Key::Record(ws.clone(), id.clone());
+        Lookup::from(match &self.cache {
+            Some(cache) => cache.read(&key).await,
+            None => self.store.read(&key).await,
+        })
+    }
+}
+
+/// A record's read, for the resolver: an error is "unknown", never "not found".
+impl From<crate::index::store::Result<Option<Stored>>> for Lookup {
+    fn from(read: crate::index::store::Result<Option<Stored>>) -> Self {
+        match read {
+            Ok(Some(stored)) => Lookup::Found(stored.bytes),
+            Ok(None) => Lookup::NotFound,
+            Err(e) => Lookup::Failed(e.to_string()),
+        }
+    }
+}
+
+/// A record that exists but is not one (or not one this version can read).
+pub(super) fn unreadable(id: &ItemId) -> IndexError {
+    IndexError::UnreadableRecord(id.clone())
+}
