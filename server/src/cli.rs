@@ -3,6 +3,7 @@
 use crate::http::{ClaimMapping, HttpConfig};
 use crate::index::{Clock, Index, Limits, SystemClock};
 use crate::index::{NewItem, Workspace};
+use crate::live::{LiveConfig, StreamLimits};
 use crate::producer::{Client, Item, Timing};
 use crate::wiring::{Config, JwksConfig, Tokens};
 use anyhow::Context;
@@ -114,14 +115,34 @@ pub struct ServeArgs {
     /// How long concurrent reads may share one listing and one read of each record (0s: never).
     #[arg(long, env = "PICKUP_READ_CACHE", default_value = "250ms", value_parser = humantime::parse_duration)]
     pub read_cache: Duration,
-    /// How often a workspace with live subscribers on this server is read again (0s: no live
-    /// streams; widgets poll).
+    /// How often live pages are computed again from each watcher's copy (stale heartbeats, a
+    /// finished item's time running out), and how often the store is read while there is no
+    /// bus (0s: no live streams; widgets poll).
     #[arg(long, env = "PICKUP_LIVE_EVERY", default_value = "1s", value_parser = humantime::parse_duration)]
     pub live_every: Duration,
     /// Live streams open at once, at most (each holds a connection; beyond it, widgets poll).
     /// Default: three quarters of PICKUP_MAX_CONNECTIONS, so the rest stays for other calls.
     #[arg(long, env = "PICKUP_MAX_STREAMS", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub max_streams: Option<u32>,
+    /// Live streams of one workspace at most (default: half of PICKUP_MAX_STREAMS), so one
+    /// workspace never holds the others out.
+    #[arg(long, env = "PICKUP_MAX_STREAMS_PER_WORKSPACE", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_streams_per_workspace: Option<u32>,
+    /// Live streams of one viewer in one workspace at most (their browsers share one stream
+    /// across tabs; this bounds their devices), so one member never holds the others out.
+    #[arg(long, env = "PICKUP_MAX_STREAMS_PER_VIEWER", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_streams_per_viewer: u32,
+    /// Facts between servers: redis://HOST:PORT (Redis or Valkey pub/sub). With it, a write on
+    /// one server reaches the viewers of every server without a store read, and one server
+    /// reconciles each watched workspace for all. Without it, each server's watchers poll.
+    #[arg(long, env = "PICKUP_BUS")]
+    pub bus: Option<String>,
+    /// How often the store is listed to reconcile a watched workspace while the bus is up.
+    #[arg(long, env = "PICKUP_RECONCILE_EVERY", default_value = "30s", value_parser = positive_duration)]
+    pub reconcile_every: Duration,
+    /// Tests only: drop every n-th fact heard on the bus, as pub/sub may.
+    #[arg(long, env = "PICKUP_TEST_DROP_FACTS", default_value_t = 0, hide = true)]
+    pub test_drop_facts: u64,
     /// Serve Prometheus metrics at http://ADDR/metrics (a listener of its own, for operators
     /// only; off when unset).
     #[arg(long, env = "PICKUP_METRICS_ADDR")]
@@ -583,11 +604,25 @@ impl ServeArgs {
                 request_timeout: self.request_timeout,
             },
             read_cache: self.read_cache,
-            live_every: self.live_every,
-            max_streams: self
-                .max_streams
-                .unwrap_or(self.max_connections / 4 * 3)
-                .max(1) as usize,
+            live: (!self.live_every.is_zero()).then(|| {
+                let server = self
+                    .max_streams
+                    .unwrap_or(self.max_connections / 4 * 3)
+                    .max(1) as usize;
+                LiveConfig {
+                    every: self.live_every,
+                    reconcile_every: self.reconcile_every,
+                    bus: self.bus.clone(),
+                    limits: StreamLimits {
+                        server,
+                        workspace: self
+                            .max_streams_per_workspace
+                            .map_or((server / 2).max(1), |n| n as usize),
+                        viewer: self.max_streams_per_viewer as usize,
+                    },
+                    drop_every: self.test_drop_facts,
+                }
+            }),
             janitor_every: self.janitor_every,
             serve: crate::http::Limits {
                 header_read: self.header_timeout,

@@ -32,6 +32,9 @@ pub enum Error {
     /// As many live streams as this server allows are open.
     #[error("this server has {0} live streams open, as many as it allows: poll instead, and try the stream again later")]
     TooManyStreams(usize),
+    /// This workspace, or this viewer, has as many live streams open as its share allows.
+    #[error("{workspace} live streams of this workspace and {viewer} of this viewer are open, as many as this server allows: poll instead, and try the stream again later")]
+    TooManyStreamsHere { workspace: usize, viewer: usize },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -57,7 +60,7 @@ impl Error {
             Error::Forbidden(_) => ErrorCode::Forbidden,
             Error::TooLarge(_) => ErrorCode::TooLarge,
             Error::NotSupported(_) => ErrorCode::NotSupported,
-            Error::TooManyStreams(_) => ErrorCode::Busy,
+            Error::TooManyStreams(_) | Error::TooManyStreamsHere { .. } => ErrorCode::Busy,
         }
     }
 }

@@ -37,6 +37,12 @@ pub const LIVE_WATCHERS: &str = "pickup_live_watchers";
 /// Live streams open on this server.
 pub const LIVE_SUBSCRIBERS: &str = "pickup_live_subscribers";
 /// Keys deleted, by who found them dead (`by`), why (`reason`) and kind of key.
+/// Live watchers' reconciles (a listing of the workspace's keys), by why they ran.
+pub const LIVE_RECONCILES: &str = "pickup_live_reconciles_total";
+/// 1 while live watchers poll the store (no bus, or the bus is down), 0 while facts drive them.
+pub const LIVE_POLLING: &str = "pickup_live_polling";
+/// Facts on the bus: published by this server, heard from others, or refused as unreadable.
+pub const BUS_FACTS: &str = "pickup_bus_facts_total";
 pub const DELETIONS: &str = "pickup_deletions_total";
 /// Deletes that failed (retried by a later read or sweep), by who found the key dead.
 pub const DELETION_FAILURES: &str = "pickup_deletion_failures_total";
@@ -128,6 +134,24 @@ pub const ALL: &[Metric] = &[
         kind: Kind::Counter,
         labels: &["by"],
         help: "Deletes by age not made because this server's clock disagrees with the store's by more than PICKUP_MAX_SKEW",
+    },
+    Metric {
+        name: LIVE_RECONCILES,
+        kind: Kind::Counter,
+        labels: &["why"],
+        help: "Live watchers' reconciles with the store, by why: start, poll (no bus or the bus down), period (this server held the workspace's lease), doubt (a gap or reconnect on the bus, a peer's doubt, an error)",
+    },
+    Metric {
+        name: LIVE_POLLING,
+        kind: Kind::Gauge,
+        labels: &[],
+        help: "1 while live watchers poll the store every PICKUP_LIVE_EVERY (no PICKUP_BUS, or the bus is down); 0 while facts on the bus drive them",
+    },
+    Metric {
+        name: BUS_FACTS,
+        kind: Kind::Counter,
+        labels: &["dir"],
+        help: "Facts on the bus: dir=published, heard (from another server), refused (unreadable), gap (a peer's facts were missed)",
     },
     Metric {
         name: REGISTRATIONS,

@@ -6,6 +6,7 @@
 use crate::http::{router, Auth, ClaimMapping, HttpConfig, Jwks, Limits, Pickup};
 use crate::index::store::Store;
 use crate::index::{Index, Limits as IndexLimits, SystemClock};
+use crate::live::LiveConfig;
 use anyhow::{bail, Context};
 use axum::Router;
 use std::sync::Arc;
@@ -22,9 +23,8 @@ pub struct Config {
     pub http: HttpConfig,
     /// How long concurrent reads may share one listing (zero: never).
     pub read_cache: Duration,
-    /// How often a watched workspace is read again; zero: no live streams.
-    pub live_every: Duration,
-    pub max_streams: usize,
+    /// Live streams and how they are kept up to date; `None`: no live streams (widgets poll).
+    pub live: Option<LiveConfig>,
     /// How often the server sweeps every workspace; zero: never.
     pub janitor_every: Duration,
     pub serve: Limits,
@@ -109,8 +109,8 @@ pub async fn app(config: &Config) -> anyhow::Result<App> {
     let auth = config.tokens.auth().await?;
     let index = config.index()?.with_read_cache(config.read_cache);
     let mut pickup = Pickup::new(index, auth);
-    if !config.live_every.is_zero() {
-        pickup = pickup.with_live(config.live_every, config.max_streams.max(1));
+    if let Some(live) = &config.live {
+        pickup = pickup.with_live(live.clone())?;
     }
     let router = router(pickup.clone(), &config.http);
     Ok(App { router, pickup })

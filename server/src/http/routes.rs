@@ -42,7 +42,7 @@ pub(super) async fn no_such_route() -> Error {
 
 pub(super) async fn readyz(State(s): State<AppState>) -> Response {
     match s.pickup.ready().await {
-        Ok(()) => (StatusCode::OK, "ready").into_response(),
+        Ok(()) => (StatusCode::OK, format!("ready{}", s.pickup.live_mode())).into_response(),
         Err(e) => {
             // The detail (paths, endpoints) goes to the log only.
             let id = crate::error::request_id();

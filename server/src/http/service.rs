@@ -4,10 +4,10 @@
 
 use super::auth::{Auth, Authorized, Read, Write};
 use crate::error::{Error, Result};
-use crate::index::Workspace;
+
 use crate::index::{Index, ItemId};
 use crate::index::{ItemRecord, ItemUpdate, NewItem};
-use crate::live::{Live, Subscription};
+use crate::live::{Change, Fact, Live, LiveConfig, Subscription};
 use app::error::ApiError;
 use app::model::{Filter, RecentPage};
 use std::sync::Arc;
@@ -45,16 +45,14 @@ impl Pickup {
         }
     }
 
-    /// Serve live streams (at most `max_streams` at once), reading each watched workspace
-    /// every `every`.
-    pub fn with_live(mut self, every: std::time::Duration, max_streams: usize) -> Self {
+    /// Serve live streams, kept up to date as `config` says.
+    pub fn with_live(mut self, config: LiveConfig) -> anyhow::Result<Self> {
         self.live = Some(Live::new(
             self.index.clone(),
-            every,
-            max_streams,
+            config,
             self.background.clone(),
-        ));
-        self
+        )?);
+        Ok(self)
     }
 
     /// Run a write to its end even if its caller stops waiting: the client hung up, or the
@@ -94,15 +92,26 @@ impl Pickup {
         self.index.store().ready().await
     }
 
+    /// How live pages are kept up to date, as `/readyz` says it after "ready".
+    pub fn live_mode(&self) -> &'static str {
+        use crate::live::Mode;
+        match self.live.as_ref().map(|l| l.mode()) {
+            None => "",
+            Some(Mode::Polling) => "; live: polling the store (no PICKUP_BUS)",
+            Some(Mode::Bus) => "; live: facts on the bus",
+            Some(Mode::BusDown) => "; live: polling the store (the bus is down)",
+        }
+    }
+
     /// An item id from a path or query, checked against this server's clock.
     pub fn item_id(&self, raw: &str) -> Result<ItemId> {
         Ok(self.index.item_id(raw)?)
     }
 
-    /// A write to `ws` went through this server: its live watcher, if any, reads again now.
-    fn wrote(&self, ws: &Workspace, dismissal: bool) {
-        if let Some(live) = &self.live {
-            live.wrote(ws, dismissal);
+    /// A write went through this server: its live watchers, and the other servers', hear it.
+    fn wrote(&self, fact: Option<Fact>) {
+        if let (Some(live), Some(fact)) = (&self.live, fact) {
+            live.wrote(fact);
         }
     }
 
@@ -132,7 +141,7 @@ impl Pickup {
             let registered = this.index.register(&ws, &item, &producer).await;
             crate::metrics::registration(registered.as_ref().map(drop).map_err(|e| e.code()));
             let record = registered?;
-            this.wrote(&ws, false);
+            this.wrote(Fact::record(&ws, &record, true));
             Ok(record)
         })
         .await
@@ -149,7 +158,7 @@ impl Pickup {
         let (ws, user) = (who.ws().clone(), who.user().clone());
         self.to_the_end(async move {
             let updated = this.index.update(&ws, &id, &up, &user, if_match).await?;
-            this.wrote(&ws, false);
+            this.wrote(Fact::record(&ws, &updated.0, false));
             Ok(updated)
         })
         .await
@@ -168,7 +177,10 @@ impl Pickup {
         let (ws, user) = (who.ws().clone(), who.user().clone());
         self.to_the_end(async move {
             this.index.remove(&ws, &id, &user).await?;
-            this.wrote(&ws, false);
+            this.wrote(Some(Fact {
+                ws,
+                change: Change::Removed { id, owner: user },
+            }));
             Ok(())
         })
         .await
@@ -179,7 +191,10 @@ impl Pickup {
         let (ws, user) = (who.ws().clone(), who.user().clone());
         self.to_the_end(async move {
             this.index.dismiss(&ws, &user, &id).await?;
-            this.wrote(&ws, true);
+            this.wrote(Some(Fact {
+                ws,
+                change: Change::Dismissed { user, id },
+            }));
             Ok(())
         })
         .await

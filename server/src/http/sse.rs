@@ -1,13 +1,15 @@
 //! The live route: the viewer's page as server-sent events.
 
 use super::auth::{Authorized, Read};
-use super::extract::{recent_query, RecentQuery, RecentQueryResult};
+use super::extract::{bearer, recent_query, RecentQuery, RecentQueryResult};
 use super::state::AppState;
 use crate::error::Error;
+use crate::live::Recheck;
 use app::error::ApiError;
 use axum::extract::State;
-use axum::http::HeaderValue;
+use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How often a stream sends a comment when it has nothing to say, so that proxies between the
@@ -33,12 +35,13 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
         (status = 401, description = "`unauthenticated`", body = ApiError),
         (status = 403, description = "`forbidden`", body = ApiError),
         (status = 501, description = "`not_supported`: this server serves no live streams (`PICKUP_LIVE_EVERY=0s`)", body = ApiError),
-        (status = 503, description = "`busy` (poll instead) or `store_unavailable`", body = ApiError),
+        (status = 503, description = "`busy` (poll instead: the server's streams, or this workspace's or viewer's share, are all open) or `store_unavailable`", body = ApiError),
     ),
 )]
 pub(super) async fn live(
     State(s): State<AppState>,
     who: Authorized<Read>,
+    headers: HeaderMap,
     q: RecentQueryResult,
 ) -> Result<Response, Error> {
     use crate::live::{Event, Frame};
@@ -51,7 +54,18 @@ pub(super) async fn live(
         ));
     }
     let (sub, expires_at) = s.pickup.subscribe(&who, q.filter, q.cap)?;
-    let events = sub.frames(expires_at).map(|frame| {
+    // The stream lasts while what allowed it holds: the token's key is still in the identity
+    // provider's set (after its refreshes), the caller still a member; `exp` is checked too.
+    let (auth, token, ws) = (
+        s.pickup.auth.clone(),
+        bearer(&headers),
+        who.ws().to_string(),
+    );
+    let recheck: Recheck = Arc::new(move || {
+        let (auth, token, ws) = (auth.clone(), token.clone(), ws.clone());
+        Box::pin(async move { auth.authorize::<Read>(token.as_deref(), &ws).await.is_ok() })
+    });
+    let events = sub.frames(expires_at, recheck).map(|frame| {
         let event = match frame {
             Frame::Event(Event::Page(page)) => sse::Event::default().event("page").json_data(page),
             Frame::Event(Event::Unavailable) => {
@@ -63,7 +77,7 @@ pub(super) async fn live(
             }
             Frame::Unauthenticated => {
                 let e = ApiError::from(Error::Unauthenticated(
-                    "the token expired; get a new one".into(),
+                    "the token expired or no longer holds (its key was withdrawn, or the workspace is no longer granted); get a new one".into(),
                 ));
                 sse::Event::default().event("unauthenticated").json_data(e)
             }

@@ -1,58 +1,145 @@
-//! Live pages: one watcher per workspace per server, shared by every viewer subscribed to it.
+//! Live pages: one watcher per watched workspace per server, shared by every viewer subscribed
+//! to it, driven by changes rather than by the clock.
 //!
-//! While a workspace has a subscriber on this server, its watcher reads it every
-//! `PICKUP_LIVE_EVERY` (1 s by default), or at once when a write goes through this server:
-//! - one `recent` of the workspace for every viewer at once (filter All, no dismissals, the
-//!   largest cap any subscriber asked for plus the most cards any of them dismissed), so the
-//!   store cost is one listing and the page's record reads, however many watch;
-//! - every viewer's dismissals in one listing, every [`DISMISSALS_EVERY`] reads (at once after a
-//!   dismissal through this server);
-//! - one `recent` per viewer who watches "Mine" (their own markers: a listing each).
-//!
-//! Each subscriber's page is cut from that shared result (their filter, their dismissals, their
-//! cap) and sent only when it changed. The watcher stops when its last subscriber goes.
+//! A watcher holds a copy of the workspace ([`replica`]) and computes each subscriber's page
+//! from it with the index's own read path, so a live page is the page `GET /recent` gives.
+//! - A write through this server updates the copy from the write itself ([`Fact`]), and is
+//!   published on the bus ([`bus`], `PICKUP_BUS`), whose facts other servers apply the same way.
+//! - Changes that come from time alone (a heartbeat going stale, a finished item passing
+//!   keep-finished, a grace period ending) are computed from the copy every `PICKUP_LIVE_EVERY`.
+//! - The store is listed only to reconcile the copy: every `PICKUP_RECONCILE_EVERY` by the one
+//!   server holding the workspace's lease on the bus, at once after a gap or a reconnect on the
+//!   bus or an error, and every `PICKUP_LIVE_EVERY` while there is no bus (or it is down).
+//! - A page is sent to a subscriber only when its content changed; a joining subscriber gets
+//!   the current page and nobody else hears of it.
+
+mod bus;
+mod fact;
+mod replica;
+mod subscription;
+
+pub use fact::{Change, Fact};
+pub use subscription::{Event, Frame, Recheck, Subscription, RECHECK_EVERY};
 
 use crate::error::Error;
-use crate::index::Index;
-use crate::index::ItemId;
-use crate::index::{UserId, Workspace};
-use app::model::{Card, Filter, RecentPage, MAX_CAP};
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use crate::index::{Index, Prune, UserId, Workspace};
+use app::model::{Filter, RecentPage, MAX_CAP};
+use replica::Replica;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{watch, Notify};
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-/// The dismissals of every viewer are listed once in this many reads of the workspace (and at
-/// once after a dismissal through this server): 0.2 listings a second at the default period.
-pub const DISMISSALS_EVERY: u64 = 5;
+/// How live pages are kept up to date, and what they may cost.
+#[derive(Debug, Clone)]
+pub struct LiveConfig {
+    /// How often pages are computed again from the copy (time-driven changes), and how often
+    /// the store is read while there is no bus.
+    pub every: Duration,
+    /// How often one server reconciles a workspace for all, while the bus is up.
+    pub reconcile_every: Duration,
+    /// `PICKUP_BUS` (`redis://…`): facts between servers.
+    pub bus: Option<String>,
+    pub limits: StreamLimits,
+    /// Tests only: drop every n-th fact heard on the bus (0: none).
+    pub drop_every: u64,
+}
+
+/// Live streams open at once: on the server, of one workspace, of one viewer. Each holds a
+/// connection for as long as it lasts; the shares keep one workspace, or one member, from
+/// holding everyone else out.
+#[derive(Debug, Clone, Copy)]
+pub struct StreamLimits {
+    pub server: usize,
+    pub workspace: usize,
+    pub viewer: usize,
+}
+
+/// How the watchers are driven now, for `/readyz`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// No bus: every watcher polls the store.
+    Polling,
+    /// Facts on the bus drive the watchers.
+    Bus,
+    /// The bus is configured but down: every watcher polls the store until it is back.
+    BusDown,
+}
 
 /// The watchers of this server, one per workspace with subscribers.
 pub struct Live {
     index: Arc<Index>,
-    every: Duration,
+    config: LiveConfig,
     watchers: Mutex<HashMap<Workspace, Arc<Watcher>>>,
     /// Deletes found by the watchers; graceful shutdown waits for them.
     background: TaskTracker,
     /// Cancelled on shutdown: every stream ends, telling its client to reconnect elsewhere.
     stop: CancellationToken,
-    /// Streams open now, and the most this server allows: each holds a connection for as long
-    /// as it lasts, so some must stay for everything else (beyond it, widgets poll).
-    streams: Arc<AtomicUsize>,
-    max_streams: usize,
+    streams: Arc<Mutex<Streams>>,
+    bus: Option<Arc<bus::Bus>>,
+}
+
+/// Open streams, counted where the limits apply.
+#[derive(Debug, Default)]
+pub(crate) struct Streams {
+    server: usize,
+    workspace: HashMap<Workspace, usize>,
+    viewer: HashMap<(Workspace, UserId), usize>,
+}
+
+impl Streams {
+    fn release(&mut self, ws: &Workspace, viewer: &UserId) {
+        self.server = self.server.saturating_sub(1);
+        release(&mut self.workspace, ws);
+        release(&mut self.viewer, &(ws.clone(), viewer.clone()));
+    }
+}
+
+fn release<K: std::hash::Hash + Eq + Clone>(counts: &mut HashMap<K, usize>, key: &K) {
+    if let Some(n) = counts.get_mut(key) {
+        *n -= 1;
+        if *n == 0 {
+            counts.remove(key);
+        }
+    }
+}
+
+/// What a watcher is told.
+enum Input {
+    Fact(Fact),
+    /// Reconcile now, reading every record again (the copy may have missed a fact).
+    Doubt,
+    /// A subscriber came or went: compute the pages asked for.
+    Wants,
 }
 
 struct Watcher {
     ws: Workspace,
     tx: watch::Sender<Arc<Snapshot>>,
-    wake: Notify,
+    input: mpsc::UnboundedSender<Input>,
     wants: Mutex<Wants>,
-    /// A dismissal went through this server: list the dismissals on the next read.
-    dismissed: AtomicBool,
-    /// A prune this watcher started is still running.
-    pruning: Arc<AtomicBool>,
+}
+
+/// One page a subscriber may ask for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct View {
+    viewer: UserId,
+    /// The "Mine" filter, else everyone's (`Filter` is a wire type: no order of its own).
+    mine: bool,
+    cap: u32,
+}
+
+impl View {
+    fn filter(&self) -> Filter {
+        if self.mine {
+            Filter::Mine
+        } else {
+            Filter::All
+        }
+    }
 }
 
 /// What the subscribers ask of a watcher. `version` moves on with every change, and a snapshot
@@ -60,57 +147,60 @@ struct Watcher {
 #[derive(Debug, Clone, Default)]
 struct Wants {
     version: u64,
-    /// The caps asked for, with how many subscribers ask each.
-    caps: BTreeMap<usize, usize>,
-    /// The viewers who watch "Mine", with how many subscriptions each.
-    mine: BTreeMap<UserId, usize>,
+    views: BTreeMap<View, usize>,
 }
 
-/// One read of the workspace, for every subscriber.
+/// The pages of every view asked for, computed from the copy at one moment.
 #[derive(Debug, Default)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     wants: u64,
-    /// `None` before the first read.
-    state: Option<Result<Shared, String>>,
-}
-
-#[derive(Debug)]
-struct Shared {
-    all: RecentPage,
-    /// Each "Mine" viewer's page, or why it could not be read (that viewer alone is told).
-    mine: HashMap<UserId, Result<RecentPage, String>>,
-    dismissed: HashMap<UserId, HashSet<ItemId>>,
-}
-
-/// What a subscriber is sent.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Event {
-    Page(RecentPage),
-    /// The store did not answer: the last page stands, and the watcher keeps trying.
-    Unavailable,
+    /// `None` before the first reconcile; `Err` while the store cannot be reconciled.
+    pages: Option<Result<HashMap<View, RecentPage>, String>>,
 }
 
 impl Live {
     pub fn new(
         index: Arc<Index>,
-        every: Duration,
-        max_streams: usize,
+        config: LiveConfig,
         background: TaskTracker,
-    ) -> Arc<Self> {
-        Arc::new(Live {
+    ) -> anyhow::Result<Arc<Self>> {
+        let bus = match &config.bus {
+            Some(url) => Some(bus::Bus::new(url, config.drop_every)?),
+            None => None,
+        };
+        let live = Arc::new(Live {
             index,
-            every,
+            config,
             watchers: Mutex::default(),
             background,
             stop: CancellationToken::new(),
             streams: Arc::default(),
-            max_streams,
-        })
+            bus,
+        });
+        metrics::gauge!(crate::metrics::LIVE_POLLING).set(1.0);
+        if let Some(bus) = &live.bus {
+            let (tx, rx) = mpsc::unbounded_channel();
+            tokio::spawn(bus.clone().listen(tx, live.stop.clone()));
+            tokio::spawn(live.clone().hear(rx));
+        }
+        Ok(live)
     }
 
     /// The server is stopping: end every stream now, so clients reconnect to another server.
     pub fn stop(&self) {
         self.stop.cancel();
+    }
+
+    pub fn mode(&self) -> Mode {
+        match &self.bus {
+            None => Mode::Polling,
+            Some(bus) if bus.is_up() => Mode::Bus,
+            Some(_) => Mode::BusDown,
+        }
+    }
+
+    fn polling(&self) -> bool {
+        self.mode() != Mode::Bus
     }
 
     /// Watch `ws` for `viewer`; the watcher starts with the first subscriber.
@@ -121,26 +211,47 @@ impl Live {
         filter: Filter,
         cap: Option<u32>,
     ) -> Result<Subscription, Error> {
-        let open = self.streams.fetch_add(1, Ordering::SeqCst);
-        if open >= self.max_streams {
-            self.streams.fetch_sub(1, Ordering::SeqCst);
-            return Err(Error::TooManyStreams(open));
+        {
+            let limits = self.config.limits;
+            let mut open = self.streams.lock().expect("live lock");
+            let in_ws = open.workspace.get(ws).copied().unwrap_or(0);
+            let of_viewer = open
+                .viewer
+                .get(&(ws.clone(), viewer.clone()))
+                .copied()
+                .unwrap_or(0);
+            if open.server >= limits.server {
+                return Err(Error::TooManyStreams(open.server));
+            }
+            if in_ws >= limits.workspace || of_viewer >= limits.viewer {
+                return Err(Error::TooManyStreamsHere {
+                    workspace: in_ws,
+                    viewer: of_viewer,
+                });
+            }
+            open.server += 1;
+            *open.workspace.entry(ws.clone()).or_default() += 1;
+            *open.viewer.entry((ws.clone(), viewer.clone())).or_default() += 1;
         }
-        let cap = cap.unwrap_or(self.index.default_cap).clamp(1, MAX_CAP) as usize;
+        let cap = cap.unwrap_or(self.index.default_cap).clamp(1, MAX_CAP);
+        let view = View {
+            viewer: viewer.clone(),
+            mine: filter == Filter::Mine,
+            cap,
+        };
         let mut watchers = self.watchers.lock().expect("live lock");
         let watcher = watchers
             .entry(ws.clone())
             .or_insert_with(|| {
                 let (tx, _) = watch::channel(Arc::new(Snapshot::default()));
+                let (input, rx) = mpsc::unbounded_channel();
                 let watcher = Arc::new(Watcher {
                     ws: ws.clone(),
                     tx,
-                    wake: Notify::new(),
+                    input,
                     wants: Mutex::default(),
-                    dismissed: true.into(),
-                    pruning: Arc::default(),
                 });
-                tokio::spawn(self.clone().watch(watcher.clone()));
+                tokio::spawn(self.clone().watch(watcher.clone(), rx));
                 watcher
             })
             .clone();
@@ -149,65 +260,109 @@ impl Live {
         metrics::gauge!(crate::metrics::LIVE_WATCHERS).set(watchers.len() as f64);
         metrics::gauge!(crate::metrics::LIVE_SUBSCRIBERS).increment(1);
         drop(watchers);
-        let version = watcher.want(|w| {
-            *w.caps.entry(cap).or_default() += 1;
-            if filter == Filter::Mine {
-                *w.mine.entry(viewer.clone()).or_default() += 1;
-            }
-        });
-        watcher.wake.notify_one();
-        Ok(Subscription {
+        let version = watcher.want(|w| *w.views.entry(view.clone()).or_default() += 1);
+        let _ = watcher.input.send(Input::Wants);
+        Ok(Subscription::new(
             rx,
-            streams: self.streams.clone(),
-            stop: self.stop.clone(),
+            self.streams.clone(),
+            self.stop.clone(),
             watcher,
-            viewer: viewer.clone(),
-            filter,
-            cap,
+            view,
             version,
-            last: None,
-        })
+        ))
     }
 
-    /// A write to `ws` went through this server: its watcher reads again now.
-    pub fn wrote(&self, ws: &Workspace, dismissal: bool) {
+    /// A write went through this server: its watcher applies it now, and the other servers
+    /// hear of it on the bus.
+    pub fn wrote(self: &Arc<Self>, fact: Fact) {
+        if let Some(bus) = &self.bus {
+            let (bus, published) = (bus.clone(), fact.clone());
+            tokio::spawn(async move { bus.publish(&published).await });
+        }
+        self.tell(&fact.ws.clone(), Input::Fact(fact));
+    }
+
+    fn tell(&self, ws: &Workspace, input: Input) {
         let watchers = self.watchers.lock().expect("live lock");
         if let Some(w) = watchers.get(ws) {
-            if dismissal {
-                w.dismissed.store(true, Ordering::SeqCst);
-            }
-            w.wake.notify_one();
+            let _ = w.input.send(input);
         }
     }
 
-    /// The watcher's loop: read, publish what changed, wait for the period or a write; stop
-    /// once nobody subscribes.
-    async fn watch(self: Arc<Self>, w: Arc<Watcher>) {
-        let mut reads: u64 = 0;
-        let mut dismissed = HashMap::new();
-        loop {
-            let wants = w.wants.lock().expect("live lock").clone();
-            let list_dismissals =
-                reads.is_multiple_of(DISMISSALS_EVERY) || w.dismissed.swap(false, Ordering::SeqCst);
-            let state = self
-                .read(&w.ws, &wants, list_dismissals, &mut dismissed, &w.pruning)
-                .await;
-            reads += 1;
-            w.tx.send_if_modified(|old| {
-                let changed = old.wants != wants.version || !same(&old.state, &state);
-                if changed {
-                    *old = Arc::new(Snapshot {
-                        wants: wants.version,
-                        state: Some(state),
-                    });
+    /// What the bus heard, handed to the watchers.
+    async fn hear(self: Arc<Self>, mut rx: mpsc::UnboundedReceiver<bus::Heard>) {
+        while let Some(heard) = rx.recv().await {
+            match heard {
+                bus::Heard::Fact(fact) => self.tell(&fact.ws.clone(), Input::Fact(fact)),
+                bus::Heard::Doubt(ws) => self.tell(&ws, Input::Doubt),
+                bus::Heard::DoubtAll => {
+                    let watchers = self.watchers.lock().expect("live lock");
+                    for w in watchers.values() {
+                        let _ = w.input.send(Input::Doubt);
+                    }
                 }
-                changed
-            });
+                bus::Heard::Up(up) => {
+                    metrics::gauge!(crate::metrics::LIVE_POLLING).set(if up { 0.0 } else { 1.0 });
+                }
+            }
+        }
+    }
+
+    /// The watcher's loop: reconcile at start, then apply facts as they come, compute pages
+    /// again each period (and after every change), reconcile as [`Live`] says; stop once
+    /// nobody subscribes.
+    async fn watch(self: Arc<Self>, w: Arc<Watcher>, mut input: mpsc::UnboundedReceiver<Input>) {
+        let mut replica = Replica::new(&w.ws, &self.index);
+        let mut reconciled: Result<(), String> = Err(String::new());
+        let mut doubt = true;
+        let mut why = "start";
+        let pruning = Arc::new(AtomicBool::new(false));
+        let mut tick = tokio::time::interval(self.config.every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut period = tokio::time::interval(self.config.reconcile_every);
+        period.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        period.tick().await;
+        loop {
+            if doubt {
+                reconciled = self.reconcile(&w.ws, &mut replica, why, true).await;
+                doubt = false;
+            }
+            self.publish(&w, &replica, &reconciled, &pruning).await;
             tokio::select! {
                 // Stopping: the streams end on their own; the watcher reads no more.
                 () = self.stop.cancelled() => return,
-                () = tokio::time::sleep(self.every) => {}
-                () = w.wake.notified() => {}
+                got = input.recv() => match got {
+                    Some(Input::Fact(fact)) => {
+                        replica.apply(&fact).await;
+                        // What else came meanwhile, at once (one page computation for a burst).
+                        while let Ok(more) = input.try_recv() {
+                            match more {
+                                Input::Fact(fact) => { replica.apply(&fact).await; }
+                                Input::Doubt => { doubt = true; why = "doubt"; }
+                                Input::Wants => {}
+                            }
+                        }
+                    }
+                    Some(Input::Doubt) => { doubt = true; why = "doubt"; }
+                    Some(Input::Wants) => {}
+                    None => return,
+                },
+                _ = tick.tick() => {
+                    // No bus (or it is down): the store is read each period, as before, but
+                    // only what changed since the last listing.
+                    if self.polling() || reconciled.is_err() {
+                        let why = if reconciled.is_err() { "doubt" } else { "poll" };
+                        reconciled = self.reconcile(&w.ws, &mut replica, why, false).await;
+                    }
+                }
+                _ = period.tick() => {
+                    if let Some(bus) = &self.bus {
+                        if bus.is_up() && bus.lease(&w.ws, self.config.reconcile_every).await {
+                            let before = self.reconcile(&w.ws, &mut replica, "period", false).await;
+                            reconciled = before;
+                        }
+                    }
+                }
                 () = w.tx.closed() => {
                     if self.retire(&w) {
                         return;
@@ -215,6 +370,77 @@ impl Live {
                 }
             }
         }
+    }
+
+    /// Make the copy what the store holds; a drift found while facts drive the watchers is
+    /// told to the others, who reconcile too.
+    async fn reconcile(
+        &self,
+        ws: &Workspace,
+        replica: &mut Replica,
+        why: &'static str,
+        full: bool,
+    ) -> Result<(), String> {
+        metrics::counter!(crate::metrics::LIVE_RECONCILES, "why" => why).increment(1);
+        match replica.reconcile(&self.index, full).await {
+            Ok(done) => {
+                if done.drifted && why == "period" {
+                    tracing::warn!(%ws, "live: the store differed from what the facts said; every server reconciles");
+                    if let Some(bus) = &self.bus {
+                        bus.doubt(ws).await;
+                    }
+                }
+                Ok(())
+            }
+            Err(e) => {
+                tracing::warn!(%ws, error = %e, "live: the store did not answer");
+                Err(e.to_string())
+            }
+        }
+    }
+
+    /// Compute every view's page from the copy and hand the snapshot to the subscribers (who
+    /// each send only what changed for them).
+    async fn publish(
+        &self,
+        w: &Watcher,
+        replica: &Replica,
+        reconciled: &Result<(), String>,
+        pruning: &Arc<AtomicBool>,
+    ) {
+        let wants = w.wants.lock().expect("live lock").clone();
+        let pages = match reconciled {
+            Err(e) if !e.is_empty() => Err(e.clone()),
+            Err(_) => return,
+            Ok(()) => {
+                let mut pages = HashMap::new();
+                let mut deletes = Vec::new();
+                for view in wants.views.keys() {
+                    match replica.page(&view.viewer, view.filter(), view.cap).await {
+                        Ok(read) => {
+                            deletes.extend(read.prune.deletes);
+                            pages.insert(view.clone(), read.page);
+                        }
+                        // The copy is memory: this is a bug, not the store.
+                        Err(e) => {
+                            tracing::error!(ws = %w.ws, error = %e, "live: the copy could not be read")
+                        }
+                    }
+                }
+                self.prune(&w.ws, pruning, deletes);
+                Ok(pages)
+            }
+        };
+        w.tx.send_if_modified(|old| {
+            let changed = old.wants != wants.version || !same(&old.pages, &pages);
+            if changed {
+                *old = Arc::new(Snapshot {
+                    wants: wants.version,
+                    pages: Some(pages),
+                });
+            }
+            changed
+        });
     }
 
     /// Stop watching if nobody subscribes (checked under the lock `subscribe` takes).
@@ -230,100 +456,53 @@ impl Live {
         true
     }
 
-    /// One read of the workspace for every subscriber.
-    async fn read(
+    /// Delete in the store what the copy's read found dead (the read path would have), in the
+    /// background; one prune at a time per watcher. The copy forgets them once they are gone.
+    fn prune(
         &self,
         ws: &Workspace,
-        wants: &Wants,
-        list_dismissals: bool,
-        dismissed: &mut HashMap<UserId, HashSet<ItemId>>,
         pruning: &Arc<AtomicBool>,
-    ) -> Result<Shared, String> {
-        let log = |e: &crate::index::IndexError| tracing::warn!(%ws, error = %e, "live: the store did not answer");
-        if list_dismissals {
-            *dismissed = self.index.all_dismissals(ws).await.map_err(|e| {
-                log(&e);
-                e.to_string()
-            })?;
-        }
-        // Enough cards that every viewer still has their cap after their own dismissals.
-        let most_dismissed = dismissed.values().map(HashSet::len).max().unwrap_or(0);
-        let largest = wants.caps.keys().next_back().copied().unwrap_or(1);
-        let cap = (largest + most_dismissed).min(MAX_CAP as usize) as u32;
-        let nobody = UserId::parse("-").expect("a valid user");
-        let none = HashSet::new();
-        let all = self
-            .index
-            .recent_without(ws, &nobody, Filter::All, Some(cap), None, &none)
-            .await
-            .map_err(|e| {
-                log(&e);
-                e.to_string()
-            })?;
-        let mut deletes = all.prune.deletes;
-        let mut mine = HashMap::new();
-        for user in wants.mine.keys() {
-            let theirs = dismissed.get(user).unwrap_or(&none);
-            let cap = (largest + theirs.len()).min(MAX_CAP as usize) as u32;
-            let read = self
-                .index
-                .recent_without(ws, user, Filter::Mine, Some(cap), None, theirs)
-                .await;
-            let page = match read {
-                Ok(read) => {
-                    deletes.extend(read.prune.deletes);
-                    Ok(read.page)
-                }
-                Err(e) => {
-                    log(&e);
-                    Err(e.to_string())
-                }
-            };
-            mine.insert(user.clone(), page);
-        }
-        self.prune(
-            pruning,
-            crate::index::Prune {
-                deletes,
-                by: crate::index::FoundBy::Read,
-            },
-        );
-        Ok(Shared {
-            all: all.page,
-            mine,
-            dismissed: dismissed.clone(),
-        })
-    }
-
-    /// Delete what a read found dead, in the background; one prune at a time per watcher (the
-    /// next read finds again whatever a slow one has not deleted yet).
-    fn prune(&self, pruning: &Arc<AtomicBool>, prune: crate::index::Prune) {
-        if prune.deletes.is_empty() || pruning.swap(true, Ordering::SeqCst) {
+        mut deletes: Vec<(crate::index::store::Key, crate::index::Reason)>,
+    ) {
+        // Several views' reads find the same dead keys.
+        let mut seen = std::collections::HashSet::new();
+        deletes.retain(|(k, _)| seen.insert(k.clone()));
+        if deletes.is_empty() || pruning.swap(true, Ordering::SeqCst) {
             return;
         }
         let (index, pruning) = (self.index.clone(), pruning.clone());
+        let prune = Prune {
+            deletes,
+            by: crate::index::FoundBy::Read,
+        };
+        let keys: Vec<_> = prune.deletes.iter().map(|(k, _)| k.clone()).collect();
+        let ws = ws.clone();
+        let watcher = self.watchers.lock().expect("live lock").get(&ws).cloned();
         self.background.spawn(async move {
-            index.apply(&prune).await;
+            let report = index.apply(&prune).await;
+            if report.failed == 0 && report.held == 0 {
+                if let Some(w) = watcher {
+                    let _ = w.input.send(Input::Fact(Fact {
+                        ws,
+                        change: Change::Deleted { keys },
+                    }));
+                }
+            }
             pruning.store(false, Ordering::SeqCst);
         });
     }
 }
 
-/// Two reads that would give every subscriber the same page (`generated_at` aside).
-fn same(old: &Option<Result<Shared, String>>, new: &Result<Shared, String>) -> bool {
-    let page = |a: &RecentPage, b: &RecentPage| {
-        a.cards == b.cards && a.more == b.more && a.partial == b.partial
-    };
+/// Two snapshots that would give every subscriber the same page (`generated_at` aside).
+fn same(
+    old: &Option<Result<HashMap<View, RecentPage>, String>>,
+    new: &Result<HashMap<View, RecentPage>, String>,
+) -> bool {
     match (old, new) {
         (Some(Ok(a)), Ok(b)) => {
-            page(&a.all, &b.all)
-                && a.dismissed == b.dismissed
-                && a.mine.len() == b.mine.len()
-                && a.mine.iter().all(|(u, p)| match (p, b.mine.get(u)) {
-                    (Ok(p), Some(Ok(q))) => page(p, q),
-                    (Err(_), Some(Err(_))) => true,
-                    _ => false,
-                })
+            a.len() == b.len()
+                && a.iter()
+                    .all(|(v, p)| b.get(v).is_some_and(|q| subscription::same_page(p, q)))
         }
         (Some(Err(_)), Err(_)) => true,
         _ => false,
@@ -336,190 +515,5 @@ impl Watcher {
         change(&mut wants);
         wants.version += 1;
         wants.version
-    }
-}
-
-/// One viewer's subscription. Dropping it unsubscribes.
-pub struct Subscription {
-    rx: watch::Receiver<Arc<Snapshot>>,
-    /// The server's count of open streams, one less when this one goes.
-    streams: Arc<AtomicUsize>,
-    stop: CancellationToken,
-    watcher: Arc<Watcher>,
-    viewer: UserId,
-    filter: Filter,
-    cap: usize,
-    /// The first snapshot this subscription may use (made knowing it is there).
-    version: u64,
-    last: Option<Event>,
-}
-
-impl Subscription {
-    /// The next event for this viewer: the first page, then each change. `None` if the
-    /// watcher is gone (the server is stopping).
-    pub async fn next(&mut self) -> Option<Event> {
-        loop {
-            let snapshot = self.rx.borrow_and_update().clone();
-            let event = match &snapshot.state {
-                Some(state) if snapshot.wants >= self.version => Some(self.view(state)),
-                _ => None,
-            };
-            if let Some(event) = event {
-                if self.last.as_ref() != Some(&event) {
-                    self.last = Some(event.clone());
-                    return Some(event);
-                }
-            }
-            self.rx.changed().await.ok()?;
-        }
-    }
-
-    /// This viewer's page, cut from the shared read.
-    fn view(&self, state: &Result<Shared, String>) -> Event {
-        let Ok(shared) = state else {
-            return Event::Unavailable;
-        };
-        let none = HashSet::new();
-        let dismissed = shared.dismissed.get(&self.viewer).unwrap_or(&none);
-        let from = match self.filter {
-            Filter::All => &shared.all,
-            Filter::Mine => match shared.mine.get(&self.viewer) {
-                Some(Ok(page)) => page,
-                Some(Err(_)) | None => return Event::Unavailable,
-            },
-        };
-        Event::Page(cut(from, dismissed, self.cap))
-    }
-}
-
-/// What a stream sends, in order: pages (and "unavailable" while the store does not answer),
-/// then one closing frame.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Frame {
-    Event(Event),
-    /// The token expired: the stream ends; a new one needs a new token.
-    Unauthenticated,
-    /// The server is stopping: the stream ends; reconnect (to another server).
-    Reconnect,
-}
-
-impl Subscription {
-    /// The stream of frames for this subscription, ending when the token expires
-    /// (`expires_at`, seconds since the epoch) or the server stops.
-    pub fn frames(self, expires_at: u64) -> impl futures::Stream<Item = Frame> + Send {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
-        let left = Duration::from_secs(expires_at).saturating_sub(now);
-        // A far-off `exp` (signed, so the issuer's choice) waits a year at most.
-        let left = left.min(Duration::from_secs(365 * 24 * 3600));
-        let expiry = tokio::time::Instant::now() + left;
-        futures::stream::unfold(Some(self), move |sub| async move {
-            let mut sub = sub?;
-            let stop = sub.stop.clone();
-            tokio::select! {
-                biased;
-                () = stop.cancelled() => Some((Frame::Reconnect, None)),
-                () = tokio::time::sleep_until(expiry) => Some((Frame::Unauthenticated, None)),
-                event = sub.next() => match event {
-                    Some(event) => Some((Frame::Event(event), Some(sub))),
-                    None => Some((Frame::Reconnect, None)),
-                },
-            }
-        })
-    }
-}
-
-/// A shared page as one viewer sees it: without what they dismissed, at most `cap` cards.
-pub fn cut(page: &RecentPage, dismissed: &HashSet<ItemId>, cap: usize) -> RecentPage {
-    let mut cards: Vec<Card> = page
-        .cards
-        .iter()
-        .filter(|c| !ItemId::parse(&c.id).is_ok_and(|id| dismissed.contains(&id)))
-        .cloned()
-        .collect();
-    let more = page.more || cards.len() > cap;
-    cards.truncate(cap);
-    RecentPage {
-        cards,
-        more,
-        partial: page.partial,
-        generated_at: page.generated_at.clone(),
-    }
-}
-
-impl Drop for Subscription {
-    fn drop(&mut self) {
-        self.streams.fetch_sub(1, Ordering::SeqCst);
-        metrics::gauge!(crate::metrics::LIVE_SUBSCRIBERS).decrement(1);
-        let (cap, filter, viewer) = (self.cap, self.filter, self.viewer.clone());
-        self.watcher.want(|w| {
-            release(&mut w.caps, &cap);
-            if filter == Filter::Mine {
-                release(&mut w.mine, &viewer);
-            }
-        });
-    }
-}
-
-/// One fewer asking for `key`; gone at zero.
-fn release<K: Ord + Clone>(counts: &mut BTreeMap<K, usize>, key: &K) {
-    if let Some(n) = counts.get_mut(key) {
-        *n -= 1;
-        if *n == 0 {
-            counts.remove(key);
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use app::model::{Owner, Status};
-
-    fn card(id: &ItemId) -> Card {
-        Card {
-            id: id.to_string(),
-            key: id.key().to_string(),
-            title: "t".into(),
-            url: None,
-            status: Status::Running,
-            progress: None,
-            owner: Owner {
-                sub: "a".into(),
-                name: "A".into(),
-            },
-            created_at: String::new(),
-            updated_at: String::new(),
-            finished_at: None,
-            stalled: false,
-        }
-    }
-
-    #[test]
-    fn a_viewer_sees_the_shared_page_without_their_dismissals_and_within_their_cap() {
-        let ids: Vec<ItemId> = (0..5)
-            .map(|i| {
-                ItemId::new(
-                    1_800_000_000_000 - i,
-                    crate::index::SubKey::parse(&format!("k{i}")).unwrap(),
-                )
-                .unwrap()
-            })
-            .collect();
-        let page = RecentPage {
-            cards: ids.iter().map(card).collect(),
-            more: false,
-            partial: false,
-            generated_at: String::new(),
-        };
-        let dismissed = HashSet::from([ids[1].clone()]);
-        let mine = cut(&page, &dismissed, 3);
-        let shown: Vec<&str> = mine.cards.iter().map(|c| c.id.as_str()).collect();
-        let want = [ids[0].to_string(), ids[2].to_string(), ids[3].to_string()];
-        assert_eq!(shown, want.iter().map(String::as_str).collect::<Vec<_>>());
-        assert!(mine.more, "one more than the cap after the dismissal");
-        let all = cut(&page, &HashSet::new(), 5);
-        assert_eq!((all.cards.len(), all.more), (5, false));
     }
 }

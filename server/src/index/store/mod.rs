@@ -168,6 +168,31 @@ impl Store {
         }
     }
 
+    /// A scope's keys with the version each was listed at (one listing, in key order): what a
+    /// live watcher compares with its copy to read only what changed.
+    pub async fn list_versions(&self, scope: &Scope) -> Result<Vec<(Key, Version)>> {
+        use futures::TryStreamExt;
+        let _timer = Timer::start(Op::List);
+        let prefix = scope.prefix();
+        let metas: Vec<_> = self.inner.list(Some(&prefix)).try_collect().await?;
+        metrics::counter!(crate::metrics::STORE_KEYS_LISTED).increment(metas.len() as u64);
+        let mut found: Vec<(Key, Version)> = metas
+            .into_iter()
+            .filter_map(|meta| {
+                let key = Key::parse(&meta.location).filter(|k| scope.contains(k))?;
+                Some((
+                    key,
+                    Version {
+                        e_tag: meta.e_tag,
+                        version: meta.version,
+                    },
+                ))
+            })
+            .collect();
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(found)
+    }
+
     /// Every workspace that has any key under one of [`ROOTS`]. Names that are not
     /// workspaces are skipped and logged.
     pub async fn workspaces(&self) -> Result<BTreeSet<Workspace>> {
@@ -337,21 +362,41 @@ impl Op {
     }
 }
 
+tokio::task_local! {
+    /// Set while a live watcher reads its own in-memory copy of a workspace: those reads are
+    /// not store requests, and counting them would hide what the store is really asked.
+    static NOT_A_STORE: ();
+}
+
+/// Run `f` without counting its requests as the store's (a watcher's reads of its copy).
+pub async fn uncounted<F: std::future::Future>(f: F) -> F::Output {
+    NOT_A_STORE.scope((), f).await
+}
+
+pub(crate) fn counted() -> bool {
+    NOT_A_STORE.try_with(|_| ()).is_err()
+}
+
 /// Counts one store request and records how long it took (when dropped). Without a metrics
 /// recorder installed (no `PICKUP_METRICS_ADDR`) both are no-ops.
-pub(crate) struct Timer(Op, std::time::Instant);
+pub(crate) struct Timer(Op, Option<std::time::Instant>);
 
 impl Timer {
     pub(crate) fn start(op: Op) -> Self {
+        if !counted() {
+            return Timer(op, None);
+        }
         metrics::counter!(crate::metrics::STORE_REQUESTS, "op" => op.name()).increment(1);
-        Timer(op, std::time::Instant::now())
+        Timer(op, Some(std::time::Instant::now()))
     }
 }
 
 impl Drop for Timer {
     fn drop(&mut self) {
-        metrics::histogram!(crate::metrics::STORE_REQUEST_SECONDS, "op" => self.0.name())
-            .record(self.1.elapsed().as_secs_f64());
+        if let Some(started) = self.1 {
+            metrics::histogram!(crate::metrics::STORE_REQUEST_SECONDS, "op" => self.0.name())
+                .record(started.elapsed().as_secs_f64());
+        }
     }
 }
 

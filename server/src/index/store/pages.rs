@@ -146,8 +146,10 @@ impl Pages {
             }
         }
         self.returned += found.keys.len() + found.strays.len();
-        metrics::counter!(crate::metrics::STORE_KEYS_LISTED)
-            .increment((found.keys.len() + found.strays.len()) as u64);
+        if super::counted() {
+            metrics::counter!(crate::metrics::STORE_KEYS_LISTED)
+                .increment((found.keys.len() + found.strays.len()) as u64);
+        }
         // A store that cannot start at the offset (or does not list in order) lists it all.
         if let Some(after) = &self.after {
             found.keys.retain(|k| k.id() > after);

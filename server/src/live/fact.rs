@@ -1,0 +1,160 @@
+//! A fact: what one write changed in one workspace, as a watcher applies it to its copy and as
+//! it travels between servers on the bus. It carries the record itself, so no watcher reads
+//! the store to learn what a write did.
+
+use crate::index::store::Key;
+use crate::index::{ItemId, ItemRecord, UserId, Workspace};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fact {
+    pub ws: Workspace,
+    pub change: Change,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// A record as written: registered (with its markers), updated, heartbeat or finished.
+    Record {
+        id: ItemId,
+        record: Box<ItemRecord>,
+        registered: bool,
+    },
+    /// Removed by its owner: marker, owner marker and record are gone.
+    Removed { id: ItemId, owner: UserId },
+    /// A viewer dismissed an item.
+    Dismissed { user: UserId, id: ItemId },
+    /// Keys a read or a sweep deleted as dead.
+    Deleted { keys: Vec<Key> },
+}
+
+impl Fact {
+    pub fn record(ws: &Workspace, record: &ItemRecord, registered: bool) -> Option<Fact> {
+        let id = ItemId::parse(&record.id).ok()?;
+        Some(Fact {
+            ws: ws.clone(),
+            change: Change::Record {
+                id,
+                record: Box::new(record.clone()),
+                registered,
+            },
+        })
+    }
+
+    /// The item this fact is about, if it is about one.
+    pub fn item(&self) -> Option<&ItemId> {
+        match &self.change {
+            Change::Record { id, .. }
+            | Change::Removed { id, .. }
+            | Change::Dismissed { id, .. } => Some(id),
+            Change::Deleted { .. } => None,
+        }
+    }
+
+    /// The owner whose "Mine" page this fact may change, when it names one.
+    pub fn owner(&self) -> Option<String> {
+        match &self.change {
+            Change::Record { record, .. } => Some(record.owner.sub.clone()),
+            Change::Removed { owner, .. } => Some(owner.to_string()),
+            _ => None,
+        }
+    }
+}
+
+/// A fact on the wire: names as strings, checked again when read (a peer on the bus is trusted
+/// no more than a request is).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "change", rename_all = "snake_case")]
+pub(super) enum WireChange {
+    Record {
+        record: ItemRecord,
+        registered: bool,
+    },
+    Removed {
+        id: String,
+        owner: String,
+    },
+    Dismissed {
+        user: String,
+        id: String,
+    },
+    Deleted {
+        keys: Vec<String>,
+    },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct WireFact {
+    pub(super) ws: String,
+    #[serde(flatten)]
+    pub(super) change: WireChange,
+}
+
+impl From<&Fact> for WireFact {
+    fn from(f: &Fact) -> Self {
+        let change = match &f.change {
+            Change::Record {
+                record, registered, ..
+            } => WireChange::Record {
+                record: (**record).clone(),
+                registered: *registered,
+            },
+            Change::Removed { id, owner } => WireChange::Removed {
+                id: id.to_string(),
+                owner: owner.to_string(),
+            },
+            Change::Dismissed { user, id } => WireChange::Dismissed {
+                user: user.to_string(),
+                id: id.to_string(),
+            },
+            Change::Deleted { keys } => WireChange::Deleted {
+                keys: keys.iter().map(|k| k.path().to_string()).collect(),
+            },
+        };
+        WireFact {
+            ws: f.ws.to_string(),
+            change,
+        }
+    }
+}
+
+impl TryFrom<WireFact> for Fact {
+    type Error = String;
+
+    fn try_from(w: WireFact) -> Result<Self, String> {
+        let ws = Workspace::parse(&w.ws).map_err(|e| e.to_string())?;
+        let id = |s: &str| ItemId::parse(s).map_err(|e| e.to_string());
+        let user = |s: &str| UserId::parse(s).map_err(|e| e.to_string());
+        let change = match w.change {
+            WireChange::Record { record, registered } => {
+                if record.ws != ws.as_str() {
+                    return Err("a record of another workspace".into());
+                }
+                Change::Record {
+                    id: id(&record.id)?,
+                    record: Box::new(record),
+                    registered,
+                }
+            }
+            WireChange::Removed { id: i, owner } => Change::Removed {
+                id: id(&i)?,
+                owner: user(&owner)?,
+            },
+            WireChange::Dismissed { user: u, id: i } => Change::Dismissed {
+                user: user(&u)?,
+                id: id(&i)?,
+            },
+            WireChange::Deleted { keys } => Change::Deleted {
+                keys: keys
+                    .iter()
+                    .map(|k| {
+                        Key::parse(&object_store::path::Path::from(k.as_str()))
+                            .filter(|k| k.ws() == &ws)
+                            .ok_or_else(|| format!("not a key of {ws}: {k:?}"))
+                    })
+                    .collect::<Result<_, _>>()?,
+            },
+        };
+        Ok(Fact { ws, change })
+    }
+}

@@ -1,0 +1,249 @@
+//! A watcher's copy of one workspace: its markers, owner markers, dismissals and records, in
+//! memory. Pages are read from the copy by the index's own read path ([`Index::recent`] over an
+//! in-memory store), so a live page is the page `GET /recent` would give for the same keys, by
+//! construction. Writes reach the copy as facts; the store is listed only to reconcile.
+
+use super::fact::{Change, Fact};
+use crate::index::store::{uncounted, Expect, Key, ListOrder, Scope, Store, Version};
+use crate::index::{Index, IndexError, ItemId, ItemRecord, Read, UserId, Workspace};
+use app::model::Filter;
+use bytes::Bytes;
+use object_store::memory::InMemory;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long an item removed (or deleted as dead) stays remembered as gone, so that a fact about
+/// it that arrives late, from another server, does not bring it back.
+const GONE_FOR: Duration = Duration::from_secs(600);
+
+pub(super) struct Replica {
+    ws: Workspace,
+    copy: Index,
+    /// The version each record had when the store was last listed: a reconcile reads only the
+    /// records whose version moved on.
+    listed: HashMap<ItemId, Version>,
+    /// The records as held, by id (to compare a fact's with).
+    records: HashMap<ItemId, ItemRecord>,
+    gone: HashMap<ItemId, Instant>,
+}
+
+/// What a reconcile did, for the operators' numbers.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Reconciled {
+    pub(super) listings: usize,
+    pub(super) reads: usize,
+    /// Whether the copy differed from the store (a fact was missed).
+    pub(super) drifted: bool,
+}
+
+fn empty_copy(real: &Index) -> Index {
+    let store = Store::wrap(
+        Arc::new(InMemory::new()),
+        ListOrder::Sorted,
+        "memory://live-copy",
+    );
+    Index::new(store, real.limits, real.default_cap, real.clock.clone())
+}
+
+impl Replica {
+    pub(super) fn new(ws: &Workspace, real: &Index) -> Self {
+        Replica {
+            ws: ws.clone(),
+            copy: empty_copy(real),
+            listed: HashMap::new(),
+            records: HashMap::new(),
+            gone: HashMap::new(),
+        }
+    }
+
+    /// This viewer's page, as `GET /recent` would give it from the same keys.
+    pub(super) async fn page(
+        &self,
+        viewer: &UserId,
+        filter: Filter,
+        cap: u32,
+    ) -> Result<Read, IndexError> {
+        uncounted(self.copy.recent(&self.ws, viewer, filter, Some(cap), None)).await
+    }
+
+    /// Apply one write. A record older than the one held (two servers' facts about one item,
+    /// out of order) or of an item known gone changes nothing. Returns whether it changed.
+    pub(super) async fn apply(&mut self, fact: &Fact) -> bool {
+        let ws = &self.ws;
+        let now = Instant::now();
+        self.gone.retain(|_, at| now.duration_since(*at) < GONE_FOR);
+        let mut puts: Vec<(Key, Bytes)> = Vec::new();
+        let mut deletes: Vec<Key> = Vec::new();
+        match &fact.change {
+            Change::Record {
+                id,
+                record,
+                registered,
+            } => {
+                if self.gone.contains_key(id) {
+                    return false;
+                }
+                if let Some(held) = self.records.get(id) {
+                    if held.updated_at > record.updated_at || held == &**record {
+                        return false;
+                    }
+                }
+                let bytes =
+                    Bytes::from(serde_json::to_vec(&**record).expect("a record serialises"));
+                puts.push((Key::Record(ws.clone(), id.clone()), bytes));
+                if *registered {
+                    if let Ok(owner) = UserId::parse(&record.owner.sub) {
+                        puts.push((
+                            Key::OwnerMarker(ws.clone(), owner, id.clone()),
+                            Bytes::new(),
+                        ));
+                    }
+                    puts.push((Key::Marker(ws.clone(), id.clone()), Bytes::new()));
+                }
+                self.records.insert(id.clone(), (**record).clone());
+            }
+            Change::Removed { id, owner } => {
+                self.gone.insert(id.clone(), now);
+                self.records.remove(id);
+                deletes.extend([
+                    Key::Marker(ws.clone(), id.clone()),
+                    Key::OwnerMarker(ws.clone(), owner.clone(), id.clone()),
+                    Key::Record(ws.clone(), id.clone()),
+                ]);
+            }
+            Change::Dismissed { user, id } => {
+                puts.push((
+                    Key::Dismissal(ws.clone(), user.clone(), id.clone()),
+                    Bytes::new(),
+                ));
+            }
+            Change::Deleted { keys } => {
+                for key in keys {
+                    if let Key::Marker(_, id) = key {
+                        // A dead marker's record goes with it (`Index::apply`).
+                        self.gone.insert(id.clone(), now);
+                        self.records.remove(id);
+                        deletes.push(Key::Record(ws.clone(), id.clone()));
+                    }
+                    deletes.push(key.clone());
+                }
+            }
+        }
+        let memory = self.copy.store();
+        let mut changed = false;
+        for (key, bytes) in puts {
+            changed |= uncounted(memory.write(&key, bytes, Expect::Any))
+                .await
+                .is_ok();
+        }
+        for key in deletes {
+            changed |= uncounted(memory.delete(&key)).await.is_ok();
+        }
+        changed
+    }
+
+    /// Make the copy what the store holds: list the workspace's four kinds of keys, and read
+    /// the records that are new or whose version moved on since the last listing (all of them
+    /// when `full`: after a gap, the copy's records are not trusted). An error leaves the copy
+    /// as it was.
+    pub(super) async fn reconcile(
+        &mut self,
+        real: &Index,
+        full: bool,
+    ) -> Result<Reconciled, IndexError> {
+        let ws = &self.ws;
+        let store = real.store();
+        let mut done = Reconciled::default();
+        let mut listed_keys = Vec::new();
+        for scope in [
+            Scope::Markers(ws.clone()),
+            Scope::AllOwnerMarkers(ws.clone()),
+            Scope::AllDismissals(ws.clone()),
+        ] {
+            listed_keys.extend(
+                store
+                    .list_versions(&scope)
+                    .await?
+                    .into_iter()
+                    .map(|(k, _)| k),
+            );
+            done.listings += 1;
+        }
+        let records = store.list_versions(&Scope::Records(ws.clone())).await?;
+        done.listings += 1;
+        let next = empty_copy(real);
+        let mut held = HashMap::new();
+        let mut listed = HashMap::new();
+        let memory = next.store().clone();
+        let put = |key: Key, bytes: Bytes| {
+            let memory = memory.clone();
+            async move {
+                uncounted(memory.write(&key, bytes, Expect::Any))
+                    .await
+                    .map(drop)
+            }
+        };
+        for (key, version) in records {
+            let id = key.id().clone();
+            let unchanged = !full && self.listed.get(&id) == Some(&version);
+            let bytes = match (unchanged, self.records.get(&id)) {
+                (true, Some(r)) => Bytes::from(serde_json::to_vec(r).expect("a record serialises")),
+                _ => {
+                    done.reads += 1;
+                    match store.read(&key).await? {
+                        Some(stored) => stored.bytes,
+                        // Gone between the listing and the read.
+                        None => continue,
+                    }
+                }
+            };
+            // An unreadable record is held as it is: the read path says what it says of it.
+            if let Ok(record) = serde_json::from_slice::<ItemRecord>(&bytes) {
+                if self.records.get(&id) != Some(&record) {
+                    done.drifted = true;
+                }
+                held.insert(id.clone(), record);
+            }
+            put(key, bytes).await?;
+            listed.insert(id, version);
+        }
+        let before = self.keys().await;
+        for key in &listed_keys {
+            uncounted(memory.mark(key)).await?;
+        }
+        if before
+            != listed_keys
+                .iter()
+                .cloned()
+                .collect::<std::collections::BTreeSet<_>>()
+        {
+            done.drifted = true;
+        }
+        if held.len() != self.records.len() {
+            done.drifted = true;
+        }
+        // What the store holds now wins over what was remembered as gone.
+        self.gone.retain(|id, _| !held.contains_key(id));
+        self.copy = next;
+        self.records = held;
+        self.listed = listed;
+        Ok(done)
+    }
+
+    /// The copy's empty keys (markers, owner markers, dismissals).
+    async fn keys(&self) -> std::collections::BTreeSet<Key> {
+        let mut out = std::collections::BTreeSet::new();
+        let memory = self.copy.store();
+        for scope in [
+            Scope::Markers(self.ws.clone()),
+            Scope::AllOwnerMarkers(self.ws.clone()),
+            Scope::AllDismissals(self.ws.clone()),
+        ] {
+            if let Ok(found) = uncounted(memory.list_versions(&scope)).await {
+                out.extend(found.into_iter().map(|(k, _)| k));
+            }
+        }
+        out
+    }
+}
