@@ -42,13 +42,18 @@ run: builds .dev-secret
 ## test: cargo tests, then the Playwright suite in Debian's Chromium
 test: test-rust test-backends test-e2e
 
-test-rust: setup
+# Services the Rust tests start themselves, on free loopback ports: Redis for the bus.
+.PHONY: test-services
+test-services:
+	@command -v redis-server >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
+
+test-rust: setup test-services
 	cargo test --workspace
 
 ## test-backends: the marker index on real object stores (Azurite for Azure Blob, moto for S3,
 ## on free 127.0.0.1 ports; the local file system too) and two `pickup serve` on one shared store
 .PHONY: test-backends
-test-backends: setup server
+test-backends: setup server test-services
 	./scripts/emulators.sh run -- cargo test --workspace --test scenarios --test scale_out -- --nocapture
 
 e2e-deps:

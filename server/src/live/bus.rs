@@ -227,6 +227,13 @@ impl Bus {
         if envelope.from == self.me {
             return;
         }
+        if matches!(envelope.body, Body::Fact(_)) {
+            let n = self.heard_count.fetch_add(1, Ordering::SeqCst) + 1;
+            if self.drop_every > 0 && n.is_multiple_of(self.drop_every) {
+                // A test's fault: this fact never arrived, as pub/sub may lose one.
+                return;
+            }
+        }
         let gap = {
             let mut seen = self.last_seen.lock().expect("bus lock");
             let last = seen.insert(envelope.from.clone(), envelope.seq);
@@ -249,24 +256,16 @@ impl Bus {
                     let _ = tx.send(Heard::Doubt(ws));
                 }
             }
-            Body::Fact(wire) => {
-                let n = self.heard_count.fetch_add(1, Ordering::SeqCst) + 1;
-                if self.drop_every > 0 && n.is_multiple_of(self.drop_every) {
-                    // A test's fault: this fact is lost, as pub/sub may lose one.
-                    return;
+            Body::Fact(wire) => match Fact::try_from(*wire) {
+                Ok(fact) => {
+                    metrics::counter!(crate::metrics::BUS_FACTS, "dir" => "heard").increment(1);
+                    let _ = tx.send(Heard::Fact(fact));
                 }
-                match Fact::try_from(*wire) {
-                    Ok(fact) => {
-                        metrics::counter!(crate::metrics::BUS_FACTS, "dir" => "heard").increment(1);
-                        let _ = tx.send(Heard::Fact(fact));
-                    }
-                    Err(e) => {
-                        metrics::counter!(crate::metrics::BUS_FACTS, "dir" => "refused")
-                            .increment(1);
-                        tracing::warn!(error = %e, "bus: a fact that is not one was ignored");
-                    }
+                Err(e) => {
+                    metrics::counter!(crate::metrics::BUS_FACTS, "dir" => "refused").increment(1);
+                    tracing::warn!(error = %e, "bus: a fact that is not one was ignored");
                 }
-            }
+            },
         }
     }
 }

@@ -7,7 +7,9 @@ pub mod fault;
 pub mod generations;
 pub mod in_process;
 pub mod naive;
+pub mod redis;
 pub mod server;
+pub mod stream;
 
 use app::model::{Owner, Status};
 use pickup::index::store::{ListOrder, Store};
