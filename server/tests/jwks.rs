@@ -632,3 +632,61 @@ async fn an_unreachable_jwks_at_start_leaves_hs256_working_and_refuses_idp_token
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("PICKUP_JWKS_URL"), "{stderr}");
 }
+
+/// The text of a live stream until its closing event (`unauthenticated` or `reconnect`), or
+/// `None` if none came within `bound`.
+async fn closing_event(res: reqwest::Response, bound: std::time::Duration) -> Option<String> {
+    let read = async move {
+        let mut res = res;
+        let mut text = String::new();
+        while let Some(chunk) = res.chunk().await.ok().flatten() {
+            text.push_str(&String::from_utf8_lossy(&chunk));
+            for closing in ["event: unauthenticated", "event: reconnect"] {
+                if text.contains(closing) {
+                    return closing.trim_start_matches("event: ").to_string();
+                }
+            }
+        }
+        "the stream ended without a closing event".to_string()
+    };
+    tokio::time::timeout(bound, read).await.ok()
+}
+
+/// A live stream lasts no longer than what allowed it: once its token's key has left the
+/// provider's set (and the server has refreshed it), the stream ends as unauthenticated,
+/// while a stream of a key that stayed goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_stream_ends_when_its_key_leaves_the_key_set() {
+    let (leaving, staying) = (Key::rsa("leaving"), Key::ed25519("staying"));
+    let (idp, url) = Idp::start(&[&leaving, &staying]).await;
+    let mut env = jwks_env(&url, "0s");
+    env.push(("PICKUP_JWKS_REFRESH", "1s"));
+    let pickup = Pickup::start(&env, false).await;
+    let open = |token: String| {
+        let url = format!("{}/api/v1/workspaces/acme/live", pickup.url);
+        async move {
+            let res = reqwest::Client::new()
+                .get(url)
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(res.status(), StatusCode::OK);
+            res
+        }
+    };
+    let doomed = open(leaving.sign(&claims("alice", false))).await;
+    let lasting = open(staying.sign(&claims("bob", false))).await;
+    idp.set(&[&staying]);
+    assert_eq!(
+        closing_event(doomed, std::time::Duration::from_secs(20)).await.as_deref(),
+        Some("unauthenticated"),
+        "the withdrawn key's stream ends"
+    );
+    // The other stream is still open after the refreshes that ended the first.
+    assert_eq!(
+        closing_event(lasting, std::time::Duration::from_secs(5)).await,
+        None,
+        "a stream of a key that stayed goes on"
+    );
+}

@@ -163,3 +163,49 @@ async fn streams_beyond_the_limit_are_refused_and_a_closed_one_frees_its_place()
     .await;
     assert!(opened.is_ok(), "the closed stream's place was never freed");
 }
+
+/// Streams are shared fairly: one member's streams stop at the viewer's share, one
+/// workspace's at the workspace's, and members of other workspaces (or other members) still
+/// get theirs. Server 20, workspace 10, viewer 4 here.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_member_or_one_workspace_cannot_take_every_stream() {
+    let s = Server::start(&[
+        ("PICKUP_MAX_STREAMS", "20"),
+        ("PICKUP_MAX_STREAMS_PER_WORKSPACE", "10"),
+        ("PICKUP_MAX_STREAMS_PER_VIEWER", "4"),
+    ]);
+    let status = |ws: &'static str, token: String| {
+        let url = format!("{}/api/v1/workspaces/{ws}/live", s.url);
+        async move {
+            let res = client().get(url).bearer_auth(token).send().await.unwrap();
+            (res.status().as_u16(), res)
+        }
+    };
+    let mut open = Vec::new();
+    let greedy = token("mallory", "acme,beta", false, "1h");
+    for _ in 0..4 {
+        let (code, res) = status("acme", greedy.clone()).await;
+        assert_eq!(code, 200);
+        open.push(res);
+    }
+    let (code, res) = status("acme", greedy.clone()).await;
+    assert_eq!(code, 503, "the viewer's share is taken");
+    assert_eq!(res.json::<Value>().await.unwrap()["error"], "busy");
+    // Other members of the workspace fill it to its share...
+    for sub in ["bob", "carol"] {
+        for _ in 0..3 {
+            let (code, res) = status("acme", token(sub, "acme", false, "1h")).await;
+            assert_eq!(code, 200, "{sub}");
+            open.push(res);
+        }
+    }
+    let (code, _) = status("acme", token("dave", "acme", false, "1h")).await;
+    assert_eq!(code, 503, "the workspace's share is taken");
+    // ...and a member of another workspace still gets a stream (so does the greedy member
+    // there: its share is per workspace).
+    let (code, _) = status("beta", token("erin", "beta", false, "1h")).await;
+    assert_eq!(code, 200, "another workspace is not held out");
+    let (code, _) = status("beta", greedy).await;
+    assert_eq!(code, 200);
+    drop(open);
+}
