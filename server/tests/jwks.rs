@@ -679,7 +679,9 @@ async fn a_live_stream_ends_when_its_key_leaves_the_key_set() {
     let lasting = open(staying.sign(&claims("bob", false))).await;
     idp.set(&[&staying]);
     assert_eq!(
-        closing_event(doomed, std::time::Duration::from_secs(20)).await.as_deref(),
+        closing_event(doomed, std::time::Duration::from_secs(20))
+            .await
+            .as_deref(),
         Some("unauthenticated"),
         "the withdrawn key's stream ends"
     );

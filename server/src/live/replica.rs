@@ -247,3 +247,169 @@ impl Replica {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::{Limits, ManualClock, NewItem, Producer};
+    use app::model::Status;
+    use proptest::prelude::*;
+
+    const NOW: u64 = 1_800_000_000_000;
+    const MINUTE: u64 = 60_000;
+
+    /// One item of a random workspace: its key, who owns it, how long ago it was registered
+    /// and last written, what it says then, and whether the viewer dismissed it.
+    #[derive(Debug, Clone)]
+    struct Item {
+        key: u8,
+        owner: bool,
+        age_min: u64,
+        written_min: u64,
+        status: u8,
+        dismissed: bool,
+        removed: bool,
+    }
+
+    fn items() -> impl Strategy<Value = Vec<Item>> {
+        prop::collection::vec(
+            (
+                0u8..12,
+                any::<bool>(),
+                0u64..3000,
+                0u64..3000,
+                0u8..5,
+                prop::bool::weighted(0.3),
+                prop::bool::weighted(0.1),
+            )
+                .prop_map(
+                    |(key, owner, age_min, written, status, dismissed, removed)| Item {
+                        key,
+                        owner,
+                        age_min,
+                        written_min: written.min(age_min),
+                        status,
+                        dismissed,
+                        removed,
+                    },
+                ),
+            0..45,
+        )
+    }
+
+    fn producer(owner: bool) -> Producer {
+        let sub = if owner { "ada" } else { "bob" };
+        Producer {
+            user: UserId::parse(sub).unwrap(),
+            name: sub.to_uppercase(),
+        }
+    }
+
+    /// Writes the items through `real` (each at its own time), returning the facts the
+    /// service would have published for them.
+    async fn write(real: &Index, ws: &Workspace, items: &[Item]) -> Vec<Fact> {
+        let mut facts = Vec::new();
+        let viewer = UserId::parse("ada").unwrap();
+        for it in items {
+            let at = |min: u64| {
+                real.clone()
+                    .with_clock(Arc::new(ManualClock::new(NOW - min * MINUTE)))
+            };
+            let new = NewItem {
+                key: format!("k{}", it.key),
+                title: "t".into(),
+                url: None,
+                status: Some(Status::Running),
+                progress: None,
+            };
+            let who = producer(it.owner);
+            let Ok(record) = at(it.age_min).register(ws, &new, &who).await else {
+                continue;
+            };
+            facts.push(Fact::record(ws, &record, true).unwrap());
+            let id = ItemId::parse(&record.id).unwrap();
+            let status = [
+                Status::Queued,
+                Status::Running,
+                Status::Succeeded,
+                Status::Failed,
+                Status::Cancelled,
+            ][it.status as usize];
+            let up = crate::index::ItemUpdate::new("t", status);
+            if let Ok((updated, _)) = at(it.written_min)
+                .update(ws, &id, &up, &who.user, None)
+                .await
+            {
+                facts.push(Fact::record(ws, &updated, false).unwrap());
+            }
+            if it.dismissed {
+                real.dismiss(ws, &viewer, &id).await.unwrap();
+                facts.push(Fact {
+                    ws: ws.clone(),
+                    change: Change::Dismissed {
+                        user: viewer.clone(),
+                        id: id.clone(),
+                    },
+                });
+            }
+            if it.removed {
+                real.remove(ws, &id, &who.user).await.unwrap();
+                facts.push(Fact {
+                    ws: ws.clone(),
+                    change: Change::Removed {
+                        id,
+                        owner: who.user,
+                    },
+                });
+            }
+        }
+        facts
+    }
+
+    fn shown(read: &Read) -> (Vec<(String, Status, bool)>, bool, bool) {
+        let cards = read
+            .page
+            .cards
+            .iter()
+            .map(|c| (c.id.clone(), c.status, c.stalled))
+            .collect();
+        (cards, read.page.more, read.page.partial)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+
+        /// A live page (from a copy built by facts, or by a reconcile) is the REST page, for
+        /// every viewer, filter, cap and number of dismissals.
+        #[test]
+        fn the_live_page_is_the_rest_page(items in items(), cap in 1u32..=50, mine in any::<bool>(), viewer_is_ada in any::<bool>()) {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            rt.block_on(async {
+                let ws = Workspace::parse("acme").unwrap();
+                let store = Store::wrap(Arc::new(InMemory::new()), ListOrder::Sorted, "memory://");
+                let real = Index::new(store, Limits::default(), 8, Arc::new(ManualClock::new(NOW)));
+                let facts = write(&real, &ws, &items).await;
+                let viewer = UserId::parse(if viewer_is_ada { "ada" } else { "bob" }).unwrap();
+                let filter = if mine { Filter::Mine } else { Filter::All };
+                let rest = real.recent(&ws, &viewer, filter, Some(cap), None).await.unwrap();
+                let mut by_facts = Replica::new(&ws, &real);
+                for f in &facts {
+                    by_facts.apply(f).await;
+                }
+                let mut reconciled = Replica::new(&ws, &real);
+                reconciled.reconcile(&real, true).await.unwrap();
+                let from_facts = by_facts.page(&viewer, filter, cap).await.unwrap();
+                let from_store = reconciled.page(&viewer, filter, cap).await.unwrap();
+                prop_assert_eq!(shown(&from_facts), shown(&rest), "built by facts");
+                prop_assert_eq!(shown(&from_store), shown(&rest), "built by a reconcile");
+                // Facts arriving again, or late, after a reconcile change nothing.
+                for f in &facts {
+                    reconciled.apply(f).await;
+                }
+                let again = reconciled.page(&viewer, filter, cap).await.unwrap();
+                prop_assert_eq!(shown(&again), shown(&rest), "facts applied twice");
+                Ok(())
+            })?;
+        }
+    }
+}
