@@ -65,12 +65,13 @@ test-e2e: builds e2e-deps
 	cd end2end && PICKUP_BIN=$(CURDIR)/$(PICKUP) PICKUP_SITE=$(CURDIR)/dist npx playwright test
 
 ## bench: every benchmark in one run, written to BENCHMARKS.md and docs/bench/*.svg (~12 min after the builds)
-bench: setup widget e2e-deps
+bench: setup widget e2e-deps test-services
 	@command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
 	cargo build --release -p pickup -p pickup-bench
 	./scripts/emulators.sh run -- target/release/pickup-bench designs
 	./scripts/emulators.sh run -- target/release/pickup-bench read
 	python3 scripts/bench_http.py
+	python3 scripts/bench_bus.py
 	./scripts/twiggy.sh
 	cd end2end && PICKUP_BIN=$(CURDIR)/target/release/pickup PICKUP_SITE=$(CURDIR)/dist \
 	  npx playwright test --config playwright.bench.config.ts

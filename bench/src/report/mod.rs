@@ -8,6 +8,7 @@
 //! One module per section; every verdict and every sentence that compares numbers is computed
 //! from the numbers it shows.
 
+mod bus;
 mod designs;
 mod format;
 mod http;
@@ -84,6 +85,7 @@ pub fn write() -> anyhow::Result<()> {
     let http = load::<http::Results>("http.json");
     let widget = load::<widget::Results>("widget.json");
     let live = load::<live::Results>("live.json");
+    let bus = load::<bus::Results>("bus.json");
 
     let mut verdicts: Vec<Verdict> = Vec::new();
     let mut body = String::new();
@@ -93,6 +95,7 @@ pub fn write() -> anyhow::Result<()> {
     widget::section(&mut body, &widget, &mut verdicts);
     widget::contributors(&mut body, &load::<widget::Twiggy>("twiggy.json"));
     live::section(&mut body, &live, &mut verdicts);
+    bus::section(&mut body, &bus, &mut verdicts);
 
     let m = machine();
     let mut out = String::new();
@@ -109,7 +112,7 @@ pub fn write() -> anyhow::Result<()> {
     );
     let _ = writeln!(
         out,
-        "- **Command:** `make bench` — builds `pickup-bench` (release), runs `pickup-bench designs` and `pickup-bench read` under `scripts/emulators.sh run` (Azurite and moto on loopback), the HTTP and widget measurements, then `pickup-bench report`, which writes this file and the plots in `docs/bench/`. Raw numbers: `target/bench/{{designs,read,http,widget,live}}.json`."
+        "- **Command:** `make bench` — builds `pickup-bench` (release), runs `pickup-bench designs` and `pickup-bench read` under `scripts/emulators.sh run` (Azurite and moto on loopback), the HTTP and widget measurements, the bus measurement (`scripts/bench_bus.py`), then `pickup-bench report`, which writes this file and the plots in `docs/bench/`. Raw numbers: `target/bench/{{designs,read,http,widget,live,bus}}.json`."
     );
     let sections = [
         (
