@@ -412,9 +412,9 @@ async fn openapi_document_is_valid_3_1_and_matches_the_routes_and_the_readme() {
         }
     }
 
-    // The README lists the same routes.
+    // docs/API.md lists the same routes.
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/API.md")).unwrap();
     let mut listed: BTreeMap<String, BTreeSet<Method>> = BTreeMap::new();
     for line in readme.lines() {
         let mut words = line.split_whitespace();
@@ -433,7 +433,7 @@ async fn openapi_document_is_valid_3_1_and_matches_the_routes_and_the_readme() {
     }
     assert_eq!(
         listed, doc,
-        "README's API list and the OpenAPI document differ"
+        "docs/API.md's API list and the OpenAPI document differ"
     );
 }
 
