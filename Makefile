@@ -7,7 +7,7 @@ PICKUP     := target/debug/pickup
 WIDGET_SRC := $(shell find app/src style public -type f) app/Cargo.toml index.html Cargo.lock Cargo.toml
 SERVER_SRC := $(shell find server/src app/src -type f) server/Cargo.toml app/Cargo.toml Cargo.lock
 
-.PHONY: setup widget server run test test-rust test-e2e e2e-deps bench fmt lint clean
+.PHONY: setup widget server run dev test test-rust test-e2e e2e-deps bench fmt lint clean
 
 ## setup: build tools (wasm32 std, wasm-bindgen-cli, wasm-opt, esbuild)
 setup:
@@ -38,6 +38,15 @@ builds:
 ## run: the demo workspace on http://127.0.0.1:3000 (prints a link that opens it signed in)
 run: builds .dev-secret
 	PICKUP_SECRET="$$(cat .dev-secret)" $(PICKUP) demo --store file://./data --site dist
+
+## dev: the widget on http://127.0.0.1:8080 by `trunk serve` (Trunk.toml), rebuilt and reloaded on
+## every change, with the API proxied to a `pickup demo` (scripts/dev.sh); Trunk is installed on
+## first use (a long build, so at the lowest priority)
+TRUNK := $(or $(CARGO_HOME),$(HOME)/.cargo)/bin/trunk
+$(TRUNK):
+	nice -n 19 cargo install trunk --version 0.21.14 --locked
+dev: setup server .dev-secret | $(TRUNK)
+	PATH="$(dir $(TRUNK)):$$PATH" ./scripts/dev.sh
 
 ## test: cargo tests, then the Playwright suite in Debian's Chromium
 test: test-rust test-backends test-e2e

@@ -89,6 +89,9 @@ writeFileSync(join(dir, "pickup.js"), bundled(join(dir, "pickup.js"), "esm"));
 // The home page's inline script: the `</script>` that would end it early cannot be in it, since
 // esbuild escapes it in strings.
 const home = bundled(join(dir, "home.js"), "iife").toString().trim();
+// Trunk's lines (make dev) are not the shipped site's.
+const TRUNK_LINE = /^ *<link data-trunk [^>]*\/>\n/gm;
+const TRUNK_NOTE = /^ *<!-- Trunk's \(make dev[^]*?-->\n/m;
 fill("index.html", [], (text) => {
   const lines = text.match(TRUNK_LINE)?.length ?? 0;
   if (lines === 0 || !TRUNK_NOTE.test(text)) fail("index.html: expected Trunk's data-trunk lines and their note");
