@@ -9,6 +9,7 @@
 // The markup is the widget's (app/src/components), with its English labels and the browser's
 // locale. end2end/tests/first-card.spec.ts fails when the two differ.
 import { prefetch } from "./prefetch.js";
+import { CARD_FIELDS, OWNER_FIELDS, PAGE_FIELDS, STATUSES } from "./contract.js";
 
 const el = document.querySelector("[data-pickup-home]");
 try {
@@ -32,16 +33,12 @@ async function draw(el, asked, response) {
 /** Whether the widget can read `page` (app/src/decode.rs, whole or nothing): else it shows an
  *  error, and a drawing of the page would show what it refuses. */
 function readable(page) {
-  const is = (o, type, ...names) => o !== null && typeof o === "object" && names.every((n) => typeof o[n] === type);
-  const maybe = (o, type, name) => o[name] === null || o[name] === undefined || typeof o[name] === type;
-  const card = (c) =>
-    is(c, "string", "id", "key", "title", "status", "created_at", "updated_at") &&
-    is(c, "boolean", "stalled") &&
-    is(c.owner, "string", "sub", "name") &&
-    maybe(c, "string", "url") &&
-    maybe(c, "number", "progress") &&
-    maybe(c, "string", "finished_at");
-  return is(page, "boolean", "more", "partial") && is(page, "string", "generated_at") && Array.isArray(page.cards) && page.cards.every(card);
+  // The field lists are contract.js's (the Rust model's): "?" may be null or missing.
+  const typed = (v, type) => (type === "array" ? Array.isArray(v) : type === "object" ? v !== null && typeof v === "object" : typeof v === type);
+  const fits = (o, fields) =>
+    o !== null && typeof o === "object" &&
+    Object.entries(fields).every(([n, t]) => (t.endsWith("?") ? o[n] === null || o[n] === undefined || typed(o[n], t.slice(0, -1)) : typed(o[n], t)));
+  return fits(page, PAGE_FIELDS) && page.cards.every((c) => fits(c, CARD_FIELDS) && fits(c.owner, OWNER_FIELDS));
 }
 
 /** An element: attributes, then children (text is appended as text, never parsed). */
@@ -83,7 +80,6 @@ function widget(page) {
   );
 }
 
-const STATUSES = ["queued", "running", "succeeded", "failed", "cancelled"];
 const times = new Intl.RelativeTimeFormat([], { numeric: "auto", style: "short" });
 
 /** components/card.rs. */

@@ -5,7 +5,9 @@
 // The widget takes the answer only if its own first call is this same request (URL, body and
 // token); else, or if this one fails, it makes its own. So this computes the request exactly as
 // the widget does: home page: `ws`, `token` and `cap` from the fragment or this tab's
-// sessionStorage; else from the element's attributes; the cap rule of `options.rs`.
+// sessionStorage; else from the element's attributes; the cap rule of `options.rs`. The rule's
+// numbers, the URL and the body come from contract.js, which the Rust model writes.
+import { DEFAULT_CAP, MAX_CAP, MIN_CAP, NONSENSE_ABOVE, RECENT_PATH, firstPageBody } from "./contract.js";
 
 /** Starts `el`'s first request and leaves it on the element as `pickupPrefetch`; returns it,
  *  or null when the widget could not ask either (no workspace or token). May throw (blocked
@@ -22,9 +24,9 @@ export function prefetch(el) {
   }
   if (!ws || !token) return null;
   const n = cap === null || cap.trim() === "" || !/^[0-9+\-.eE]+$/.test(cap.trim()) ? NaN : Number(cap.trim());
-  cap = n >= 0 && n <= 1e9 ? Math.min(50, Math.max(1, Math.round(n))) : 8;
-  const url = `${(attr("data-pickup-server") ?? "").replace(/\/+$/, "")}/api/recent`;
-  const body = JSON.stringify({ ws, filter: "all", cap, before: null });
+  cap = n >= 0 && n <= NONSENSE_ABOVE ? Math.min(MAX_CAP, Math.max(MIN_CAP, Math.round(n))) : DEFAULT_CAP;
+  const url = `${(attr("data-pickup-server") ?? "").replace(/\/+$/, "")}${RECENT_PATH}`;
+  const body = firstPageBody(ws, cap);
   const authorization = `Bearer ${token}`;
   const headers = { "Content-Type": "application/json", Accept: "application/json", Authorization: authorization };
   const response = fetch(url, { method: "POST", headers, body });

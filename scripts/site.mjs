@@ -35,9 +35,9 @@ function minified(js) {
   }
 }
 
-// One script with the modules it imports (public/prefetch.js), minified. The glue's dynamic
+// One script with the modules it imports (public/prefetch.js, public/contract.js), minified. The glue's dynamic
 // import names a file that is not there yet, and is left as it is.
-const BUNDLED_ONLY = ["prefetch.js", "home.js"];
+const BUNDLED_ONLY = ["prefetch.js", "home.js", "contract.js"];
 function bundled(entry, format) {
   try {
     return execFileSync("esbuild", [entry, "--bundle", "--minify", `--format=${format}`, "--log-level=error"]);
@@ -89,6 +89,14 @@ writeFileSync(join(dir, "pickup.js"), bundled(join(dir, "pickup.js"), "esm"));
 // The home page's inline script: the `</script>` that would end it early cannot be in it, since
 // esbuild escapes it in strings.
 const home = bundled(join(dir, "home.js"), "iife").toString().trim();
+// Trunk's lines (make dev) are not the shipped site's.
+const TRUNK_LINE = /^ *<link data-trunk [^>]*\/>\n/gm;
+const TRUNK_NOTE = /^ *<!-- Trunk's \(make dev[^]*?-->\n/m;
+fill("index.html", [], (text) => {
+  const lines = text.match(TRUNK_LINE)?.length ?? 0;
+  if (lines === 0 || !TRUNK_NOTE.test(text)) fail("index.html: expected Trunk's data-trunk lines and their note");
+  return text.replace(TRUNK_NOTE, "").replace(TRUNK_LINE, "");
+});
 fill("index.html", [
   [`<link rel="stylesheet" href="/pickup.css" />`, `<link rel="stylesheet" href="/${css}" integrity="${integrity}" />`],
   [`<link rel="modulepreload" href="/app.js" />`, `<link rel="modulepreload" href="/${glue}" />`],

@@ -124,8 +124,11 @@ impl Filter {
     }
 }
 
-/// The default number of cards, and the most a caller may ask for.
+/// The number of cards a page has: the default, and the fewest and most a caller may ask for.
+/// The one home of the rule: the server's checks (`PICKUP_CAP`, the read path), the widget's
+/// options and the loader's prefetch (`public/contract.js`, generated from these) read it.
 pub const DEFAULT_CAP: u32 = 8;
+pub const MIN_CAP: u32 = 1;
 pub const MAX_CAP: u32 = 50;
 
 #[cfg(test)]

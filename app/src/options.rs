@@ -11,7 +11,7 @@
 //!
 //! The browser shell (`mount.rs`) prints the warnings with `console.warn`.
 
-use crate::model::{DEFAULT_CAP, MAX_CAP};
+use crate::model::{DEFAULT_CAP, MAX_CAP, MIN_CAP};
 use std::time::Duration;
 
 pub const DEFAULT_REFRESH_SECS: f64 = 15.0;
@@ -50,7 +50,7 @@ pub fn options(cap: Given, refresh: Given) -> Options {
     let cap = read(
         "cap",
         &cap,
-        (1.0, MAX_CAP as f64),
+        (MIN_CAP as f64, MAX_CAP as f64),
         DEFAULT_CAP as f64,
         f64::round,
         &mut warnings,

@@ -41,8 +41,9 @@ pub enum Command {
     Token(TokenArgs),
     /// Sweep workspaces: delete expired, superseded and dead markers and orphan dismissals.
     Prune(PruneArgs),
-    /// Seed a demo workspace, print a link that opens it signed in, and serve.
-    Demo(ServeArgs),
+    /// Seed a demo workspace, keep a few of its items working, print a link that opens it
+    /// signed in, and serve.
+    Demo(DemoArgs),
     /// Run a command as an item: registered, kept alive, finished with the command's outcome.
     Run(RunArgs),
     /// Register, change, read or remove one item (for scripts).
@@ -70,7 +71,7 @@ pub struct StoreArgs {
     #[arg(long, env = "PICKUP_MAX_SKEW", default_value = "2m", value_parser = humantime::parse_duration)]
     pub max_skew: Duration,
     /// Cards per page unless the caller asks otherwise (at most 50).
-    #[arg(long, env = "PICKUP_CAP", default_value_t = app::model::DEFAULT_CAP, value_parser = clap::value_parser!(u32).range(1..=50))]
+    #[arg(long, env = "PICKUP_CAP", default_value_t = app::model::DEFAULT_CAP, value_parser = clap::value_parser!(u32).range(i64::from(app::model::MIN_CAP)..=i64::from(app::model::MAX_CAP)))]
     pub cap: u32,
 }
 
@@ -395,8 +396,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let done = match cli.command {
         Command::Run(args) => return run_command(args).await.map(ExitCode::from),
         Command::Item(args) => item(args.command).await,
-        Command::Serve(args) => serve(args, false).await,
-        Command::Demo(args) => serve(args, true).await,
+        Command::Serve(args) => serve(args, None).await,
+        Command::Demo(args) => {
+            let pace = crate::demo::Pace {
+                every: args.every,
+                run_for: args.run_for,
+            };
+            serve(args.serve, Some(pace)).await
+        }
         Command::Token(t) => {
             for ws in &t.ws {
                 Workspace::parse(ws)?;
@@ -649,7 +656,19 @@ impl ServeArgs {
     }
 }
 
-async fn serve(args: ServeArgs, demo: bool) -> anyhow::Result<()> {
+#[derive(Args, Clone)]
+pub struct DemoArgs {
+    #[command(flatten)]
+    pub serve: ServeArgs,
+    /// How often the demo's running items beat and move on (under half of PICKUP_STALE_AFTER).
+    #[arg(long, env = "PICKUP_DEMO_EVERY", default_value = "3s", value_parser = humantime::parse_duration)]
+    pub every: Duration,
+    /// How long one of the demo's runs takes from start to done.
+    #[arg(long, env = "PICKUP_DEMO_RUN_FOR", default_value = "90s", value_parser = humantime::parse_duration)]
+    pub run_for: Duration,
+}
+
+async fn serve(args: ServeArgs, demo: Option<crate::demo::Pace>) -> anyhow::Result<()> {
     if let Some(addr) = &args.metrics_addr {
         crate::metrics::serve(addr).await?;
     }

@@ -1,4 +1,6 @@
-//! The demo workspace that `make run` / `pickup demo` opens: a few items in every state.
+//! The demo workspace that `make run` / `pickup demo` opens: a few items in every state, and
+//! two that keep working while it runs ([`keep_alive`]), so the first screen shows the live
+//! path: heartbeats, progress that moves, a run that finishes and a new one that starts.
 
 use crate::error::Result;
 use crate::index::store::Scope;
@@ -6,8 +8,9 @@ use crate::index::Index;
 use crate::index::ItemId;
 use crate::index::ManualClock;
 use crate::index::Workspace;
-use crate::index::{ItemUpdate, NewItem, Producer, UserId};
-use app::model::Status;
+use crate::index::{ItemUpdate, Limits, NewItem, Producer, UserId};
+use app::model::{Filter, Status, MAX_CAP};
+use std::time::Duration;
 
 pub const DEMO_WS: &str = "demo";
 
@@ -26,10 +29,6 @@ pub async fn seed(index: &Index) -> Result<()> {
     if seeded {
         return Ok(());
     }
-    let person = |sub: &str, name: &str| Producer {
-        user: UserId::parse(sub).expect("the demo's names are valid"),
-        name: name.into(),
-    };
     let now = index.clock.now_ms();
     let items = [
         // An earlier run of a key that runs again below: readers show only the newest run.
@@ -81,6 +80,7 @@ pub async fn seed(index: &Index) -> Result<()> {
             person("you", "You"),
             5,
         ),
+        // The two that keep working ([`keep_alive`] takes them over).
         (
             "nightly-train",
             "Nightly model training",
@@ -125,6 +125,209 @@ pub async fn seed(index: &Index) -> Result<()> {
     Ok(())
 }
 
+fn person(sub: &str, name: &str) -> Producer {
+    Producer {
+        user: UserId::parse(sub).expect("the demo's names are valid"),
+        name: name.into(),
+    }
+}
+
+/// How the demo's workers move: a heartbeat and a step of progress every `every`; a run takes
+/// `run_for` from nothing to done. `every` stays well under the reader's `stale-after`
+/// ([`Pace::check`]), so no worker's card ever turns stalled.
+#[derive(Clone, Copy, Debug)]
+pub struct Pace {
+    pub every: Duration,
+    pub run_for: Duration,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum PaceError {
+    #[error("the demo's heartbeat period must be more than zero")]
+    Zero,
+    #[error("the demo's heartbeat period ({every:?}) must be under half of PICKUP_STALE_AFTER ({stale_after:?}), or its cards would turn stalled")]
+    WouldStall {
+        every: Duration,
+        stale_after: Duration,
+    },
+    #[error("a demo run ({run_for:?}) must last at least one heartbeat period ({every:?})")]
+    ShorterThanABeat { run_for: Duration, every: Duration },
+}
+
+impl Pace {
+    pub fn check(self, limits: &Limits) -> std::result::Result<Pace, PaceError> {
+        let stale_after = Duration::from_millis(limits.stale_after_ms);
+        if self.every.is_zero() {
+            Err(PaceError::Zero)
+        } else if self.every * 2 >= stale_after {
+            Err(PaceError::WouldStall {
+                every: self.every,
+                stale_after,
+            })
+        } else if self.run_for < self.every {
+            Err(PaceError::ShorterThanABeat {
+                run_for: self.run_for,
+                every: self.every,
+            })
+        } else {
+            Ok(self)
+        }
+    }
+
+    /// The progress one heartbeat adds.
+    fn step(self) -> f64 {
+        self.every.as_secs_f64() / self.run_for.as_secs_f64()
+    }
+}
+
+/// What each worker runs (key, title), one after the other, round and round. A job's next run
+/// supersedes its last (readers show a key's newest run), as a producer's re-runs do.
+const ADA_JOBS: &[(&str, &str)] = &[
+    ("nightly-train", "Nightly model training"),
+    ("thumbnails", "Render thumbnails"),
+    ("search-index", "Rebuild search index"),
+];
+const YOUR_JOBS: &[(&str, &str)] = &[
+    ("weekly-report", "Weekly report draft"),
+    ("invoices", "Import invoices"),
+    ("crm-sync", "Sync CRM contacts"),
+];
+
+/// One of the demo's producers and the run it is working on.
+struct Worker {
+    owner: Producer,
+    jobs: &'static [(&'static str, &'static str)],
+    /// The next of `jobs` this worker starts.
+    next: usize,
+    run: Option<(ItemId, ItemUpdate)>,
+}
+
+/// The next progress of a run at `progress`: one step on, never past done.
+fn advance(progress: f64, step: f64) -> f64 {
+    (progress + step).min(1.0)
+}
+
+/// Keeps two workers busy in `demo` until the process ends: each beat moves every running run
+/// on by one step (a heartbeat), finishes the one that got to 100%, and starts the next job
+/// where one finished. It starts by taking over its workers' running jobs (the seed's two, or
+/// what an earlier `pickup demo` left running), so none of them is left to turn stalled; the
+/// seed's `etl-orders` is the one meant to. A failed write is logged and tried again on the
+/// next beat.
+///
+/// The take-over and the first beat are done when this returns, before the server answers
+/// anyone, so no reader ever sees one of the workers' cards stalled; the future it returns
+/// beats on.
+pub async fn keep_alive(
+    index: std::sync::Arc<Index>,
+    pace: Pace,
+) -> impl std::future::Future<Output = ()> {
+    let ws = Workspace::parse(DEMO_WS).expect("the demo's names are valid");
+    let mut workers = vec![
+        Worker {
+            owner: person("ada", "Ada"),
+            jobs: ADA_JOBS,
+            next: 0,
+            run: None,
+        },
+        Worker {
+            owner: person("you", "You"),
+            jobs: YOUR_JOBS,
+            next: 0,
+            run: None,
+        },
+    ];
+    if let Err(e) = take_over(&index, &ws, &mut workers).await {
+        tracing::warn!(error = %e, "demo: could not read what an earlier run left running");
+    }
+    let mut beat = tokio::time::interval(pace.every);
+    beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // The first tick is at once: the first beat, here.
+    beat.tick().await;
+    beat_all(&index, &ws, &mut workers, pace).await;
+    async move {
+        loop {
+            beat.tick().await;
+            beat_all(&index, &ws, &mut workers, pace).await;
+        }
+    }
+}
+
+async fn beat_all(index: &Index, ws: &Workspace, workers: &mut [Worker], pace: Pace) {
+    for worker in workers {
+        if let Err(e) = work(index, ws, worker, pace).await {
+            tracing::warn!(error = %e, owner = %worker.owner.user, "demo: a write failed; trying again on the next beat");
+        }
+    }
+}
+
+/// Gives each worker the run of one of its jobs that is still running, if any.
+async fn take_over(index: &Index, ws: &Workspace, workers: &mut [Worker]) -> Result<()> {
+    for worker in workers.iter_mut() {
+        let read = index
+            .recent(ws, &worker.owner.user, Filter::Mine, Some(MAX_CAP), None)
+            .await?;
+        let running = read.page.cards.into_iter().find_map(|c| {
+            let job = worker.jobs.iter().position(|(key, _)| *key == c.key)?;
+            (c.status == Status::Running && c.owner.sub == worker.owner.user.as_str())
+                .then_some((job, c))
+        });
+        if let Some((job, card)) = running {
+            worker.next = job + 1;
+            let up = ItemUpdate {
+                url: card.url.clone(),
+                progress: card.progress,
+                ..ItemUpdate::new(&card.title, Status::Running)
+            };
+            worker.run = Some((ItemId::parse(&card.id)?, up));
+        }
+    }
+    Ok(())
+}
+
+/// One beat of one worker: start a run, move it on, or finish it.
+async fn work(index: &Index, ws: &Workspace, worker: &mut Worker, pace: Pace) -> Result<()> {
+    let Some((id, up)) = &mut worker.run else {
+        let (key, title) = worker.jobs[worker.next % worker.jobs.len()];
+        let new = NewItem {
+            key: key.into(),
+            title: title.into(),
+            url: Some(format!("/runs/{key}")),
+            status: Some(Status::Running),
+            progress: Some(0.0),
+        };
+        let record = index.register(ws, &new, &worker.owner).await?;
+        let up = ItemUpdate {
+            url: new.url.clone(),
+            progress: Some(0.0),
+            ..ItemUpdate::new(title, Status::Running)
+        };
+        worker.run = Some((ItemId::parse(&record.id)?, up));
+        worker.next += 1;
+        return Ok(());
+    };
+    let progress = advance(up.progress.unwrap_or(0.0), pace.step());
+    let done = progress >= 1.0;
+    let status = if done {
+        Status::Succeeded
+    } else {
+        Status::Running
+    };
+    let next = ItemUpdate {
+        url: up.url.clone(),
+        progress: Some(progress),
+        ..ItemUpdate::new(&up.title, status)
+    };
+    index
+        .update(ws, id, &next, &worker.owner.user, None)
+        .await?;
+    if done {
+        worker.run = None;
+    } else {
+        *up = next;
+    }
+    Ok(())
+}
+
 /// The demo's viewer: "You", with write access to `demo`, for twelve hours.
 pub fn token(auth: &crate::http::Auth) -> String {
     auth.mint(
@@ -135,4 +338,34 @@ pub fn token(auth: &crate::http::Auth) -> String {
         std::time::Duration::from_secs(12 * 3600),
         crate::index::Clock::now_ms(&crate::index::SystemClock) / 1000,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pace_that_would_let_a_card_stall_is_refused() {
+        let limits = Limits::default();
+        let pace = |every, run_for| Pace {
+            every: Duration::from_secs(every),
+            run_for: Duration::from_secs(run_for),
+        };
+        assert!(pace(5, 120).check(&limits).is_ok());
+        assert_eq!(pace(0, 120).check(&limits).unwrap_err(), PaceError::Zero);
+        assert!(matches!(
+            pace(450, 900).check(&limits),
+            Err(PaceError::WouldStall { .. })
+        ));
+        assert!(matches!(
+            pace(5, 4).check(&limits),
+            Err(PaceError::ShorterThanABeat { .. })
+        ));
+    }
+
+    #[test]
+    fn progress_moves_by_a_step_and_stops_at_done() {
+        assert_eq!(advance(0.5, 0.25), 0.75);
+        assert_eq!(advance(0.9, 0.25), 1.0);
+    }
 }

@@ -118,15 +118,21 @@ pub async fn app(config: &Config) -> anyhow::Result<App> {
 
 /// `pickup serve` (and `pickup demo`): listens on `addr` until SIGTERM or Ctrl-C, then finishes
 /// what is in flight within the shutdown grace.
-pub async fn serve(config: Config, addr: &str, demo: bool) -> anyhow::Result<()> {
+pub async fn serve(
+    config: Config,
+    addr: &str,
+    demo: Option<crate::demo::Pace>,
+) -> anyhow::Result<()> {
     let App { router, pickup } = app(&config).await?;
-    if demo {
+    if let Some(pace) = demo {
         if !pickup.auth.has_secret() {
             bail!("pickup demo mints its own token: set PICKUP_SECRET");
         }
+        let pace = pace.check(&config.limits)?;
         crate::demo::seed(&pickup.index)
             .await
             .context("seeding the demo workspace")?;
+        tokio::spawn(crate::demo::keep_alive(pickup.index.clone(), pace).await);
     }
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| match e.kind() {
         std::io::ErrorKind::AddrInUse => anyhow::anyhow!("{addr} is already in use: stop the other process or choose another with --addr / PICKUP_ADDR"),
@@ -136,7 +142,7 @@ pub async fn serve(config: Config, addr: &str, demo: bool) -> anyhow::Result<()>
     if !config.http.site.join("index.html").exists() {
         tracing::warn!(site = %config.http.site.display(), "no index.html in the site directory: run `make widget`");
     }
-    if demo {
+    if demo.is_some() {
         let token = crate::demo::token(&pickup.auth);
         // The token travels in the fragment, which the browser never sends to a server.
         println!("Pickup demo: open http://{local}/#ws=demo&token={token}");

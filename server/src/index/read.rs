@@ -11,7 +11,7 @@ use crate::index::{judge, settle, Lookup, Verdict};
 use crate::index::{Ages, Budget, Listing, Planner, Reason};
 use crate::index::{IndexError, Result};
 use crate::index::{UserId, Workspace};
-use app::model::{Card, Filter, RecentPage, MAX_CAP};
+use app::model::{Card, Filter, RecentPage, MAX_CAP, MIN_CAP};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -46,7 +46,7 @@ impl Index {
         before: Option<&ItemId>,
         dismissed: &HashSet<ItemId>,
     ) -> Result<Read> {
-        let cap = cap.unwrap_or(self.default_cap).clamp(1, MAX_CAP) as usize;
+        let cap = cap.unwrap_or(self.default_cap).clamp(MIN_CAP, MAX_CAP) as usize;
         let mut budget = Budget::new(cap);
         let now = self.clock.now_ms();
 

@@ -73,7 +73,25 @@ impl Server {
         Self::spawn(name, tempfile::tempdir().unwrap(), url, secret, env)
     }
 
+    /// `pickup demo` on a file store of its own, as [`Server::start`] runs `pickup serve`.
+    pub fn start_demo(env: &[(&str, &str)]) -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        let store = format!("file://{}", dir.path().display());
+        Self::spawn_command("demo", "pickup demo", dir, &store, SECRET, env)
+    }
+
     fn spawn(
+        name: &str,
+        dir: tempfile::TempDir,
+        store: &str,
+        secret: &str,
+        env: &[(&str, &str)],
+    ) -> Server {
+        Self::spawn_command("serve", name, dir, store, secret, env)
+    }
+
+    fn spawn_command(
+        command: &str,
         name: &str,
         dir: tempfile::TempDir,
         store: &str,
@@ -82,7 +100,7 @@ impl Server {
     ) -> Server {
         let log = tempfile::NamedTempFile::new().unwrap();
         let site = dir.path().join("no-site");
-        let mut cmd = pickup(&["serve"], store, secret, &[]);
+        let mut cmd = pickup(&[command], store, secret, &[]);
         cmd.env("PICKUP_ADDR", "127.0.0.1:0")
             .env("PICKUP_SITE", site)
             .envs(env.iter().copied())

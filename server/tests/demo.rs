@@ -1,0 +1,85 @@
+//! `pickup demo` is alive: a real process with short periods, read through the REST API as the
+//! widget's viewer reads it. Its workers' progress moves, a run finishes and the next one
+//! starts, and nothing but the one item meant to stall is ever shown stalled.
+
+mod common;
+
+use common::server::Server;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// Far more than the few beats each step needs, for a loaded machine; the loop ends as soon as
+/// it has seen what it waits for.
+const WITHIN: Duration = Duration::from_secs(60);
+
+fn card<'a>(page: &'a Value, key: &str) -> Option<&'a Value> {
+    page["cards"].as_array()?.iter().find(|c| c["key"] == key)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_keeps_its_items_working() {
+    // A beat every 100 ms, a run in 4 beats: the seed's runs (62% and 30% done) finish within a
+    // few beats, and their workers start their next jobs. Stalled after 2 s without a beat: a
+    // seeded run nobody took over (its heartbeat is minutes old) would be stalled at once.
+    let demo = Server::start_demo(&[
+        ("PICKUP_DEMO_EVERY", "100ms"),
+        ("PICKUP_DEMO_RUN_FOR", "400ms"),
+        ("PICKUP_STALE_AFTER", "2s"),
+    ]);
+    let you = demo.token("you", "demo", false);
+    let deadline = Instant::now() + WITHIN;
+    let mut poll = tokio::time::interval(Duration::from_millis(50));
+    let mut first_progress = None;
+    let (mut moved, mut finished, mut started) = (false, false, false);
+    while !(moved && finished && started) {
+        assert!(
+            Instant::now() < deadline,
+            "within {WITHIN:?}: progress moved {moved}, nightly-train finished {finished}, thumbnails started {started}"
+        );
+        poll.tick().await;
+        let page = demo.recent_page(&you, "demo", "cap=50").await;
+        for c in page["cards"].as_array().unwrap() {
+            if c["stalled"] == true {
+                assert_eq!(
+                    c["key"], "etl-orders",
+                    "only etl-orders is meant to stall: {c}"
+                );
+            }
+        }
+        let Some(train) = card(&page, "nightly-train") else {
+            continue;
+        };
+        let progress = train["progress"].as_f64().unwrap_or(0.0);
+        let first = *first_progress.get_or_insert(progress);
+        moved |= progress > first;
+        finished |= train["status"] == "succeeded" && progress == 1.0;
+        // Ada's next job, started after the training run finished.
+        started |= card(&page, "thumbnails").is_some_and(|c| c["status"] == "running");
+    }
+    assert!(
+        card(
+            &demo.recent_page(&you, "demo", "cap=50").await,
+            "etl-orders"
+        )
+        .is_some_and(|c| c["stalled"] == true),
+        "the one meant to stall still is"
+    );
+}
+
+#[test]
+fn a_demo_pace_that_would_stall_its_cards_is_refused_at_start() {
+    let out = common::server::pickup(
+        &["demo", "--addr", "127.0.0.1:0"],
+        "memory://",
+        common::server::SECRET,
+        &[("PICKUP_DEMO_EVERY", "10m"), ("PICKUP_STALE_AFTER", "15m")],
+    )
+    .output()
+    .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("under half of PICKUP_STALE_AFTER"),
+        "{stderr}"
+    );
+}
