@@ -42,8 +42,13 @@ run: builds .dev-secret
 ## test: cargo tests, then the Playwright suite in Debian's Chromium
 test: test-rust test-backends test-e2e
 
-test-rust: setup
+test-rust: setup test-deps
 	cargo test --workspace
+
+## test-deps: Debian's nginx for the rolling-restart test (server/tests/hardening_shutdown.rs);
+## nginx is never started as a service, the test runs its own on loopback
+test-deps:
+	@dpkg -s nginx >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null; }
 
 ## test-backends: the marker index on real object stores (Azurite for Azure Blob, moto for S3,
 ## on free 127.0.0.1 ports; the local file system too) and two `pickup serve` on one shared store
