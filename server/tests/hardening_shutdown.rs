@@ -222,7 +222,8 @@ async fn rolling_restarts_straight_to_pickup_reset_no_connection() {
 }
 
 /// Debian's nginx in the foreground on `port`, with the deployment as its upstream; killed
-/// when dropped. `max_fails=0`: a refused server is never marked down (with the default, both
+/// when dropped (one process, `master_process off`: a killed master would leave its worker).
+/// `max_fails=0`: a refused server is never marked down (with the default, both
 /// are down for 10 s after two stops that close together, and nginx answers 502 itself), and
 /// a refused request goes to the other one (nginx retries what it has not sent).
 struct Nginx {
@@ -238,7 +239,7 @@ impl Nginx {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path().display();
         let conf = format!(
-            "daemon off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log warn;\n\
+            "daemon off;\nmaster_process off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log warn;\n\
              events {{ worker_connections 1024; }}\n\
              http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n\
                fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
