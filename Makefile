@@ -59,9 +59,14 @@ test-services:
 # The Azure and S3 tests need their emulators: here they are filtered out (test-backends runs
 # them), not reported as passed. The last lines say how many tests did not run, and why.
 CLOUD_TESTS := --skip azure:: --skip s3:: --skip scale_out_azure --skip scale_out_s3
-test-rust: setup test-services
+test-rust: setup test-services test-deps
 	set -o pipefail; cargo test --workspace -- $(CLOUD_TESTS) 2>&1 | ./scripts/test-summary.sh test-rust
 	@echo "test-rust: the filtered out are azure::*, s3::* and scale_out_{azure,s3}: make test-backends runs them on Azurite and moto"
+
+## test-deps: Debian's nginx for the rolling-restart test (server/tests/hardening_shutdown.rs);
+## nginx is never started as a service, the test runs its own on loopback
+test-deps:
+	@dpkg -s nginx >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null; }
 
 ## test-backends: the marker index on real object stores (Azurite for Azure Blob, moto for S3,
 ## on free 127.0.0.1 ports; the local file system too) and two `pickup serve` on one shared store

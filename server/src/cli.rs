@@ -255,6 +255,11 @@ pub struct RunArgs {
     /// After the command ended, how long to keep trying to finish the item.
     #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
     pub finish_timeout: Duration,
+    /// Leave Pickup's credentials (PICKUP_TOKEN, PICKUP_SECRET, PICKUP_STORE) in the command's
+    /// environment. Without it the command gets none of them: it can report progress (its
+    /// output, PICKUP_PROGRESS_FILE) but not write as the wrapper's token.
+    #[arg(long)]
+    pub pass_credentials: bool,
     /// The command and its arguments, after `--`.
     #[arg(last = true, required = true, num_args = 1.., value_name = "COMMAND")]
     pub command: Vec<std::ffi::OsString>,
@@ -455,7 +460,14 @@ async fn run_command(args: RunArgs) -> anyhow::Result<u8> {
         progress_every: args.progress_every,
         finish_timeout: args.finish_timeout,
     };
-    crate::producer::run(args.server.client()?, item, timing, args.command).await
+    crate::producer::run(
+        args.server.client()?,
+        item,
+        timing,
+        args.command,
+        args.pass_credentials,
+    )
+    .await
 }
 
 async fn item(command: ItemCommand) -> anyhow::Result<()> {

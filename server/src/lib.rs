@@ -10,7 +10,8 @@
 //!
 //! Around them: [`wiring`] builds a whole server from a [`Config`] ([`app`]), [`cli`] turns
 //! flags into one, [`error`] is the one error enum the doors answer with, [`metrics`] and
-//! [`logs`] are the operators' view, [`demo`] seeds `make run`'s workspace.
+//! [`logs`] are the operators' view, [`demo`] seeds `make run`'s workspace, [`peer`] bounds
+//! and neutralises what a peer sends back.
 #![warn(unreachable_pub)]
 
 pub mod cli;
@@ -21,6 +22,7 @@ pub mod index;
 pub mod live;
 pub mod logs;
 pub mod metrics;
+pub mod peer;
 pub mod producer;
 pub mod wiring;
 

@@ -289,6 +289,45 @@ async fn run_terminated_passes_sigterm_on_and_exits_with_the_code_the_command_ch
 }
 
 #[tokio::test]
+async fn run_quit_passes_sigquit_on_cancels_the_item_and_exits_as_the_command() {
+    signal_is_passed_on_and_cancels("QUIT", 3).await;
+}
+
+/// SIGUSR1 is the command's business: passed on, and the command dying of it fails the item
+/// with the signal in its title (before: it killed the wrapper and left the item running).
+#[tokio::test]
+async fn run_passes_sigusr1_on_and_a_command_killed_by_it_fails_the_item() {
+    let s = Server::start(&[]);
+    let (out, c, _) = interrupt(
+        &s,
+        "usr1",
+        r#"echo "pickup:progress 0.25"; exec sleep 60"#,
+        "USR1",
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(128 + 10), "{}", text(&out.stderr));
+    assert_eq!(c["status"], "failed");
+    assert_eq!(c["title"], "Nightly training (killed by SIGUSR1)");
+}
+
+/// A command that handles SIGUSR2 and then ends well: the item succeeds (a passed-on signal
+/// that is not a stop does not cancel).
+#[tokio::test]
+async fn run_passes_sigusr2_on_to_a_command_that_handles_it() {
+    let s = Server::start(&[]);
+    let gate = Gate::new(); // never opened: the command waits on it until the signal
+    let script = format!(
+        r#"trap "echo reloaded; exit 0" USR2; echo "pickup:progress 0.25"; read x < "{}""#,
+        gate.path().display()
+    );
+    let (out, c, rest) = interrupt(&s, "usr2", &script, "USR2").await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(rest, "reloaded", "the command's own handler ran");
+    assert_eq!(c["status"], "succeeded");
+    assert_eq!(c["title"], "Nightly training");
+}
+
+#[tokio::test]
 async fn run_passes_a_prompt_without_a_newline_through_at_once() {
     let s = Server::start(&[]);
     let mut child = run(

@@ -1,7 +1,8 @@
 //! The whole HTTP surface as one axum `Router`: the REST routes, the widget's server
 //! functions, health checks and the widget's static files, and the layers every answer passes.
 //!
-//! Every answer carries an `X-Request-Id` (the caller's, or a new UUID) and
+//! Every answer carries an `X-Request-Id` (the caller's when it is [`usable_request_id`],
+//! else a new UUID) and
 //! `X-Content-Type-Options: nosniff`; API answers (`/api/…`, `/healthz`, `/readyz`) carry
 //! `Cache-Control: no-store`, pages and files of the site a Content-Security-Policy
 //! ([`content_security_policy`]) and the caching and encoding of `site`. Other answers
@@ -107,6 +108,7 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
             ServiceBuilder::new()
                 // First, so that every answer is counted, a timeout's 408 too.
                 .layer(middleware::from_fn(crate::metrics::count_request))
+                .layer(middleware::map_request(drop_unusable_request_id))
                 .layer(SetRequestIdLayer::new(X_REQUEST_ID, MakeRequestUuid))
                 .layer(TraceLayer::new_for_http().make_span_with(request_span))
                 .layer(PropagateRequestIdLayer::new(X_REQUEST_ID))
@@ -126,6 +128,33 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
 
 const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
+/// The longest caller's request id kept; a UUID is 36.
+const MAX_REQUEST_ID_BYTES: usize = 128;
+
+/// Whether the caller's request id may name the request in logs and answers: 1 to
+/// [`MAX_REQUEST_ID_BYTES`] bytes of visible ASCII (no space, no control, no quote to break
+/// out of a quoted log field).
+fn usable_request_id(id: &[u8]) -> bool {
+    (1..=MAX_REQUEST_ID_BYTES).contains(&id.len())
+        && id.iter().all(|b| b.is_ascii_graphic() && *b != b'"')
+}
+
+/// Removes a request id that is not [`usable_request_id`] (or that is sent twice), so
+/// `SetRequestIdLayer` gives the request a new one: what the caller sent is never echoed.
+async fn drop_unusable_request_id(mut req: Request) -> Request {
+    let ids = req.headers().get_all(X_REQUEST_ID);
+    let mut ids = ids.iter();
+    let keep = match (ids.next(), ids.next()) {
+        (Some(id), None) => usable_request_id(id.as_bytes()),
+        (None, _) => true,
+        (Some(_), Some(_)) => false,
+    };
+    if !keep {
+        req.headers_mut().remove(X_REQUEST_ID);
+    }
+    req
+}
+
 fn request_id_of<B>(req: &Request<B>) -> &str {
     req.headers()
         .get(X_REQUEST_ID)
@@ -138,7 +167,7 @@ fn request_span<B>(req: &Request<B>) -> tracing::Span {
         "request",
         method = %req.method(),
         uri = %req.uri(),
-        request_id = %request_id_of(req),
+        request_id = request_id_of(req),
     )
 }
 
@@ -146,4 +175,29 @@ fn request_span<B>(req: &Request<B>) -> tracing::Span {
 async fn request_id_scope(req: Request, next: Next) -> Response {
     let id = request_id_of(&req).to_string();
     crate::error::with_request_id(id, next.run(req)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_id_is_short_visible_ascii() {
+        assert!(usable_request_id(b"0b6c2c1e-1f3a-4e5b-9d2a-7b1f3c9e8a10"));
+        assert!(usable_request_id(&[b'a'; MAX_REQUEST_ID_BYTES]));
+        for bad in [
+            &b""[..],
+            b"1234 request_id=forged",
+            b"a\tb",
+            b"a\"b",
+            "caf\u{e9}".as_bytes(),
+            &[b'a'; MAX_REQUEST_ID_BYTES + 1],
+        ] {
+            assert!(
+                !usable_request_id(bad),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
 }

@@ -3,6 +3,7 @@
 //! a request that failed may still have been applied.
 
 use crate::index::{ItemRecord, ItemUpdate, NewItem};
+use crate::peer::{printable, read_bounded, BodyError};
 use app::error::ApiError;
 use app::model::{Card, Filter, RecentPage};
 use reqwest::{Method, StatusCode};
@@ -15,6 +16,12 @@ use url::Url;
 /// [`ClientError::NoAnswer`]). The server answers 408 after its own 30 s by default.
 pub(super) const REQUEST_TIMEOUT: Duration = Duration::from_secs(35);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// A success answer larger than this is refused: the largest the API sends (a page of 50
+/// cards) is well under 100 KB.
+const MAX_ANSWER_BYTES: usize = 1 << 20;
+/// Of an error answer only this much is read: enough for Pickup's `{"error", "message"}` and
+/// the start of a proxy's page.
+const MAX_ERROR_BYTES: usize = 64 * 1024;
 
 #[derive(Debug, Error)]
 pub enum ClientError {
@@ -52,6 +59,17 @@ pub enum ClientError {
     },
     #[error("{url} answered something that is not Pickup's API: {detail}")]
     BadAnswer { url: String, detail: String },
+    /// A redirect, never followed: the token would go with it, and Pickup's API never
+    /// redirects (a proxy in front does, or the address is wrong).
+    #[error("{url} redirected ({status}) to {location}: redirects are not followed (the token would go along); give the server's own address in PICKUP_URL")]
+    Redirected {
+        url: String,
+        status: u16,
+        location: String,
+    },
+    /// The answer went past [`MAX_ANSWER_BYTES`]; reading stopped there.
+    #[error("{url} answered more than {limit} bytes: not Pickup's API")]
+    TooLarge { url: String, limit: usize },
 }
 
 impl ClientError {
@@ -107,6 +125,8 @@ impl Client {
             return Err(ClientError::NoToken);
         }
         let http = reqwest::Client::builder()
+            // Not even to the same origin: see `ClientError::Redirected`.
+            .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(CONNECT_TIMEOUT)
             .timeout(REQUEST_TIMEOUT)
             .user_agent(concat!("pickup/", env!("CARGO_PKG_VERSION")))
@@ -191,10 +211,16 @@ impl Client {
         timeout: Option<Duration>,
     ) -> Result<T, ClientError> {
         let (url, res) = self.send(req, timeout).await?;
-        let bytes = res.bytes().await.map_err(|source| ClientError::NoAnswer {
-            url: url.clone(),
-            source,
-        })?;
+        let bytes = match read_bounded(res, MAX_ANSWER_BYTES).await {
+            Ok(bytes) => bytes,
+            Err(BodyError::TooLarge { limit }) => return Err(ClientError::TooLarge { url, limit }),
+            Err(BodyError::Read(e)) => {
+                return Err(ClientError::BadAnswer {
+                    url,
+                    detail: format!("the answer broke off: {e}"),
+                })
+            }
+        };
         serde_json::from_slice(&bytes).map_err(|e| ClientError::BadAnswer {
             url,
             detail: e.to_string(),
@@ -234,11 +260,32 @@ impl Client {
         if status.is_success() {
             return Ok((url, res));
         }
-        let text = res.text().await.unwrap_or_default();
-        // Pickup's errors are `{"error", "message"}`; a proxy's may be anything.
-        let message = serde_json::from_str::<ApiError>(&text)
-            .map(|e| e.message)
-            .unwrap_or_else(|_| text.chars().take(200).collect::<String>());
+        if status.is_redirection() {
+            let location = res
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .map(|l| printable(&String::from_utf8_lossy(l.as_bytes())))
+                .unwrap_or_else(|| "nowhere (no Location)".into());
+            return Err(ClientError::Redirected {
+                url,
+                status: status.as_u16(),
+                location,
+            });
+        }
+        // Pickup's errors are `{"error", "message"}`; a proxy's may be anything. Either is the
+        // peer's text, shown on a terminal: escaped.
+        let message = match read_bounded(res, MAX_ERROR_BYTES).await {
+            Ok(bytes) => {
+                let text = String::from_utf8_lossy(&bytes);
+                printable(
+                    &serde_json::from_str::<ApiError>(&text)
+                        .map(|e| e.message)
+                        .unwrap_or_else(|_| text.chars().take(200).collect::<String>()),
+                )
+            }
+            Err(e @ BodyError::TooLarge { .. }) => format!("({e}: not read)"),
+            Err(BodyError::Read(e)) => format!("(the answer broke off: {})", printable(&e)),
+        };
         let transient = status.is_server_error()
             || status == StatusCode::REQUEST_TIMEOUT
             || status == StatusCode::TOO_MANY_REQUESTS

@@ -40,8 +40,9 @@ fn signal_name(sig: i32) -> String {
         .unwrap_or_else(|_| format!("signal {sig}"))
 }
 
-/// The outcome of `exit`. `interrupted`: the wrapper got SIGINT, SIGTERM or SIGHUP while the command
-/// ran (and passed it on): the item is cancelled however the command then ended.
+/// The outcome of `exit`. `interrupted`: the wrapper got a signal to stop (SIGINT, SIGTERM,
+/// SIGHUP, SIGQUIT) while the command ran (and passed it on): the item is cancelled however
+/// the command then ended.
 pub(super) fn outcome(exit: Exit, interrupted: Option<i32>) -> Outcome {
     let exit_code = match exit {
         Exit::Code(c) => (c & 0xff) as u8,

@@ -6,12 +6,20 @@
 //! [`progress::from_line`]). It also finds, in `PICKUP_PROGRESS_FILE`, a
 //! file of the wrapper's own where it may write its progress instead.
 //!
+//! Environment: the command gets the wrapper's, without Pickup's credentials ([`CREDENTIALS`]:
+//! the token, the signing secret, the store's URL) unless `--pass-credentials` asks for them,
+//! and with `PICKUP_PROGRESS_FILE`.
+//!
 //! Signals: the command stays in the wrapper's process group, so it keeps the terminal (it may
 //! read from it, and job control works). A Ctrl-C at the terminal therefore reaches the
-//! command directly, as does the hang-up of a closed terminal; SIGINT, SIGTERM and SIGHUP sent
-//! to the wrapper by another process (`kill`, a scheduler, the shell of a closed terminal) are
-//! passed on to the command. Either way the item ends cancelled and the wrapper
-//! exits as the command did (its code, or 128 + the signal that killed it).
+//! command directly, as does the hang-up of a closed terminal; every signal in [`STOPS`] and
+//! [`PASSED_ON`] sent to the wrapper by another process (`kill`, a scheduler, the shell of a
+//! closed terminal) is passed on to the command. After one of [`STOPS`] the item ends
+//! cancelled; after any other the command decides (a `SIGUSR1` that kills it fails the item
+//! with the signal in its title). Either way the wrapper exits as the command did (its code,
+//! or 128 + the signal that killed it). Not caught: the job-control stops (`SIGTSTP`,
+//! `SIGTTIN`, `SIGTTOU`: the wrapper must stop with its command for the shell's `fg`), the
+//! kernel's faults, and `SIGKILL`/`SIGSTOP`, which no process can catch.
 //!
 //! The server's answers never hold the command up: the [`Reporter`] runs beside it.
 
@@ -21,7 +29,9 @@ use crate::producer::progress;
 use crate::producer::reporter::{Item, Reporter, Timing};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::consts::{
+    SIGALRM, SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH,
+};
 use signal_hook::iterator::exfiltrator::WithOrigin;
 use signal_hook::iterator::SignalsInfo;
 use signal_hook::low_level::siginfo::{Cause, Origin};
@@ -36,6 +46,16 @@ use tokio::sync::{mpsc, watch};
 /// write to the pipe is passed through before the wrapper moves on.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(1);
 
+/// Signals that ask the command to stop: passed on, and the item ends cancelled.
+const STOPS: [i32; 4] = [SIGHUP, SIGINT, SIGQUIT, SIGTERM];
+/// Signals that are the command's business (reload, a timer, a resize, a continue): passed on,
+/// and the item ends as the command then does.
+const PASSED_ON: [i32; 5] = [SIGUSR1, SIGUSR2, SIGALRM, SIGWINCH, SIGCONT];
+
+/// What the command does not inherit unless `--pass-credentials`: with any of them it could
+/// write or delete everything the wrapper's token may.
+const CREDENTIALS: [&str; 3] = ["PICKUP_TOKEN", "PICKUP_SECRET", "PICKUP_STORE"];
+
 /// Whether a signal the wrapper got must be passed on to the command. One the kernel sent
 /// (a terminal's Ctrl-C, to the whole foreground process group) reached the command already;
 /// passing it on would make a second one.
@@ -49,12 +69,13 @@ pub async fn run(
     item: Item,
     timing: Timing,
     command: Vec<OsString>,
+    pass_credentials: bool,
 ) -> anyhow::Result<u8> {
     let (program, args) = command
         .split_first()
         .ok_or_else(|| anyhow::anyhow!("no command: write it after `--`"))?;
     // Taken over before the command starts, so no signal finds the wrapper unprepared.
-    let mut signals = SignalsInfo::<WithOrigin>::new([SIGHUP, SIGINT, SIGTERM])?;
+    let mut signals = SignalsInfo::<WithOrigin>::new(STOPS.iter().chain(&PASSED_ON))?;
     let signals_handle = signals.handle();
     let (signal_tx, mut signal_rx) = mpsc::unbounded_channel::<Origin>();
     std::thread::spawn(move || {
@@ -67,12 +88,17 @@ pub async fn run(
     let progress_file = tempfile::Builder::new()
         .prefix("pickup-progress-")
         .tempfile()?;
-    let mut child = match tokio::process::Command::new(program)
+    let mut command = tokio::process::Command::new(program);
+    command
         .args(args)
         .env("PICKUP_PROGRESS_FILE", progress_file.path())
-        .stdout(Stdio::piped())
-        .spawn()
-    {
+        .stdout(Stdio::piped());
+    if !pass_credentials {
+        for name in CREDENTIALS {
+            command.env_remove(name);
+        }
+    }
+    let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {
             say!(
@@ -108,7 +134,9 @@ pub async fn run(
         tokio::select! {
             status = child.wait() => break status?,
             Some(origin) = signal_rx.recv() => {
-                interrupted.get_or_insert(origin.signal);
+                if STOPS.contains(&origin.signal) {
+                    interrupted.get_or_insert(origin.signal);
+                }
                 if forward(origin.cause) {
                     if let Ok(sig) = Signal::try_from(origin.signal) {
                         // The command may have just ended: then there is no one to tell.
@@ -131,9 +159,17 @@ pub async fn run(
     let outcome = outcome(Exit::from(status), interrupted);
     let exit_code = outcome.exit_code;
     let _ = ended_tx.send(outcome);
+    let stopped_again = async {
+        while let Some(origin) = signal_rx.recv().await {
+            if STOPS.contains(&origin.signal) {
+                return;
+            }
+        }
+        std::future::pending().await
+    };
     tokio::select! {
         _ = &mut reporter => {}
-        Some(_) = signal_rx.recv() => {
+        () = stopped_again => {
             say!("pickup run: interrupted again: leaving without finishing the item");
         }
     }

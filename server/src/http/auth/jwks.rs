@@ -25,6 +25,7 @@
 //! as an algorithm at all. No cryptography here: `jsonwebtoken::DecodingKey::from_jwk` makes the
 //! keys and `jsonwebtoken::decode` checks signatures.
 
+use crate::peer::{error_chain, read_bounded};
 use jsonwebtoken::jwk::{
     AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, KeyOperations, PublicKeyUse,
 };
@@ -34,7 +35,8 @@ use std::time::{Duration, Instant};
 
 /// How long one fetch of the document may take.
 pub(super) const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
-/// A JWKS document larger than this is refused (a real one is a few kilobytes).
+/// A JWKS document larger than this is refused while it is read (a real one is a few
+/// kilobytes).
 const MAX_DOCUMENT_BYTES: usize = 1 << 20;
 
 /// One key of the document, usable or not (and why not: said to the caller of a token that
@@ -93,6 +95,9 @@ impl Jwks {
             anyhow::bail!("PICKUP_JWKS_URL must be an https:// (or http://) URL, not {url:?}");
         }
         let client = reqwest::Client::builder()
+            // The document's address is configured: a redirect is an error that names where
+            // it pointed (another origin would decide which keys this server trusts).
+            .redirect(reqwest::redirect::Policy::none())
             .timeout(FETCH_TIMEOUT)
             .connect_timeout(FETCH_TIMEOUT)
             .user_agent(concat!("pickup/", env!("CARGO_PKG_VERSION")))
@@ -247,45 +252,28 @@ impl Jwks {
             .header(reqwest::header::ACCEPT, "application/json")
             .send()
             .await
-            .map_err(|e| format!("fetching {}: {}", self.url, reqwest_error(&e)))?;
+            .map_err(|e| format!("fetching {}: {}", self.url, error_chain(&e)))?;
         let status = res.status();
+        if status.is_redirection() {
+            let to = res
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .map(|l| format!("{:?}", String::from_utf8_lossy(l.as_bytes())))
+                .unwrap_or_else(|| "nowhere (no Location)".into());
+            return Err(format!(
+                "{} redirected ({status}) to {to}: redirects are not followed; set PICKUP_JWKS_URL to the document's own address",
+                self.url
+            ));
+        }
         if !status.is_success() {
             return Err(format!("{} answered {status}", self.url));
         }
-        if res
-            .content_length()
-            .is_some_and(|n| n > MAX_DOCUMENT_BYTES as u64)
-        {
-            return Err(format!(
-                "{} is larger than {MAX_DOCUMENT_BYTES} bytes",
-                self.url
-            ));
-        }
-        let body = res
-            .bytes()
+        let body = read_bounded(res, MAX_DOCUMENT_BYTES)
             .await
-            .map_err(|e| format!("reading {}: {}", self.url, reqwest_error(&e)))?;
-        if body.len() > MAX_DOCUMENT_BYTES {
-            return Err(format!(
-                "{} is larger than {MAX_DOCUMENT_BYTES} bytes",
-                self.url
-            ));
-        }
+            .map_err(|e| format!("{}: {e}", self.url))?;
         serde_json::from_slice(&body)
             .map_err(|e| format!("{} is not a JWKS document: {e}", self.url))
     }
-}
-
-/// The error and its causes on one line (reqwest's own message hides the cause).
-fn reqwest_error(e: &reqwest::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        source = s.source();
-    }
-    out
 }
 
 /// A JWKS document, its keys read one by one: `jsonwebtoken::jwk::JwkSet` would refuse the

@@ -23,6 +23,9 @@ pub enum StoreError {
     /// This store cannot do what was asked (a conditional update on the local file system).
     #[error("this object store cannot do that: {0}")]
     NotSupported(#[source] Arc<object_store::Error>),
+    /// An object larger than any Pickup writes: not read (what put it there is not Pickup).
+    #[error("the object {key} is {size} bytes, more than the {limit} an object of Pickup's may be: not read")]
+    TooLarge { key: String, size: u64, limit: u64 },
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;

@@ -40,6 +40,10 @@ pub enum ListOrder {
     Unsorted,
 }
 
+/// The largest object [`Store::read`] takes: a record is at most a few kilobytes (its body is
+/// bounded at 64 KiB on the way in), a marker empty.
+const MAX_OBJECT_BYTES: u64 = 1 << 20;
+
 #[derive(Clone)]
 pub struct Store {
     inner: Arc<dyn ObjectStore>,
@@ -147,6 +151,14 @@ impl Store {
         let _timer = Timer::start(Op::Get);
         match self.inner.get(&key.path()).await {
             Ok(got) => {
+                // Bounded before the body is collected: the size is the GET's own metadata.
+                if got.meta.size > MAX_OBJECT_BYTES {
+                    return Err(StoreError::TooLarge {
+                        key: key.path().to_string(),
+                        size: got.meta.size,
+                        limit: MAX_OBJECT_BYTES,
+                    });
+                }
                 let version = Version::of(&got);
                 Ok(Some(Stored {
                     bytes: got.bytes().await?,

@@ -1,0 +1,306 @@
+//! What a peer sends back, against the producer's CLI (`pickup item`, `pickup run`) and a real
+//! `pickup serve`: hostile loopback servers made here (a redirect to another port, a 1 GiB
+//! chunked body streamed lazily, an error message with terminal escapes), and the environment
+//! the wrapped command gets.
+
+mod common;
+
+use axum::body::Body;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use common::server::Server;
+use futures::StreamExt;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+const WS: &str = "acme";
+const GIB: u64 = 1 << 30;
+
+/// An axum app on a free loopback port: its `http://127.0.0.1:PORT`.
+async fn serve(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+/// `len` bytes of spaces, chunked, made as they are sent (one 64 KiB buffer shared by every
+/// chunk), counting what was sent into `sent`.
+fn lazy_body(len: u64, sent: Arc<AtomicU64>) -> Body {
+    const CHUNK: u64 = 64 * 1024;
+    let chunk = Bytes::from(vec![b' '; CHUNK as usize]);
+    let stream = futures::stream::repeat(chunk)
+        .take((len / CHUNK) as usize)
+        .map(move |c| {
+            sent.fetch_add(c.len() as u64, Ordering::SeqCst);
+            Ok::<_, std::convert::Infallible>(c)
+        });
+    Body::from_stream(stream)
+}
+
+/// `pickup ARGS` as a producer on `url`, nothing of the calling environment's Pickup settings.
+fn producer(url: &str, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pickup"));
+    cmd.args(args)
+        .env("PICKUP_URL", url)
+        .env("PICKUP_TOKEN", "the-token")
+        .env("PICKUP_LOG", "error")
+        .env_remove("PICKUP_SECRET")
+        .env_remove("PICKUP_STORE")
+        .env_remove("PICKUP_PROGRESS_FILE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Runs `cmd` to its end: exit code, stdout, stderr, and its peak resident memory (VmHWM, as
+/// `wait4` reports it for that one child) in KiB.
+// Waited for by `wait4`, which std's `Child` cannot do (it has no rusage).
+#[allow(clippy::zombie_processes)]
+fn run_measured(mut cmd: Command) -> (Option<i32>, String, String, i64) {
+    let child = cmd.spawn().unwrap();
+    let pid = child.id() as libc::pid_t;
+    let (mut out, mut err) = (child.stdout.unwrap(), child.stderr.unwrap());
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut out, &mut s).unwrap();
+        s
+    });
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut err, &mut stderr).unwrap();
+    let stdout = reader.join().unwrap();
+    let mut status = 0;
+    // SAFETY: plain system call on our own child, with valid out-pointers.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid, "wait4");
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    (code, stdout, stderr, usage.ru_maxrss)
+}
+
+/// An item record as the API answers it, with `id`.
+fn record(id: &str) -> serde_json::Value {
+    serde_json::json!({
+        "id": id, "ws": WS, "key": "k", "title": "T", "url": null, "status": "running",
+        "progress": null, "owner": {"sub": "b", "name": "B"},
+        "created_at": "2026-12-01T00:00:00Z", "updated_at": "2026-12-01T00:00:00Z",
+        "heartbeat_at": "2026-12-01T00:00:00Z", "finished_at": null
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_to_another_origin_is_an_error_and_the_token_stays_home() {
+    // B: what the redirect points at. It notes every Authorization it gets and answers as
+    // Pickup would (and redirects to itself once, as the review's B did).
+    let seen: Arc<Mutex<Vec<Option<String>>>> = Arc::default();
+    let b_seen = seen.clone();
+    let b = serve(axum::Router::new().fallback(move |headers: HeaderMap| {
+        let seen = b_seen.clone();
+        async move {
+            let auth = headers
+                .get(header::AUTHORIZATION)
+                .map(|v| v.to_str().unwrap().to_string());
+            let first = {
+                let mut seen = seen.lock().unwrap();
+                seen.push(auth);
+                seen.len() == 1
+            };
+            if first {
+                (
+                    StatusCode::TEMPORARY_REDIRECT,
+                    [(header::LOCATION, "/again")],
+                )
+                    .into_response()
+            } else {
+                (StatusCode::CREATED, axum::Json(record("0000000000000_k"))).into_response()
+            }
+        }
+    }))
+    .await;
+    let to = format!("{b}/api/v1/workspaces/{WS}/items");
+    let a = serve(axum::Router::new().fallback(move || {
+        let to = to.clone();
+        async move { (StatusCode::TEMPORARY_REDIRECT, [(header::LOCATION, to)]) }
+    }))
+    .await;
+    let (code, stdout, stderr, _) = run_measured(producer(
+        &a,
+        &["item", "start", "--ws", WS, "--key", "k", "--title", "T"],
+    ));
+    assert_eq!(code, Some(1), "refused: stdout {stdout:?}, stderr {stderr}");
+    assert_eq!(stdout, "", "no id printed");
+    assert!(
+        stderr.contains("redirected (307) to") && stderr.contains(&b),
+        "names where it pointed: {stderr}"
+    );
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "the other origin got nothing, token least of all: {:?}",
+        seen.lock().unwrap()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_1_gib_answer_is_refused_while_it_is_read_error_or_success() {
+    for status in [StatusCode::FORBIDDEN, StatusCode::OK] {
+        let sent = Arc::new(AtomicU64::new(0));
+        let counter = sent.clone();
+        let url = serve(axum::Router::new().fallback(move || {
+            let sent = counter.clone();
+            async move {
+                let mut res = Response::new(lazy_body(GIB, sent));
+                *res.status_mut() = status;
+                res
+            }
+        }))
+        .await;
+        let (code, _, stderr, max_rss_kib) =
+            run_measured(producer(&url, &["item", "get", "--ws", WS, "some_id"]));
+        let sent = sent.load(Ordering::SeqCst);
+        eprintln!(
+            "pickup item get against a 1 GiB {status}: VmHWM {} KiB, {} bytes sent before it stopped reading",
+            max_rss_kib, sent
+        );
+        assert_eq!(code, Some(1), "{stderr}");
+        let limit = if status.is_success() {
+            "1048576"
+        } else {
+            "65536"
+        };
+        assert!(stderr.contains(limit), "names the limit: {stderr}");
+        if !status.is_success() {
+            assert!(stderr.contains("(403)"), "{stderr}");
+        }
+        assert!(max_rss_kib < 64 * 1024, "peak memory {max_rss_kib} KiB");
+        assert!(sent < GIB / 8, "stopped reading: {sent} bytes sent");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_message_is_printed_with_its_control_characters_escaped() {
+    let url = serve(axum::Router::new().fallback(|| async {
+        let message = "\u{1b}[2J\u{1b}]0;owned\u{7}all good\r\nid: 1234\u{202E}txt.exe";
+        (
+            StatusCode::BAD_REQUEST,
+            axum::Json(serde_json::json!({"error": "invalid_body", "message": message})),
+        )
+    }))
+    .await;
+    let (code, _, stderr, _) = run_measured(producer(&url, &["item", "get", "--ws", WS, "x"]));
+    assert_eq!(code, Some(1), "{stderr}");
+    for raw in ['\u{1b}', '\r', '\u{7}', '\u{202E}'] {
+        assert!(!stderr.contains(raw), "raw {raw:?} in {stderr:?}");
+    }
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr:?}");
+    assert!(
+        stderr.contains(r"\u{1b}[2J\u{1b}]0;owned\u{7}all good\r\nid: 1234\u{202e}txt.exe"),
+        "{stderr:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wrapped_command_gets_no_credential_unless_asked() {
+    let s = Server::start(&[]);
+    let token = s.token("ci-bot", WS, true);
+    let env_of = |extra: &[&str]| {
+        let mut args = vec!["run", "--ws", WS, "--key", "env", "--title", "Env"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--", "sh", "-c", "env"]);
+        let mut cmd = producer(&s.url, &args);
+        cmd.env("PICKUP_TOKEN", &token)
+            .env("PICKUP_SECRET", "the-secret")
+            .env("PICKUP_STORE", "s3://bucket?secret_access_key=k");
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let env = env_of(&[]);
+    for name in ["PICKUP_TOKEN", "PICKUP_SECRET", "PICKUP_STORE"] {
+        assert!(!env.contains(&format!("{name}=")), "{name} passed: {env}");
+    }
+    assert!(env.contains("PICKUP_PROGRESS_FILE="), "{env}");
+    let env = env_of(&["--pass-credentials"]);
+    assert!(env.contains(&format!("PICKUP_TOKEN={token}")), "{env}");
+    assert!(env.contains("PICKUP_SECRET=the-secret"), "{env}");
+    let help = producer(&s.url, &["run", "--help"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--pass-credentials"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_id_that_is_not_short_visible_ascii_is_replaced_and_never_logged() {
+    let s = Server::start(&[("PICKUP_LOG", "info,tower_http=debug")]);
+    let c = reqwest::Client::new();
+    let id_of = |sent: String| {
+        let c = c.clone();
+        let url = format!("{}/healthz", s.url);
+        async move {
+            let res = c
+                .get(url)
+                .header("x-request-id", sent)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(res.status(), StatusCode::OK);
+            res.headers()["x-request-id"].to_str().unwrap().to_string()
+        }
+    };
+    let forged = r#"1234 request_id=forged error="all good""#;
+    for sent in [forged.to_string(), "a".repeat(30_000), "a".repeat(129)] {
+        let got = id_of(sent.clone()).await;
+        assert_ne!(got, sent);
+        assert!(uuid_like(&got), "a fresh UUID: {got:?}");
+    }
+    let kept = "a".repeat(128);
+    assert_eq!(id_of(kept.clone()).await, kept, "a usable id is kept");
+    assert_eq!(id_of("req-42".into()).await, "req-42");
+    let log = s.log();
+    assert!(log.contains("request_id=req-42"), "{log}");
+    assert!(!log.contains("forged"), "{log}");
+    assert!(
+        !log.contains(&"a".repeat(129)),
+        "the 30 KB id is in the log"
+    );
+}
+
+fn uuid_like(s: &str) -> bool {
+    s.len() == 36 && s.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_object_larger_than_any_record_is_not_read() {
+    let s = Server::start(&[("PICKUP_READ_CACHE", "0s")]);
+    let token = s.token("ci-bot", WS, true);
+    let c = reqwest::Client::new();
+    let items = format!("{}/api/v1/workspaces/{WS}/items", s.url);
+    let res = c
+        .post(&items)
+        .bearer_auth(&token)
+        .json(&serde_json::json!({"key": "big", "title": "Big"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::CREATED);
+    let rec: serde_json::Value = res.json().await.unwrap();
+    let id = rec["id"].as_str().unwrap();
+    // The same record after 2 MiB of spaces: still valid JSON, so only a bound refuses it.
+    let path = s.dir.path().join(format!("items/{WS}/{id}.json"));
+    let mut big = vec![b' '; 2 << 20];
+    big.extend(serde_json::to_vec(&rec).unwrap());
+    std::fs::write(&path, big).unwrap();
+    let res = c
+        .get(format!("{items}/{id}"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let log = s.log();
+    assert!(log.contains("more than the 1048576"), "{log}");
+}
