@@ -42,14 +42,14 @@ run: builds .dev-secret
 ## test: cargo tests, then the Playwright suite in Debian's Chromium
 test: test-rust test-backends test-e2e
 
-test-rust: setup
+test-rust: setup clock-deps
 	cargo test --workspace
 
 ## test-backends: the marker index on real object stores (Azurite for Azure Blob, moto for S3,
 ## on free 127.0.0.1 ports; the local file system too) and two `pickup serve` on one shared store
 .PHONY: test-backends
 test-backends: setup server
-	./scripts/emulators.sh run -- cargo test --workspace --test scenarios --test scale_out -- --nocapture
+	./scripts/emulators.sh run -- cargo test --workspace --test scenarios --test scale_out --test dropped_connections --test settings -- --nocapture
 
 e2e-deps:
 	@dpkg -s chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
@@ -83,3 +83,8 @@ lint: setup
 
 clean:
 	rm -rf target dist
+
+## clock-deps: libfaketime (Debian's faketime), for tests/clocks.rs's servers with other clocks
+.PHONY: clock-deps
+clock-deps:
+	@dpkg -s faketime >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null; }

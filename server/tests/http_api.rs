@@ -21,7 +21,6 @@ fn now_secs() -> u64 {
         .as_secs()
 }
 
-
 async fn register(s: &Server, token: &str, ws: &str, key: &str) -> Value {
     let res = client()
         .post(format!("{}/api/v1/workspaces/{ws}/items", s.url))

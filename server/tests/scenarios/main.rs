@@ -18,6 +18,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod budget;
 mod clock_skew;
 mod conditional;
 mod dedupe;
@@ -98,4 +99,6 @@ scenarios! {
     a_fast_reader_clock_deletes_nothing_by_age => clock_skew::fast_reader_clock,
     janitor_sweeps_workspaces => janitor::sweeps_workspaces,
     lifecycle_thirty_days => lifecycle::thirty_days_of_churn,
+    // Issue 25.
+    no_empty_page_while_live_items_exist => budget::no_empty_page_while_live_items_exist,
 }
