@@ -5,6 +5,33 @@
 mod common;
 
 use common::server::{pickup, SECRET};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Run `cmd` to its end, or fail the test if it is still running (it started serving) after
+/// `bound`: a refusal is at start-up, so a server that starts is the failure.
+fn refused_within(mut cmd: Command, bound: Duration) -> Output {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + bound;
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "still running after {bound:?}: it started instead of refusing: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
 
 /// A registration may take up to the request timeout; the janitor deletes a record without a
 /// marker once older than grace + skew. 10 s + 5 s < 30 s: refused, naming all three.
@@ -12,7 +39,7 @@ use common::server::{pickup, SECRET};
 fn a_request_timeout_longer_than_grace_plus_skew_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let store = format!("file://{}", dir.path().display());
-    let out = pickup(
+    let cmd = pickup(
         &["serve"],
         &store,
         SECRET,
@@ -22,9 +49,8 @@ fn a_request_timeout_longer_than_grace_plus_skew_is_refused() {
             ("PICKUP_MAX_SKEW", "5s"),
             ("PICKUP_REQUEST_TIMEOUT", "30s"),
         ],
-    )
-    .output()
-    .unwrap();
+    );
+    let out = refused_within(cmd, Duration::from_secs(20));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "started: {err}");
     for named in [
@@ -52,10 +78,9 @@ fn a_missing_bucket_is_refused_at_start_up() {
         if common::backends::backend(name, "a_missing_bucket_is_refused_at_start_up").is_none() {
             continue;
         }
-        let started = std::time::Instant::now();
-        let out = pickup(&["serve"], url, SECRET, &[("PICKUP_ADDR", "127.0.0.1:0")])
-            .output()
-            .unwrap();
+        let started = Instant::now();
+        let cmd = pickup(&["serve"], url, SECRET, &[("PICKUP_ADDR", "127.0.0.1:0")]);
+        let out = refused_within(cmd, Duration::from_secs(20));
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{name}: started: {err}");
         assert!(
@@ -63,7 +88,7 @@ fn a_missing_bucket_is_refused_at_start_up() {
             "{name}: {err}"
         );
         assert!(
-            started.elapsed() < std::time::Duration::from_secs(10),
+            started.elapsed() < Duration::from_secs(10),
             "{name}: answered at once, not after retries ({:?})",
             started.elapsed()
         );
