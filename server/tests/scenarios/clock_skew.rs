@@ -45,7 +45,8 @@ pub async fn fast_producer_clock(b: &Backend) {
             "{}: {filter:?}: the live re-run is not deleted",
             b.name
         );
-        // Nor is the cancelled run: a finished result is not deleted for a run in flight.
+        // Nor is the cancelled run: by the fast clock it finished after the re-run's last
+        // word, and a finished result is never deleted in favour of an older one.
         assert!(
             read.prune
                 .deletes

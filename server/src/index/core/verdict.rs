@@ -108,9 +108,8 @@ pub(crate) struct Settled {
 /// latest thing: a finished run's finish, a stalled run's last heartbeat; ties go to the newest
 /// id. Those times are the writing server's, dated by the store's clock whenever that server's
 /// clock is off it (`clock_check`). A finished run that is not shown is deleted as superseded
-/// only when the shown run finished too, no earlier than it: a finished result is never
-/// deleted in favour of an older one, nor of a run still in flight (which may yet vanish).
-/// Runs in flight are never deleted here.
+/// only when the shown run's last word is no earlier than its finish: a finished result is
+/// never deleted in favour of an older one. Runs in flight are never deleted here.
 pub(crate) fn settle(runs: Vec<(ItemId, Verdict)>) -> Settled {
     let shown_id = runs
         .iter()
@@ -124,10 +123,8 @@ pub(crate) fn settle(runs: Vec<(ItemId, Verdict)>) -> Settled {
         })
         .max()
         .map(|(_, _, Reverse(id))| id.clone());
-    let shown_finish = runs.iter().find_map(|(id, v)| match v {
-        Verdict::Live(card) if Some(id) == shown_id.as_ref() && card.status.is_finished() => {
-            Some(last_word(card))
-        }
+    let shown_word = runs.iter().find_map(|(id, v)| match v {
+        Verdict::Live(card) if Some(id) == shown_id.as_ref() => Some(last_word(card)),
         _ => None,
     });
     let mut settled = Settled::default();
@@ -138,7 +135,7 @@ pub(crate) fn settle(runs: Vec<(ItemId, Verdict)>) -> Settled {
             }
             Verdict::Live(card)
                 if card.status.is_finished()
-                    && shown_finish.is_some_and(|shown| shown >= last_word(&card)) =>
+                    && shown_word.is_some_and(|shown| shown >= last_word(&card)) =>
             {
                 let newer = shown_id.as_ref().map(ItemId::to_string).unwrap_or_default();
                 settled.dead.push((id, Reason::Superseded(newer)));
@@ -214,9 +211,19 @@ mod tests {
             (real.clone(), live_at(&real, Status::Running, NOW + 1_000)),
         ]);
         assert_eq!(s.shown.map(|(id, _)| id), Some(real.clone()));
+        assert_eq!(
+            s.dead,
+            vec![(fast.clone(), Reason::Superseded(real.to_string()))]
+        );
+        // The same, the re-run's last word before the cancel: shown, but the cancel is kept.
+        let s = settle(vec![
+            (fast.clone(), live_at(&fast, Status::Cancelled, NOW + 2_000)),
+            (real.clone(), live_at(&real, Status::Running, NOW + 1_000)),
+        ]);
+        assert_eq!(s.shown.map(|(id, _)| id), Some(real.clone()));
         assert!(
             s.dead.is_empty(),
-            "a finished run is not deleted for one in flight"
+            "a finished run is not deleted for an older word"
         );
         // Both in flight, same time: the newest id is shown, the other kept (never deleted).
         let (a, b) = (id(NOW + 2_000), id(NOW + 1_000));
