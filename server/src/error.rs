@@ -97,6 +97,9 @@ impl From<Error> for ApiError {
             tracing::warn!(request_id = %id, status, error = %e, "answered with a server error");
         }
         let message = match e {
+            Error::Index(IndexError::Store(crate::index::store::StoreError::Refused(_))) => {
+                "the store refused: an operator must fix the server's store settings (its log says what the store answered)".to_string()
+            }
             Error::Index(IndexError::Store(_)) => {
                 "the object store did not answer; try again in a moment".to_string()
             }

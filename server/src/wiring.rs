@@ -124,6 +124,24 @@ pub async fn serve(
     demo: Option<crate::demo::Pace>,
 ) -> anyhow::Result<()> {
     let App { router, pickup } = app(&config).await?;
+    // A store that refuses (a bucket that does not exist, credentials it does not accept)
+    // will refuse every request: say so now, not as 503s later. One that does not answer may
+    // heal: the server starts, and /readyz says how it stands.
+    match pickup.index.store().ready().await {
+        Err(e @ crate::index::store::StoreError::Refused(_)) => {
+            bail!(
+                "the store refused: {} ({e}); fix PICKUP_STORE or the store's credentials",
+                e.refusal()
+            )
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "the store does not answer yet; /readyz says 503 until it does")
+        }
+        Ok(()) => {}
+    }
+    if let Some(clock) = pickup.index.clock_status().await.warning() {
+        tracing::error!("{clock}");
+    }
     if let Some(pace) = demo {
         if !pickup.auth.has_secret() {
             bail!("pickup demo mints its own token: set PICKUP_SECRET");

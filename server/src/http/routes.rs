@@ -42,7 +42,26 @@ pub(super) async fn no_such_route() -> Error {
 
 pub(super) async fn readyz(State(s): State<AppState>) -> Response {
     match s.pickup.ready().await {
-        Ok(()) => (StatusCode::OK, format!("ready{}", s.pickup.live_mode())).into_response(),
+        Ok(None) => (StatusCode::OK, format!("ready{}", s.pickup.live_mode())).into_response(),
+        // Still ready (reads are right, writes are dated by the store's clock), but an operator
+        // should fix the clock.
+        Ok(Some(clock)) => (
+            StatusCode::OK,
+            format!("ready; {clock}{}", s.pickup.live_mode()),
+        )
+            .into_response(),
+        Err(e @ crate::index::store::StoreError::Refused(_)) => {
+            let id = crate::error::request_id();
+            tracing::error!(request_id = %id, error = %e, "readyz: the store refused");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "the store refused: {} (request id {id}; the log has the store's answer)",
+                    e.refusal()
+                ),
+            )
+                .into_response()
+        }
         Err(e) => {
             // The detail (paths, endpoints) goes to the log only.
             let id = crate::error::request_id();

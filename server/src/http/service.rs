@@ -87,9 +87,11 @@ impl Pickup {
         Drained { writes, deletes }
     }
 
-    /// Whether the store answers (`/readyz`).
-    pub async fn ready(&self) -> Result<(), crate::index::store::StoreError> {
-        self.index.store().ready().await
+    /// Whether the store answers (`/readyz`), and what an operator should know about this
+    /// server's clock against the store's (a line, if anything).
+    pub async fn ready(&self) -> Result<Option<String>, crate::index::store::StoreError> {
+        self.index.store().ready().await?;
+        Ok(self.index.clock_status().await.warning())
     }
 
     /// How live pages are kept up to date, as `/readyz` says it after "ready".

@@ -85,12 +85,13 @@ impl Index {
     }
 
     /// An id a caller sent: well formed, and not dated later than now plus the clock skew
-    /// (no server made such an id; it would look young forever).
+    /// (no server made such an id; it would look young forever). "Now" is the time writes are
+    /// dated by, so a clock stepped back never refuses the ids it made before the step.
     pub fn item_id(&self, raw: &str) -> Result<ItemId> {
         let id = ItemId::parse(raw)?;
         if let Some(ahead_ms) = self
             .limits
-            .too_far_ahead(id.created_ms(), self.clock.now_ms())
+            .too_far_ahead(id.created_ms(), self.now_for_writes_cached())
         {
             return Err(IndexError::FutureId {
                 ahead_ms,

@@ -23,6 +23,7 @@ pub mod store;
 mod write;
 
 pub use self::clock::{Clock, ManualClock, SystemClock};
+pub use self::clock_check::ClockStatus;
 pub use self::core::id::{IdError, ItemId};
 pub use self::core::names::{NameError, SubKey, UserId, Workspace};
 pub use self::core::plan::{Ages, Budget, Listing, Planner, Reason, RIVALS_PER_KEY};

@@ -56,17 +56,18 @@ impl Index {
     /// goes right after the marker. A failure is logged and happens again on a later read or
     /// sweep; a key someone else already deleted is fine.
     ///
-    /// Deletes decided by age wait while this server's clock disagrees with the store's
-    /// ([`Index::ages_trusted`]); they are counted in [`PruneReport::held`].
+    /// Deletes wait while this server's clock disagrees with the store's
+    /// ([`Index::ages_trusted`]); they are counted in [`PruneReport::held`]. Supersede deletes
+    /// wait too: they compare ids, and a server off the store's clock may have planned them
+    /// against ids another clock dated.
     pub async fn apply(&self, prune: &Prune) -> PruneReport {
         let by = prune.by;
         use crate::metrics::{DELETIONS, DELETIONS_HELD, DELETION_FAILURES};
         let mut report = PruneReport::default();
         let mut touched: Vec<&Workspace> = Vec::new();
-        let by_age = prune.deletes.iter().any(|(_, r)| r.is_by_age());
-        let ages_trusted = !by_age || self.ages_trusted().await;
+        let ages_trusted = prune.deletes.is_empty() || self.ages_trusted().await;
         for (key, reason) in &prune.deletes {
-            if reason.is_by_age() && !ages_trusted {
+            if !ages_trusted {
                 report.held += 1;
                 metrics::counter!(DELETIONS_HELD, "by" => by.label()).increment(1);
                 continue;

@@ -99,13 +99,13 @@ impl Index {
                 let runs: Vec<(ItemId, Verdict)> = group
                     .into_iter()
                     .zip(lookups.by_ref())
-                    .map(|(id, lookup)| {
-                        let verdict = judge(id, lookup, now, &self.limits);
-                        budget.spend(matches!(verdict, Verdict::Unknown(_)));
-                        (id.clone(), verdict)
-                    })
+                    .map(|(id, lookup)| (id.clone(), judge(id, lookup, now, &self.limits)))
                     .collect();
                 let settled = settle(runs);
+                // One key is one resolve, however many rivals it has: a key's rivals cost at
+                // most RIVALS_PER_KEY more reads, and counting them would spend the budget on
+                // keys before it reaches the ones whose cards the page needs.
+                budget.spend(settled.shown.is_none() && !settled.unknown.is_empty());
                 dead.extend(settled.dead);
                 for (id, why) in settled.unknown {
                     tracing::warn!(ws = %ws, id = %id, why, "could not resolve an item; keeping its marker");

@@ -30,7 +30,9 @@ impl Index {
     ) -> Result<ItemRecord> {
         let owner = producer.owner();
         let key = crate::index::SubKey::parse(&item.key)?;
-        let now = self.clock.now_ms();
+        // Dated by the store's clock when this server's is off it (`clock_check`): an id
+        // carries its creation time, and every server and reader compares them.
+        let now = self.now_for_writes().await;
         for attempt in 0..CREATE_ATTEMPTS {
             let id = ItemId::new(now + attempt, key.clone())?;
             let record = ItemRecord::new(ws, &id, item, owner.clone())?;
@@ -78,7 +80,7 @@ impl Index {
         let key = Key::Record(ws.clone(), id.clone());
         for _ in 0..UPDATE_ATTEMPTS {
             let (owner, version) = self.owned_record(ws, id, caller).await?;
-            let record = ItemRecord::updated(ws, id, up, owner, self.clock.now_ms())?;
+            let record = ItemRecord::updated(ws, id, up, owner, self.now_for_writes().await)?;
             let body =
                 bytes::Bytes::from(serde_json::to_vec(&record).expect("a record serialises"));
             let expected = match &if_match {

@@ -263,7 +263,11 @@ impl Reporter {
             None => "register the item".to_string(),
             Some(id) => format!("update item {id}"),
         };
-        if !e.is_transient() {
+        // While the command runs, a refusal that may heal (a 400 from a server whose clock
+        // was stepped, a 409 or 412 of a race) is tried again like a fault: only a token the
+        // server will not accept (401, 403) or an item someone removed (404) ends reporting.
+        let may_heal = !finishing && !matches!(e.status(), Some(401 | 403 | 404));
+        if !e.is_transient() && !may_heal {
             self.refused = true;
             let hint = if e.status() == Some(404) {
                 " (it was removed)"
@@ -284,8 +288,10 @@ impl Reporter {
                     "trying again for up to {}",
                     humantime::format_duration(self.timing.finish_timeout)
                 )
-            } else {
+            } else if e.is_transient() {
                 "the command runs on, and the wrapper keeps trying".to_string()
+            } else {
+                "the command runs on, and the wrapper tries again with back-off, in case the server heals".to_string()
             };
             say!("pickup run: cannot {what}: {e}; {then}");
             self.failing = true;

@@ -22,6 +22,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod budget;
 mod clock_skew;
 mod conditional;
 mod dedupe;
@@ -121,6 +122,8 @@ scenarios! {
     a_fast_clock_keeps_a_live_re_run => clock_skew::fast_producer_clock,
     a_fast_reader_clock_deletes_nothing_by_age => clock_skew::fast_reader_clock,
     janitor_sweeps_workspaces => janitor::sweeps_workspaces,
+    // Issue 25.
+    no_empty_page_while_live_items_exist => budget::no_empty_page_while_live_items_exist,
     }
     // 7,200 registrations, 720 reads and 120 sweeps: 45 s on memory (a debug build), many times
     // that through the file system or an emulator; every rule it exercises is a scenario above.

@@ -43,12 +43,6 @@ impl Reason {
             Reason::OrphanOwnerMarker => "orphan_owner_marker",
         }
     }
-
-    /// Decided by comparing a time with this server's clock: not to be acted on when that
-    /// clock disagrees with the store's (a fast clock would otherwise delete live items).
-    pub fn is_by_age(&self) -> bool {
-        !matches!(self, Reason::Superseded(_))
-    }
 }
 
 impl fmt::Display for Reason {
@@ -65,9 +59,10 @@ impl fmt::Display for Reason {
     }
 }
 
-/// What resolving one page may cost, in record reads: `3N` that end dead or pending, plus up
-/// to `5N` more for records that cannot be read or parsed, so that a run of unreadable records
-/// (a rolling upgrade, a store hiccup) cannot hide the live items behind them.
+/// What resolving one page may cost, in keys resolved (each with its rivals): `3N` that end
+/// dead or pending, plus up to `5N` more for keys that cannot be read or parsed, so that a run
+/// of unreadable records (a rolling upgrade, a store hiccup) cannot hide the live items behind
+/// them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Budget {
     cap: usize,

@@ -53,8 +53,8 @@ pub struct NewItem {
 /// `PUT /items/{id}`: the whole record as the producer now sees it. The server fills in what
 /// the id, the clock and the registration already say. A body may carry the record exactly as
 /// `GET` gave it: the fields the server keeps (`id`, `ws`, `key`, `owner`, `created_at`) are
-/// accepted when they match the item and refused, by name, when they do not; `updated_at` is
-/// the server's and ignored.
+/// accepted when they match the item and refused, by name, when they do not; `updated_at`,
+/// `heartbeat_at` and `finished_at` are the server's and ignored.
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ItemUpdate {
@@ -279,11 +279,12 @@ impl ItemRecord {
             owner,
             created_at,
             updated_at: now,
-            // An update of a running item is its heartbeat.
-            heartbeat_at: up
-                .heartbeat_at
-                .or((up.status == Status::Running).then_some(now)),
-            finished_at: up.finished_at.or(up.status.is_finished().then_some(now)),
+            // Every accepted update is a heartbeat, dated by this server (by the store's clock
+            // when this server's is off it), whatever the body says: a producer's clock, or a
+            // body copied from a GET, must neither stall a live item nor keep a dead one fresh.
+            heartbeat_at: Some(now),
+            // Likewise the finish: which finished run of a key wins compares these times.
+            finished_at: up.status.is_finished().then_some(now),
         })
     }
 

@@ -6,6 +6,7 @@ use super::id::ItemId;
 use super::plan::Reason;
 use super::record::ItemRecord;
 use app::model::{Card, Status};
+use std::cmp::Reverse;
 
 /// The read path's time limits, in milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,25 +103,40 @@ pub(crate) struct Settled {
 }
 
 /// Ids carry their server's clock, so among runs made within the skew the newest id is not
-/// always the newest run. Shown: the live run still in flight (queued, running, stalled), else
-/// the live run with the newest id. A live run that is not shown is deleted as superseded only
-/// if its own record is finished; one still in flight is kept.
+/// always the newest run, and which run wins never depends on id order alone. Shown: a run in
+/// flight that is not stalled (the key is being worked on), else the run whose record says the
+/// latest thing: a finished run's finish, a stalled run's last heartbeat; ties go to the newest
+/// id. Those times are the writing server's, dated by the store's clock whenever that server's
+/// clock is off it (`clock_check`). A finished run that is not shown is deleted as superseded
+/// only when the shown run's last word is no earlier than its finish: a finished result is
+/// never deleted in favour of an older one. Runs in flight are never deleted here.
 pub(crate) fn settle(runs: Vec<(ItemId, Verdict)>) -> Settled {
     let shown_id = runs
         .iter()
         .filter_map(|(id, v)| match v {
-            Verdict::Live(card) => Some((card.status.is_finished(), id)),
+            Verdict::Live(card) => Some((
+                !card.status.is_finished() && !card.stalled,
+                last_word(card),
+                Reverse(id),
+            )),
             _ => None,
         })
-        .min()
-        .map(|(_, id)| id.clone());
+        .max()
+        .map(|(_, _, Reverse(id))| id.clone());
+    let shown_word = runs.iter().find_map(|(id, v)| match v {
+        Verdict::Live(card) if Some(id) == shown_id.as_ref() => Some(last_word(card)),
+        _ => None,
+    });
     let mut settled = Settled::default();
     for (id, verdict) in runs {
         match verdict {
             Verdict::Live(card) if Some(&id) == shown_id.as_ref() => {
                 settled.shown = Some((id, *card))
             }
-            Verdict::Live(card) if card.status.is_finished() => {
+            Verdict::Live(card)
+                if card.status.is_finished()
+                    && shown_word.is_some_and(|shown| shown >= last_word(&card)) =>
+            {
                 let newer = shown_id.as_ref().map(ItemId::to_string).unwrap_or_default();
                 settled.dead.push((id, Reason::Superseded(newer)));
             }
@@ -130,6 +146,17 @@ pub(crate) fn settle(runs: Vec<(ItemId, Verdict)>) -> Settled {
         }
     }
     settled
+}
+
+/// When a run last said something, in ms: its finish, or (in flight) its last update.
+fn last_word(card: &Card) -> i64 {
+    let at = match (&card.finished_at, card.status.is_finished()) {
+        (Some(finished), true) => finished,
+        _ => &card.updated_at,
+    };
+    chrono::DateTime::parse_from_rfc3339(at)
+        .map(|t| t.timestamp_millis())
+        .unwrap_or(i64::MIN)
 }
 
 #[cfg(test)]
@@ -165,18 +192,40 @@ mod tests {
         )
     }
 
+    fn live_at(id: &ItemId, status: Status, updated_ms: u64) -> Verdict {
+        judge(
+            id,
+            Lookup::Found(record(id, status, updated_ms).into()),
+            NOW,
+            &Limits::default(),
+        )
+    }
+
     #[test]
-    fn among_runs_within_the_skew_the_one_in_flight_is_shown() {
-        // The cancelled run's server was 2 s fast: its id looks newest, the running re-run
-        // made on another server a second later (real time) looks older.
+    fn among_runs_within_the_skew_the_latest_word_is_shown() {
+        // The cancelled run's server was 2 s fast: its id looks newest; the re-run made on
+        // another server a second later (real time) heartbeats after the cancel.
         let (fast, real) = (id(NOW + 2_000), id(NOW + 1_000));
         let s = settle(vec![
-            (fast.clone(), live(&fast, Status::Cancelled)),
-            (real.clone(), live(&real, Status::Running)),
+            (fast.clone(), live_at(&fast, Status::Cancelled, NOW)),
+            (real.clone(), live_at(&real, Status::Running, NOW + 1_000)),
         ]);
         assert_eq!(s.shown.map(|(id, _)| id), Some(real.clone()));
-        assert_eq!(s.dead, vec![(fast, Reason::Superseded(real.to_string()))]);
-        // Both in flight: the newest id is shown, the other kept (never deleted).
+        assert_eq!(
+            s.dead,
+            vec![(fast.clone(), Reason::Superseded(real.to_string()))]
+        );
+        // The same, the re-run's last word before the cancel: shown, but the cancel is kept.
+        let s = settle(vec![
+            (fast.clone(), live_at(&fast, Status::Cancelled, NOW + 2_000)),
+            (real.clone(), live_at(&real, Status::Running, NOW + 1_000)),
+        ]);
+        assert_eq!(s.shown.map(|(id, _)| id), Some(real.clone()));
+        assert!(
+            s.dead.is_empty(),
+            "a finished run is not deleted for an older word"
+        );
+        // Both in flight, same time: the newest id is shown, the other kept (never deleted).
         let (a, b) = (id(NOW + 2_000), id(NOW + 1_000));
         let s = settle(vec![
             (a.clone(), live(&a, Status::Running)),
@@ -192,6 +241,27 @@ mod tests {
         ]);
         assert_eq!(s.shown.map(|(id, _)| id), Some(b));
         assert_eq!((s.dead.len(), s.unknown.len()), (1, 1));
+    }
+
+    #[test]
+    fn among_finished_rivals_the_later_finish_wins_whatever_the_ids() {
+        // Run 1 failed; 5 s later run 2 succeeded on a server whose clock is 100 s behind
+        // (within the skew): its id looks older, its finish is later.
+        let (run1, run2) = (id(NOW), id(NOW + 5_000 - 100_000));
+        let s = settle(vec![
+            (run1.clone(), live_at(&run1, Status::Failed, NOW + 1_000)),
+            (run2.clone(), live_at(&run2, Status::Succeeded, NOW + 6_000)),
+        ]);
+        assert_eq!(s.shown.map(|(id, _)| id), Some(run2.clone()));
+        assert_eq!(s.dead, vec![(run1, Reason::Superseded(run2.to_string()))]);
+        // The other way round the later finish still wins: never deleted for an older one.
+        let (old, new) = (id(NOW - 1_000), id(NOW));
+        let s = settle(vec![
+            (new.clone(), live_at(&new, Status::Failed, NOW + 1_000)),
+            (old.clone(), live_at(&old, Status::Succeeded, NOW + 9_000)),
+        ]);
+        assert_eq!(s.shown.map(|(id, _)| id), Some(old.clone()));
+        assert_eq!(s.dead, vec![(new, Reason::Superseded(old.to_string()))]);
     }
 
     #[test]

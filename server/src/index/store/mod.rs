@@ -226,10 +226,31 @@ impl Store {
         Ok(found)
     }
 
-    /// Whether the store answers: a HEAD of a key that never exists ("not found" is an answer).
+    /// Whether the store answers: a HEAD of a key that never exists ("not found" is an answer),
+    /// then a listing of a prefix that never holds anything. A listing is never "not found" on
+    /// a bucket that exists, so a "not found" there is the bucket or container itself missing:
+    /// a refusal an operator must fix, not an empty store.
     pub async fn ready(&self) -> Result<()> {
         match self.inner.head(&Path::from("markers/.readyz")).await {
-            Ok(_) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Ok(_) | Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+        match self
+            .inner
+            .list_with_delimiter(Some(&Path::from("markers/.readyz")))
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e @ object_store::Error::NotFound { .. }) => Err(StoreError::Refused(Arc::new(
+                object_store::Error::Generic {
+                    store: "store",
+                    source: format!(
+                        "the bucket or container of {} does not exist: {e}",
+                        self.url
+                    )
+                    .into(),
+                },
+            ))),
             Err(e) => Err(e.into()),
         }
     }
@@ -274,13 +295,14 @@ impl Store {
 
     /// Write `bytes` at `path` with `mode`, retrying transient faults with back-off.
     ///
-    /// A retry of a create-only or conditional put that meets `AlreadyExists` / `Precondition`
-    /// may be meeting its own earlier try, applied by the store after the answer was lost: the
-    /// key is read back, and if it holds exactly these bytes the write is ours and succeeded.
-    /// Otherwise the conflict is real and returned as it came.
+    /// A create-only or conditional put that meets `AlreadyExists` / `Precondition` may be
+    /// meeting its own earlier try, applied by the store after the answer was lost. That try
+    /// may be Pickup's own retry, or one object_store made inside a single call (it resends a
+    /// request whose connection dropped), so what looks like a first try is no proof: the key
+    /// is always read back, and if it holds exactly these bytes the write is ours and
+    /// succeeded. Otherwise the conflict is real and returned as it came.
     async fn put(&self, path: &Path, bytes: Bytes, mode: PutMode) -> Result<Version> {
         let mut delays = self.retry.delays();
-        let mut ambiguous = false;
         loop {
             let opts = PutOptions {
                 mode: mode.clone(),
@@ -302,7 +324,7 @@ impl Store {
                 Err(
                     e @ (object_store::Error::AlreadyExists { .. }
                     | object_store::Error::Precondition { .. }),
-                ) if ambiguous => match self.read_back(path, &bytes).await {
+                ) => match self.read_back(path, &bytes).await {
                     Ok(Some(v)) => return Ok(v),
                     Ok(None) => return Err(e.into()),
                     Err(read_err) => read_err,
@@ -316,7 +338,6 @@ impl Store {
                 return Err(err.into());
             };
             tracing::warn!(%path, error = %err, ?delay, "store write failed; retrying");
-            ambiguous = true;
             tokio::time::sleep(delay).await;
         }
     }

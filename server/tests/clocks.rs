@@ -1,0 +1,202 @@
+//! Issue 25.3 and 25.4 over real processes: two `pickup serve` on one store, one of them under
+//! libfaketime (Debian's `faketime`, installed by `make test-deps`), its clock moved by a
+//! timestamp file it rereads (`FAKETIME_TIMESTAMP_FILE`, `FAKETIME_NO_CACHE=1`), so a test can
+//! step it mid-run the way NTP steps a clock. The monotonic clock is left alone
+//! (`DONT_FAKE_MONOTONIC=1`), as NTP leaves it.
+
+#[path = "common/mod.rs"]
+mod common;
+
+use common::server::{Server, SECRET};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap()
+}
+
+/// A server on `store` whose clock is what `clock_file` says (`+0`, `-100s`, …).
+fn faked(name: &str, store: &str, clock_file: &Path) -> Server {
+    assert!(
+        Path::new(LIBFAKETIME).exists(),
+        "{LIBFAKETIME} is missing: `apt-get install faketime` (make test-deps does)"
+    );
+    Server::start_on(
+        name,
+        store,
+        SECRET,
+        &[
+            ("LD_PRELOAD", LIBFAKETIME),
+            ("FAKETIME_TIMESTAMP_FILE", clock_file.to_str().unwrap()),
+            ("FAKETIME_NO_CACHE", "1"),
+            ("DONT_FAKE_MONOTONIC", "1"),
+            ("NO_FAKE_STAT", "1"),
+            ("PICKUP_READ_CACHE", "0s"),
+            ("PICKUP_JANITOR_EVERY", "0s"),
+            ("PICKUP_LOG", "warn"),
+        ],
+    )
+}
+
+fn plain(name: &str, store: &str) -> Server {
+    Server::start_on(
+        name,
+        store,
+        SECRET,
+        &[("PICKUP_READ_CACHE", "0s"), ("PICKUP_JANITOR_EVERY", "0s")],
+    )
+}
+
+fn clock_file(dir: &Path, offset: &str) -> PathBuf {
+    let path = dir.join("faketime");
+    std::fs::write(&path, offset).unwrap();
+    path
+}
+
+async fn register(s: &Server, token: &str, key: &str) -> String {
+    let res = client()
+        .post(format!("{}/api/v1/workspaces/acme/items", s.url))
+        .bearer_auth(token)
+        .json(&json!({"key": key, "title": format!("{key} on {}", s.name), "status": "running"}))
+        .send()
+        .await
+        .unwrap();
+    let status = res.status();
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(status, StatusCode::CREATED, "{}: {body}", s.name);
+    body["id"].as_str().unwrap().to_string()
+}
+
+async fn update(s: &Server, token: &str, id: &str, status: &str) -> (StatusCode, Value) {
+    let res = client()
+        .put(format!("{}/api/v1/workspaces/acme/items/{id}", s.url))
+        .bearer_auth(token)
+        .json(&json!({"title": format!("{id} {status}"), "status": status, "progress": 0.5}))
+        .send()
+        .await
+        .unwrap();
+    let status = res.status();
+    (status, res.json().await.unwrap_or(Value::Null))
+}
+
+async fn readyz(s: &Server) -> (StatusCode, String) {
+    let res = client()
+        .get(format!("{}/readyz", s.url))
+        .send()
+        .await
+        .unwrap();
+    (res.status(), res.text().await.unwrap())
+}
+
+fn shown(page: &Value) -> Vec<(String, String)> {
+    page["cards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_string(),
+                c["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Run 1 via A fails; then run 2 of the same key via B, whose clock is 100 s behind (within
+/// the 2 min skew), succeeds. Every page shows run 2's success, and run 2's record stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_later_run_wins_whatever_the_servers_clocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("file://{}", dir.path().join("store").display());
+    let a = plain("a", &store);
+    let b = faked("b-100s", &store, &clock_file(dir.path(), "-100s"));
+    let token = a.token("alice", "acme", true);
+
+    let run1 = register(&a, &token, "nightly").await;
+    assert_eq!(update(&a, &token, &run1, "failed").await.0, StatusCode::OK);
+    let run2 = register(&b, &token, "nightly").await;
+    assert_eq!(
+        update(&b, &token, &run2, "succeeded").await.0,
+        StatusCode::OK
+    );
+
+    for s in [&a, &b, &a] {
+        let page = s.recent_page(&token, "acme", "cap=8").await;
+        assert_eq!(
+            shown(&page),
+            vec![(run2.clone(), "succeeded".to_string())],
+            "{}: run 1 {run1}, run 2 {run2}",
+            s.name
+        );
+    }
+    // The reads' deletes are done after the answers: run 2 must still be there, run 1 may go.
+    let (status, body) = update(&a, &token, &run2, "succeeded").await;
+    assert_eq!(status, StatusCode::OK, "run 2's record is kept: {body}");
+}
+
+/// A server whose clock NTP steps back 600 s (beyond the 2 min skew) mid-run: its producer's
+/// heartbeats are still accepted, its new ids are dated by the store's clock (so no other
+/// server reads them as superseded or expired), and it says so in `/readyz`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clock_stepped_back_beyond_the_skew_stops_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("file://{}", dir.path().join("store").display());
+    let clock = clock_file(dir.path(), "+0");
+    let b = faked("b-stepped", &store, &clock);
+    let a = plain("a", &store);
+    let token = a.token("alice", "acme", true);
+
+    let running = register(&b, &token, "deploy").await;
+    assert_eq!(
+        update(&b, &token, &running, "running").await.0,
+        StatusCode::OK
+    );
+    std::fs::write(&clock, "-600s").unwrap();
+    let (status, body) = update(&b, &token, &running, "running").await;
+    assert_eq!(status, StatusCode::OK, "heartbeat after the step: {body}");
+
+    // A new run via the stepped server, then one via A: A's is the newer run.
+    let after_step = register(&b, &token, "migrate").await;
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let created_ms = 9_999_999_999_999 - after_step[..13].parse::<u64>().unwrap();
+    assert!(
+        created_ms.abs_diff(now_ms) < 10_000,
+        "dated by the store's clock, not 600 s back: {created_ms} vs {now_ms}"
+    );
+    let newer = register(&a, &token, "migrate").await;
+    assert!(newer < after_step, "A's later run has the newer id");
+
+    for s in [&a, &b] {
+        let page = s.recent_page(&token, "acme", "cap=8").await;
+        let ids: Vec<String> = shown(&page).into_iter().map(|(id, _)| id).collect();
+        assert!(ids.contains(&running), "{}: {ids:?}", s.name);
+        assert!(ids.contains(&newer), "{}: {ids:?}", s.name);
+    }
+    // B's earlier run of "deploy" is not deleted by anyone's reads.
+    assert_eq!(
+        update(&a, &token, &running, "running").await.0,
+        StatusCode::OK
+    );
+
+    let (status, text) = readyz(&b).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert!(
+        text.contains("600 s behind the store's") || text.contains("599 s behind the store's"),
+        "/readyz: {text}"
+    );
+    let (_, text) = readyz(&a).await;
+    assert!(
+        text.starts_with("ready") && !text.contains("behind"),
+        "/readyz of the server whose clock is right: {text}"
+    );
+}

@@ -1,0 +1,224 @@
+//! Issue 25.1: answers lost on the way back are settled by reading back, wherever the retry
+//! that met them came from. A real `pickup serve` talks to moto (S3) or Azurite through a TCP
+//! proxy in this process that cuts some connections after forwarding the request and reading
+//! the store's answer (the store applied it; object_store resends the request on its own and
+//! meets its own write as "exists" or "precondition failed"), and some before forwarding it
+//! (the store never saw it). Every connection carries one request
+//! (`*_POOL_MAX_IDLE_PER_HOST=0`), so the cuts fall on requests, not on pooled connections.
+//!
+//! Run under `scripts/emulators.sh run -- cargo test -p pickup --test dropped_connections`;
+//! without the emulators each test says SKIPPED and passes.
+
+#[path = "common/mod.rs"]
+mod common;
+
+use common::backends::backend;
+use common::server::Server;
+use pickup::index::store::{Scope, Store};
+use pickup::index::Workspace;
+use reqwest::StatusCode;
+use serde_json::json;
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+const REGISTRATIONS: usize = 200;
+const UPDATES: usize = 100;
+/// One connection in `CUT_EVERY` is cut after the store answered, one before it heard.
+const CUT_EVERY: usize = 7;
+
+#[derive(Default)]
+struct Cuts {
+    connections: AtomicUsize,
+    after: AtomicUsize,
+    before: AtomicUsize,
+}
+
+/// A TCP proxy on 127.0.0.1 in front of `upstream` (an emulator's `127.0.0.1:PORT`).
+async fn proxy(upstream: String) -> (String, Arc<Cuts>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = format!("http://{}", listener.local_addr().unwrap());
+    let cuts = Arc::new(Cuts::default());
+    let counts = cuts.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((client, _)) = listener.accept().await else {
+                return;
+            };
+            let n = counts.connections.fetch_add(1, Ordering::SeqCst);
+            let upstream = upstream.clone();
+            let counts = counts.clone();
+            tokio::spawn(async move {
+                let Ok(server) = TcpStream::connect(&upstream).await else {
+                    return;
+                };
+                match n % CUT_EVERY {
+                    3 => {
+                        if cut_after_answer(client, server).await {
+                            counts.after.fetch_add(1, Ordering::SeqCst);
+                        }
+                    }
+                    5 => {
+                        cut_before_forwarding(client).await;
+                        counts.before.fetch_add(1, Ordering::SeqCst);
+                    }
+                    _ => {
+                        let (mut client, mut server) = (client, server);
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                }
+            });
+        }
+    });
+    (addr, cuts)
+}
+
+/// Forward the request; once the store's answer starts, drop both sides unanswered. Whether
+/// the store answered (so it had the whole request).
+async fn cut_after_answer(client: TcpStream, server: TcpStream) -> bool {
+    let (mut client_rx, _client_tx) = client.into_split();
+    let (mut server_rx, mut server_tx) = server.into_split();
+    let forward = tokio::spawn(async move {
+        let _ = tokio::io::copy(&mut client_rx, &mut server_tx).await;
+    });
+    let mut first = [0u8; 1];
+    let answered = matches!(server_rx.read(&mut first).await, Ok(n) if n > 0);
+    forward.abort();
+    answered
+}
+
+/// Read the start of the request and drop the connection: the store never hears of it.
+async fn cut_before_forwarding(mut client: TcpStream) {
+    let mut buf = [0u8; 64];
+    let _ = client.read(&mut buf).await;
+    let _ = client.shutdown().await;
+}
+
+fn upstream_of(endpoint: &str) -> String {
+    let url = url::Url::parse(endpoint).unwrap();
+    format!("{}:{}", url.host_str().unwrap(), url.port().unwrap())
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(120))
+        .build()
+        .unwrap()
+}
+
+/// Register, then update with If-Match, through a server whose store connections are cut;
+/// then count what the store holds directly (no proxy).
+async fn lose_nothing(name: &str, endpoint_var: &str, pool_var: &str, test: &str) {
+    let Some(b) = backend(name, test) else {
+        return;
+    };
+    let endpoint = std::env::var(endpoint_var).unwrap();
+    let (proxied, cuts) = proxy(upstream_of(&endpoint)).await;
+    let url = b.fresh_url("dropped");
+    let server = Server::start_on(
+        name,
+        &url,
+        common::server::SECRET,
+        &[
+            (endpoint_var, proxied.as_str()),
+            (pool_var, "0"),
+            // Reads go to the store every time, through the proxy.
+            ("PICKUP_READ_CACHE", "0s"),
+            ("PICKUP_JANITOR_EVERY", "0s"),
+        ],
+    );
+    let token = server.token("alice", "acme", true);
+    let http = client();
+    let regs = futures::future::join_all((0..REGISTRATIONS).map(|i| {
+        let (http, token, base) = (http.clone(), token.clone(), server.url.clone());
+        async move {
+            let res = http
+                .post(format!("{base}/api/v1/workspaces/acme/items"))
+                .bearer_auth(&token)
+                .json(&json!({"key": format!("k{}", i % 20), "title": format!("run {i}"), "status": "running"}))
+                .send()
+                .await
+                .unwrap();
+            let status = res.status();
+            let body: serde_json::Value = res.json().await.unwrap();
+            assert_eq!(status, StatusCode::CREATED, "registration {i}: {body}");
+            body["id"].as_str().unwrap().to_string()
+        }
+    }))
+    .await;
+    let acknowledged: BTreeSet<String> = regs.iter().cloned().collect();
+    assert_eq!(acknowledged.len(), REGISTRATIONS, "{name}: every id once");
+
+    let mut false_412 = 0;
+    for id in regs.iter().take(UPDATES) {
+        let item = format!("{}/api/v1/workspaces/acme/items/{id}", server.url);
+        let got = http.get(&item).bearer_auth(&token).send().await.unwrap();
+        assert_eq!(got.status(), StatusCode::OK, "{name}: GET {id}");
+        let etag = got.headers()["etag"].to_str().unwrap().to_string();
+        let put = http
+            .put(&item)
+            .bearer_auth(&token)
+            .header("if-match", etag)
+            .json(&json!({"title": "updated", "status": "succeeded"}))
+            .send()
+            .await
+            .unwrap();
+        match put.status() {
+            StatusCode::OK => {}
+            StatusCode::PRECONDITION_FAILED => false_412 += 1,
+            other => panic!("{name}: PUT {id}: {other} {}", put.text().await.unwrap()),
+        }
+    }
+
+    let store = Store::open(&url).unwrap();
+    let ws = Workspace::parse("acme").unwrap();
+    let records: BTreeSet<String> = store
+        .list(&Scope::Records(ws))
+        .await
+        .unwrap()
+        .ids()
+        .map(|id| id.to_string())
+        .collect();
+    let extra = records.difference(&acknowledged).count();
+    let lost = acknowledged.difference(&records).count();
+    println!(
+        "{name}: {} connections, {} cut after the store answered, {} cut before it heard; {extra} extra records, {lost} lost, {false_412} false 412s of {UPDATES} updates",
+        cuts.connections.load(Ordering::SeqCst),
+        cuts.after.load(Ordering::SeqCst),
+        cuts.before.load(Ordering::SeqCst),
+    );
+    assert!(
+        cuts.after.load(Ordering::SeqCst) > 0,
+        "{name}: the proxy cut nothing after an answer"
+    );
+    assert_eq!(
+        (extra, lost, false_412),
+        (0, 0, 0),
+        "{name}: extra records, lost records, false 412s"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn s3_dropped_connections_lose_nothing_and_add_nothing() {
+    lose_nothing(
+        "s3",
+        "AWS_ENDPOINT",
+        "AWS_POOL_MAX_IDLE_PER_HOST",
+        "s3_dropped_connections",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn azure_dropped_connections_lose_nothing_and_add_nothing() {
+    lose_nothing(
+        "azure",
+        "AZURITE_BLOB_STORAGE_URL",
+        "AZURE_POOL_MAX_IDLE_PER_HOST",
+        "azure_dropped_connections",
+    )
+    .await;
+}

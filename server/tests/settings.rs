@@ -1,0 +1,96 @@
+//! Issue 25.7: `pickup serve` refuses, at start-up, settings that can lose data, with an error
+//! that names the settings and a fix; and a store that refuses is said so at once (25.2).
+
+#[path = "common/mod.rs"]
+mod common;
+
+use common::server::{pickup, SECRET};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Run `cmd` to its end, or fail the test if it is still running (it started serving) after
+/// `bound`: a refusal is at start-up, so a server that starts is the failure.
+fn refused_within(mut cmd: Command, bound: Duration) -> Output {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + bound;
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "still running after {bound:?}: it started instead of refusing: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A registration may take up to the request timeout; the janitor deletes a record without a
+/// marker once older than grace + skew. 10 s + 5 s < 30 s: refused, naming all three.
+#[test]
+fn a_request_timeout_longer_than_grace_plus_skew_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = format!("file://{}", dir.path().display());
+    let cmd = pickup(
+        &["serve"],
+        &store,
+        SECRET,
+        &[
+            ("PICKUP_ADDR", "127.0.0.1:0"),
+            ("PICKUP_GRACE", "10s"),
+            ("PICKUP_MAX_SKEW", "5s"),
+            ("PICKUP_REQUEST_TIMEOUT", "30s"),
+        ],
+    );
+    let out = refused_within(cmd, Duration::from_secs(20));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "started: {err}");
+    for named in [
+        "PICKUP_REQUEST_TIMEOUT (30s)",
+        "PICKUP_GRACE (10s)",
+        "PICKUP_MAX_SKEW (5s)",
+        "lower PICKUP_REQUEST_TIMEOUT to at most 15s",
+    ] {
+        assert!(err.contains(named), "{named:?} not in: {err}");
+    }
+    assert!(
+        !dir.path().join("markers").exists(),
+        "nothing was written before the refusal"
+    );
+}
+
+/// A bucket (container) that does not exist is a refusal, said at start-up at once ("the
+/// store refused: …"), never retried as a store that "did not answer".
+#[test]
+fn a_missing_bucket_is_refused_at_start_up() {
+    for (name, url) in [
+        ("s3", "s3://pickup-no-such-bucket"),
+        ("azure", "az://pickup-no-such-container"),
+    ] {
+        if common::backends::backend(name, "a_missing_bucket_is_refused_at_start_up").is_none() {
+            continue;
+        }
+        let started = Instant::now();
+        let cmd = pickup(&["serve"], url, SECRET, &[("PICKUP_ADDR", "127.0.0.1:0")]);
+        let out = refused_within(cmd, Duration::from_secs(20));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{name}: started: {err}");
+        assert!(
+            err.contains("the store refused: the bucket or container does not exist"),
+            "{name}: {err}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{name}: answered at once, not after retries ({:?})",
+            started.elapsed()
+        );
+    }
+}
