@@ -103,7 +103,12 @@ fn first_page_body() -> String {
     };
     let template = body
         .split(&ws)
-        .map(|part| part.split(&cap).map(literal).collect::<Vec<_>>().join("${cap}"))
+        .map(|part| {
+            part.split(&cap)
+                .map(literal)
+                .collect::<Vec<_>>()
+                .join("${cap}")
+        })
         .collect::<Vec<_>>()
         .join("${JSON.stringify(ws)}");
     format!("`{template}`")
