@@ -9,6 +9,7 @@
 // The markup is the widget's (app/src/components), with its English labels and the browser's
 // locale. end2end/tests/first-card.spec.ts fails when the two differ.
 import { prefetch } from "./prefetch.js";
+import { safeHref } from "./safe-link.js";
 
 const el = document.querySelector("[data-pickup-home]");
 try {
@@ -91,10 +92,9 @@ function card(c) {
   const badge = c.stalled ? "stalled" : STATUSES.includes(c.status) ? c.status : "unknown";
   const id = `pickup1-${c.id}`;
   const when = c.finished_at ?? c.updated_at;
-  const lower = (c.url ?? "").replace(/^[\t\n\f\r ]+/, "").toLowerCase(); // ASCII whitespace, as card.rs
-  const safe = lower.startsWith("https://") || lower.startsWith("http://") || (lower.startsWith("/") && !lower.startsWith("//"));
-  const title = safe
-    ? h("a", { class: "pickup-card-title", id, href: c.url }, c.title)
+  const href = safeHref(c.url);
+  const title = href
+    ? h("a", { class: "pickup-card-title", id, href }, c.title)
     : h("span", { class: "pickup-card-title", id }, c.title);
   let progress = null;
   if (typeof c.progress === "number") {

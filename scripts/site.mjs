@@ -35,9 +35,9 @@ function minified(js) {
   }
 }
 
-// One script with the modules it imports (public/prefetch.js), minified. The glue's dynamic
+// One script with the modules it imports (public/prefetch.js, public/safe-link.js), minified. The glue's dynamic
 // import names a file that is not there yet, and is left as it is.
-const BUNDLED_ONLY = ["prefetch.js", "home.js"];
+const BUNDLED_ONLY = ["prefetch.js", "home.js", "safe-link.js"];
 function bundled(entry, format) {
   try {
     return execFileSync("esbuild", [entry, "--bundle", "--minify", `--format=${format}`, "--log-level=error"]);
