@@ -63,13 +63,13 @@ function widget(page) {
     { class: "pickup", "aria-label": title, "data-live": "connecting", "data-pickup-drawn": "" },
     h(
       "header",
-      { class: "pickup-header" },
+      { class: "pickup-header", part: "header" },
       h("h2", { class: "pickup-title" }, title),
       h(
         "div",
         { class: "pickup-controls", role: "group", "aria-label": "Whose items" },
-        button({ class: "pickup-toggle", "aria-pressed": "false" }, "Mine"),
-        button({ class: "pickup-toggle", "aria-pressed": "true" }, "Everyone"),
+        button({ class: "pickup-toggle", part: "toggle", "aria-pressed": "false" }, "Mine"),
+        button({ class: "pickup-toggle", part: "toggle", "aria-pressed": "true" }, "Everyone"),
       ),
       button({ class: "pickup-refresh", "aria-label": "Refresh" }, "↻"),
     ),
@@ -94,8 +94,8 @@ function card(c) {
   const when = c.finished_at ?? c.updated_at;
   const href = safeHref(c.url);
   const title = href
-    ? h("a", { class: "pickup-card-title", id, href }, c.title)
-    : h("span", { class: "pickup-card-title", id }, c.title);
+    ? h("a", { class: "pickup-card-title", part: "title", id, href }, c.title)
+    : h("span", { class: "pickup-card-title", part: "title", id }, c.title);
   let progress = null;
   if (typeof c.progress === "number") {
     const pct = Math.round(Math.min(1, Math.max(0, c.progress)) * 100);
@@ -103,21 +103,21 @@ function card(c) {
     fillBar.style.width = `${pct}%`; // the CSSOM: the CSP allows no style attribute
     progress = h(
       "div",
-      { class: "pickup-progress", role: "progressbar", "aria-label": fill("Progress of {title}", c.title), "aria-valuemin": "0", "aria-valuemax": "100", "aria-valuenow": String(pct) },
+      { class: "pickup-progress", part: "progress", role: "progressbar", "aria-label": fill("Progress of {title}", c.title), "aria-valuemin": "0", "aria-valuemax": "100", "aria-valuenow": String(pct) },
       fillBar,
     );
   }
   return h(
     "li",
-    { class: "pickup-card", "data-status": badge, "data-id": c.id, "aria-labelledby": id },
-    h("div", { class: "pickup-card-top" }, title, h("span", { class: `pickup-badge pickup-badge-${badge}` }, badge)),
+    { class: "pickup-card", part: "card", "data-status": badge, "data-id": c.id, "aria-labelledby": id },
+    h("div", { class: "pickup-card-top" }, title, h("span", { class: `pickup-badge pickup-badge-${badge}`, part: "badge" }, badge)),
     progress,
     h(
       "div",
       { class: "pickup-card-meta" },
       h("span", { class: "pickup-owner" }, c.owner.name),
       h("time", { datetime: when }, ago(Date.parse(when), Date.now())),
-      button({ class: "pickup-dismiss", "aria-label": fill("Dismiss {title}", c.title) }, "×"),
+      button({ class: "pickup-dismiss", part: "dismiss", "aria-label": fill("Dismiss {title}", c.title) }, "×"),
     ),
   );
 }

@@ -57,6 +57,7 @@ pub fn CardView(
         Some(href) => view! {
             <a
                 class="pickup-card-title"
+                part="title"
                 id=title_id.clone()
                 href=href
                 on:click=move |ev| {
@@ -69,7 +70,7 @@ pub fn CardView(
             </a>
         }
         .into_any(),
-        None => view! { <span class="pickup-card-title" id=title_id.clone()>{card.title.clone()}</span> }
+        None => view! { <span class="pickup-card-title" part="title" id=title_id.clone()>{card.title.clone()}</span> }
             .into_any(),
     };
     let progress_label = fill(&labels.progress, &card.title);
@@ -79,6 +80,7 @@ pub fn CardView(
         view! {
             <div
                 class="pickup-progress"
+                part="progress"
                 role="progressbar"
                 aria-label=progress_label
                 aria-valuemin="0"
@@ -97,10 +99,10 @@ pub fn CardView(
             .unwrap_or_default()
     };
     view! {
-        <li class="pickup-card" data-status=badge data-id=card.id.clone() aria-labelledby=title_id>
+        <li class="pickup-card" part="card" data-status=badge data-id=card.id.clone() aria-labelledby=title_id>
             <div class="pickup-card-top">
                 {title}
-                <span class=format!("pickup-badge pickup-badge-{badge}")>{labels.badge(badge).to_string()}</span>
+                <span class=format!("pickup-badge pickup-badge-{badge}") part="badge">{labels.badge(badge).to_string()}</span>
             </div>
             {progress}
             <div class="pickup-card-meta">
@@ -109,6 +111,7 @@ pub fn CardView(
                 <button
                     type="button"
                     class="pickup-dismiss"
+                    part="dismiss"
                     aria-label=fill(&labels.dismiss, &card.title)
                     on:click=move |_| on_dismiss()
                 >
