@@ -10,6 +10,7 @@
 // locale. end2end/tests/first-card.spec.ts fails when the two differ.
 import { prefetch } from "./prefetch.js";
 import { CARD_FIELDS, OWNER_FIELDS, PAGE_FIELDS, STATUSES } from "./contract.js";
+import { safeHref } from "./safe-link.js";
 
 const el = document.querySelector("[data-pickup-home]");
 try {
@@ -59,13 +60,13 @@ function widget(page) {
     { class: "pickup", "aria-label": title, "data-live": "connecting", "data-pickup-drawn": "" },
     h(
       "header",
-      { class: "pickup-header" },
+      { class: "pickup-header", part: "header" },
       h("h2", { class: "pickup-title" }, title),
       h(
         "div",
         { class: "pickup-controls", role: "group", "aria-label": "Whose items" },
-        button({ class: "pickup-toggle", "aria-pressed": "false" }, "Mine"),
-        button({ class: "pickup-toggle", "aria-pressed": "true" }, "Everyone"),
+        button({ class: "pickup-toggle", part: "toggle", "aria-pressed": "false" }, "Mine"),
+        button({ class: "pickup-toggle", part: "toggle", "aria-pressed": "true" }, "Everyone"),
       ),
       button({ class: "pickup-refresh", "aria-label": "Refresh" }, "↻"),
     ),
@@ -87,11 +88,10 @@ function card(c) {
   const badge = c.stalled ? "stalled" : STATUSES.includes(c.status) ? c.status : "unknown";
   const id = `pickup1-${c.id}`;
   const when = c.finished_at ?? c.updated_at;
-  const lower = (c.url ?? "").replace(/^[\t\n\f\r ]+/, "").toLowerCase(); // ASCII whitespace, as card.rs
-  const safe = lower.startsWith("https://") || lower.startsWith("http://") || (lower.startsWith("/") && !lower.startsWith("//"));
-  const title = safe
-    ? h("a", { class: "pickup-card-title", id, href: c.url }, c.title)
-    : h("span", { class: "pickup-card-title", id }, c.title);
+  const href = safeHref(c.url);
+  const title = href
+    ? h("a", { class: "pickup-card-title", part: "title", id, href }, c.title)
+    : h("span", { class: "pickup-card-title", part: "title", id }, c.title);
   let progress = null;
   if (typeof c.progress === "number") {
     const pct = Math.round(Math.min(1, Math.max(0, c.progress)) * 100);
@@ -99,21 +99,21 @@ function card(c) {
     fillBar.style.width = `${pct}%`; // the CSSOM: the CSP allows no style attribute
     progress = h(
       "div",
-      { class: "pickup-progress", role: "progressbar", "aria-label": fill("Progress of {title}", c.title), "aria-valuemin": "0", "aria-valuemax": "100", "aria-valuenow": String(pct) },
+      { class: "pickup-progress", part: "progress", role: "progressbar", "aria-label": fill("Progress of {title}", c.title), "aria-valuemin": "0", "aria-valuemax": "100", "aria-valuenow": String(pct) },
       fillBar,
     );
   }
   return h(
     "li",
-    { class: "pickup-card", "data-status": badge, "data-id": c.id, "aria-labelledby": id },
-    h("div", { class: "pickup-card-top" }, title, h("span", { class: `pickup-badge pickup-badge-${badge}` }, badge)),
+    { class: "pickup-card", part: "card", "data-status": badge, "data-id": c.id, "aria-labelledby": id },
+    h("div", { class: "pickup-card-top" }, title, h("span", { class: `pickup-badge pickup-badge-${badge}`, part: "badge" }, badge)),
     progress,
     h(
       "div",
       { class: "pickup-card-meta" },
       h("span", { class: "pickup-owner" }, c.owner.name),
       h("time", { datetime: when }, ago(Date.parse(when), Date.now())),
-      button({ class: "pickup-dismiss", "aria-label": fill("Dismiss {title}", c.title) }, "×"),
+      button({ class: "pickup-dismiss", part: "dismiss", "aria-label": fill("Dismiss {title}", c.title) }, "×"),
     ),
   );
 }

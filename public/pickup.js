@@ -1,29 +1,32 @@
-// Pickup's embed loader. A page that loads this module gets a widget mounted into every element
-// with data-pickup-workspace, and can call mount(element, options) itself, which returns
-// {unmount()} (options and events: README.md, "Embedding").
+// Pickup's embed loader. A page that loads this module gets the <pickup-recent> element
+// (pickup-element.js) defined, a widget mounted into every element with data-pickup-workspace,
+// and can call mount(element, options) itself, which returns {unmount(), refresh()} (options
+// and events: README.md, "Embedding").
 //
-//   <div data-pickup-workspace="acme" data-pickup-server="https://pickup.example.com"
-//        data-pickup-token="…"></div>
+//   <pickup-recent workspace="acme" server="https://pickup.example.com"></pickup-recent>
 //   <script type="module" src="https://pickup.example.com/pickup.js"></script>
 //
 // This file's name is stable; the glue, the wasm and the stylesheet it loads are content-hashed
-// (assets/…-<hash>.…). The build (scripts/site.mjs) writes their names into the three
-// marked strings below, so a browser revalidates only this small file and keeps the rest.
+// (assets/…-<hash>.…). The build (scripts/site.mjs) writes their names into loader.js and
+// bundles it in, so a browser revalidates only this small file and keeps the rest.
 import { prefetch } from "./prefetch.js";
+import { load, cssName, cssUrl } from "./loader.js";
+import { PickupRecent } from "./pickup-element.js";
 
-const GLUE = "./app.js";
-const WASM = "app_bg.wasm";
-const CSS = "pickup.css";
-
-const here = new URL(".", import.meta.url);
-const linked = `link[data-pickup-css], link[rel="stylesheet"][href$="pickup.css"], link[rel="stylesheet"][href$="${CSS}"]`;
-if (!document.querySelector(linked)) {
+// The stylesheet for widgets in the page's own DOM (data- attributes, mount()), linked only
+// for them: the element links it in its shadow root, and a page with elements alone gets none
+// of the widget's rules in its own DOM.
+const linked = `link[data-pickup-css], link[rel="stylesheet"][href$="pickup.css"], link[rel="stylesheet"][href$="${cssName}"]`;
+function linkStylesheet() {
+  if (document.querySelector(linked)) return;
   const css = document.createElement("link");
   css.rel = "stylesheet";
-  css.href = new URL(CSS, here).href;
+  css.href = cssUrl;
   css.dataset.pickupCss = "";
   document.head.appendChild(css);
 }
+if (document.querySelector("[data-pickup-workspace]")) linkStylesheet();
+if (!customElements.get("pickup-recent")) customElements.define("pickup-recent", PickupRecent);
 // Each widget's first page of cards is asked for now, beside the wasm's download rather than
 // after it (prefetch.js), unless the page's own inline script asked already (the home page).
 for (const el of document.querySelectorAll("[data-pickup-workspace]")) {
@@ -33,13 +36,10 @@ for (const el of document.querySelectorAll("[data-pickup-workspace]")) {
     // Only a head start (sessionStorage may be blocked): the widget asks, and says what failed.
   }
 }
-// Imported only now, not with a static import, which would hold all of the above until the glue
-// had arrived. Its init runs the widget's start function, which mounts into every
-// [data-pickup-workspace].
+// Its init runs the widget's start function, which mounts into every [data-pickup-workspace].
 let glue;
 try {
-  glue = await import(GLUE);
-  await glue.default({ module_or_path: new URL(WASM, here) });
+  glue = await load();
 } catch (e) {
   // No widget will take over the home page's drawing (home.js): its disabled buttons and
   // ageing times would stay for good.
@@ -47,4 +47,9 @@ try {
   throw e;
 }
 
-export const mount = glue.mount;
+/** `mount(element, options)`: README.md, "Embedding". */
+export function mount(element, options) {
+  linkStylesheet();
+  return glue.mount(element, options);
+}
+export { PickupRecent };

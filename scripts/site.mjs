@@ -35,9 +35,10 @@ function minified(js) {
   }
 }
 
-// One script with the modules it imports (public/prefetch.js, public/contract.js), minified. The glue's dynamic
-// import names a file that is not there yet, and is left as it is.
-const BUNDLED_ONLY = ["prefetch.js", "home.js", "contract.js"];
+// One script with the modules it imports (public/prefetch.js, contract.js, safe-link.js,
+// loader.js), minified. The glue's dynamic import names a file that is not there yet, and is
+// left as it is.
+const BUNDLED_ONLY = ["prefetch.js", "home.js", "contract.js", "safe-link.js", "loader.js"];
 function bundled(entry, format) {
   try {
     return execFileSync("esbuild", [entry, "--bundle", "--minify", `--format=${format}`, "--log-level=error"]);
@@ -80,12 +81,13 @@ function fill(file, replacements, transform = (text) => text) {
   }
   writeFileSync(path, transform(text));
 }
-fill("pickup.js", [
+fill("loader.js", [
   [`const GLUE = "./app.js";`, `const GLUE = "./${glue}";`],
   [`const WASM = "app_bg.wasm";`, `const WASM = "${wasm}";`],
   [`const CSS = "pickup.css";`, `const CSS = "${css}";`],
 ]);
-writeFileSync(join(dir, "pickup.js"), bundled(join(dir, "pickup.js"), "esm"));
+// The loader, and the element's module on its own for hosts that define it themselves.
+for (const entry of ["pickup.js", "pickup-element.js"]) writeFileSync(join(dir, entry), bundled(join(dir, entry), "esm"));
 // The home page's inline script: the `</script>` that would end it early cannot be in it, since
 // esbuild escapes it in strings.
 const home = bundled(join(dir, "home.js"), "iife").toString().trim();

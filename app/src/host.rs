@@ -41,6 +41,8 @@ pub struct Host {
     generation: Cell<u32>,
     /// What `unmount()` stops besides the reactive owner: the stream, listeners, observers.
     stops: RefCell<Vec<Box<dyn FnOnce()>>>,
+    /// The widget's "fetch now", for the host's `refresh()`.
+    refresher: RefCell<Option<Box<dyn Fn()>>>,
 }
 
 impl Host {
@@ -62,7 +64,20 @@ impl Host {
             renewing: RefCell::default(),
             generation: Cell::new(0),
             stops: RefCell::default(),
+            refresher: RefCell::default(),
         })
+    }
+
+    /// What the host's `refresh()` calls from now on.
+    pub fn set_refresher(&self, refresh: impl Fn() + 'static) {
+        *self.refresher.borrow_mut() = Some(Box::new(refresh));
+    }
+
+    /// The host asked for the cards now (`refresh()` on the element or on `mount`'s handle).
+    pub fn refresh(&self) {
+        if let Some(refresh) = self.refresher.borrow().as_ref() {
+            refresh();
+        }
     }
 
     /// Run `stop` when the host unmounts the widget.

@@ -9,6 +9,7 @@ use crate::client::Prefetched;
 use crate::components::{Widget, WidgetConfig};
 use crate::host::Host;
 use crate::labels::Labels;
+use crate::model::Filter;
 use crate::options::{options, Given};
 use leptos::prelude::*;
 use std::cell::Cell;
@@ -38,8 +39,9 @@ pub fn start() {
     }
 }
 
-/// `mount(element, {workspace, token?, getToken?, server?, cap?, refresh?, labels?, locale?})`:
-/// a token, a `getToken` or both. Returns `{unmount()}`.
+/// `mount(element, {workspace, token?, getToken?, server?, cap?, refresh?, labels?, locale?,
+/// filter?})`: a token, a `getToken` or both. Returns `{unmount(), refresh()}`. The
+/// `<pickup-recent>` element (public/pickup-element.js) mounts through this too.
 #[wasm_bindgen]
 pub fn mount(element: HtmlElement, options: JsValue) -> Result<JsValue, JsValue> {
     let get = |name: &str| {
@@ -81,12 +83,14 @@ pub fn mount(element: HtmlElement, options: JsValue) -> Result<JsValue, JsValue>
             refresh: given("refresh"),
             labels,
             locale: text("locale"),
+            filter: text("filter"),
             prefetched: None,
         },
         warnings,
     )?;
     let handle = js_sys::Object::new();
-    js_sys::Reflect::set(&handle, &"unmount".into(), &unmount)?;
+    js_sys::Reflect::set(&handle, &"unmount".into(), &unmount.unmount)?;
+    js_sys::Reflect::set(&handle, &"refresh".into(), &unmount.refresh)?;
     Ok(handle.into())
 }
 
@@ -100,6 +104,8 @@ struct Mounting {
     refresh: crate::options::Given,
     labels: Labels,
     locale: Option<String>,
+    /// "all" (the default) or "mine".
+    filter: Option<String>,
     /// The first page, asked for by the loader (widgets mounted at load only).
     prefetched: Option<Prefetched>,
 }
@@ -155,6 +161,7 @@ fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
             refresh: crate::options::Given::text(refresh),
             labels,
             locale: attr("data-pickup-locale"),
+            filter: attr("data-pickup-filter"),
             prefetched,
         },
         warnings,
@@ -209,14 +216,30 @@ thread_local! {
     static MOUNTED: Cell<u32> = const { Cell::new(0) };
 }
 
-/// Mount one widget; returns the function that unmounts it.
+/// A mounted widget's two functions for its host.
+struct Mounted {
+    unmount: JsValue,
+    refresh: JsValue,
+}
+
+/// Mount one widget.
 fn mount_widget(
     el: HtmlElement,
     given: Mounting,
     mut warnings: Vec<String>,
-) -> Result<JsValue, JsValue> {
+) -> Result<Mounted, JsValue> {
     let options = options(given.cap, given.refresh);
     warnings.extend(options.warnings);
+    let filter = match given.filter.as_deref().map(str::trim) {
+        None | Some("") | Some("all") => Filter::All,
+        Some("mine") => Filter::Mine,
+        Some(other) => {
+            warnings.push(format!(
+                "pickup: filter \"{other}\" is neither \"all\" nor \"mine\": using \"all\""
+            ));
+            Filter::All
+        }
+    };
     let times = relative_times(given.locale.as_deref(), &mut warnings);
     for warning in &warnings {
         web_sys::console::warn_1(&JsValue::from_str(warning));
@@ -232,6 +255,7 @@ fn mount_widget(
         labels: Arc::new(given.labels),
         times,
         id_prefix: format!("pickup{n}"),
+        filter,
     };
     // The home page's drawing of the first page (public/home.js) stays in front of the widget,
     // which the stylesheet hides meanwhile, until the widget has drawn its own (`Widget`): the
@@ -258,6 +282,12 @@ fn mount_widget(
         (host, view)
     });
     observe_token(&el, &host)?;
+    let refreshed = std::rc::Rc::downgrade(&host);
+    let refresh = Closure::<dyn Fn()>::new(move || {
+        if let Some(host) = refreshed.upgrade() {
+            host.refresh();
+        }
+    });
     let mut mounted = Some((view, owner, host));
     let unmount = Closure::<dyn FnMut()>::new(move || {
         if let Some((view, owner, host)) = mounted.take() {
@@ -266,7 +296,10 @@ fn mount_widget(
             host.unmount();
         }
     });
-    Ok(unmount.into_js_value())
+    Ok(Mounted {
+        unmount: unmount.into_js_value(),
+        refresh: refresh.into_js_value(),
+    })
 }
 
 /// A new `data-pickup-token` on the widget's element is its new token, until unmount.

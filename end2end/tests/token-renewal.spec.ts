@@ -177,3 +177,35 @@ test("a getToken answer that comes after the host set a newer data-pickup-token 
     await host.stop();
   }
 });
+
+test("with getToken and no token, the first calls, the stream included, wait for getToken", async ({ page }) => {
+  const host = await HostPage.start();
+  const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });
+  try {
+    const bot = pickup.token("bot", ["acme"], { write: true });
+    await pickup.register(bot, "acme", { key: "first", title: "Seen with getToken's token", status: "running" });
+    // Every call to Pickup and the bearer it carried (read before the test looks at them).
+    const sent: Promise<{ url: string; bearer: string }>[] = [];
+    page.on("request", (r) => {
+      if (r.url().startsWith(pickup.url) && /\/(api|live)/.test(r.url()))
+        sent.push(r.allHeaders().then((h) => ({ url: r.url(), bearer: (h["authorization"] ?? "").replace(/^Bearer\s*/, "") })));
+    });
+    const consoleErrors: string[] = [];
+    page.on("console", (m) => {
+      if (m.type() === "error") consoleErrors.push(m.text());
+    });
+    await hostWithGetToken(page, pickup, host, "", { mint: () => pickup.token("alice", ["acme"], { ttl: "1h" }) });
+    await expect(titles(page)).toHaveText(["Seen with getToken's token"]);
+    await expect(page.locator("section.pickup")).toHaveAttribute("data-live", "live");
+    const calls_ = await Promise.all(sent);
+    expect(calls_.filter((c) => c.url.includes("/live?")).length).toBeGreaterThanOrEqual(1);
+    expect(calls_.filter((c) => c.bearer === "")).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+    expect(await errors(page)).toEqual([]);
+    // The fetch and the stream waited for the same call.
+    expect((await calls(page)).length).toBe(1);
+  } finally {
+    await pickup.stop();
+    await host.stop();
+  }
+});

@@ -5,16 +5,31 @@ use js_sys::Intl::RelativeTimeFormat;
 use leptos::prelude::*;
 use std::sync::Arc;
 
-/// A link only for http(s) or a relative path: anything else (`javascript:`) is shown as text.
-fn safe_href(url: &str) -> Option<&str> {
-    // ASCII whitespace only: public/home.js trims the same set.
-    let lower = url
-        .trim_start_matches(|c: char| c.is_ascii_whitespace())
-        .to_ascii_lowercase();
-    let ok = lower.starts_with("https://")
-        || lower.starts_with("http://")
-        || (lower.starts_with('/') && !lower.starts_with("//"));
-    ok.then_some(url)
+/// The link for a stored `url`, or `None` when the title is shown as text. The server's rule
+/// (check_url in server/src/index/core/record.rs), applied again because the widget must not
+/// trust the store, with the browser's own URL parser, which is what follows the link: http(s)
+/// with a host, or a path that starts with one '/'; no whitespace inside, no control or
+/// bidirectional-control characters, no backslash (the parser reads `/\evil.example` as
+/// `//evil.example`). public/safe-link.js is its twin, for the drawing before the wasm.
+fn safe_href(url: &str) -> Option<String> {
+    let u = url.trim();
+    let refused = |c: char| {
+        c.is_whitespace()
+            || c.is_control()
+            || c == '\\'
+            || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+    };
+    if u.is_empty() || u.len() > 2048 || u.chars().any(refused) {
+        return None;
+    }
+    let ok = if u.starts_with('/') {
+        !u.starts_with("//")
+    } else {
+        web_sys::Url::new(u).is_ok_and(|p| {
+            matches!(p.protocol().as_str(), "http:" | "https:") && !p.hostname().is_empty()
+        })
+    };
+    ok.then(|| u.to_string())
 }
 
 /// One card. Its accessible name is its title (`aria-labelledby`), so tests and assistive
@@ -42,8 +57,9 @@ pub fn CardView(
         Some(href) => view! {
             <a
                 class="pickup-card-title"
+                part="title"
                 id=title_id.clone()
-                href=href.to_string()
+                href=href
                 on:click=move |ev| {
                     if !on_open() {
                         ev.prevent_default();
@@ -54,7 +70,7 @@ pub fn CardView(
             </a>
         }
         .into_any(),
-        None => view! { <span class="pickup-card-title" id=title_id.clone()>{card.title.clone()}</span> }
+        None => view! { <span class="pickup-card-title" part="title" id=title_id.clone()>{card.title.clone()}</span> }
             .into_any(),
     };
     let progress_label = fill(&labels.progress, &card.title);
@@ -64,6 +80,7 @@ pub fn CardView(
         view! {
             <div
                 class="pickup-progress"
+                part="progress"
                 role="progressbar"
                 aria-label=progress_label
                 aria-valuemin="0"
@@ -82,10 +99,10 @@ pub fn CardView(
             .unwrap_or_default()
     };
     view! {
-        <li class="pickup-card" data-status=badge data-id=card.id.clone() aria-labelledby=title_id>
+        <li class="pickup-card" part="card" data-status=badge data-id=card.id.clone() aria-labelledby=title_id>
             <div class="pickup-card-top">
                 {title}
-                <span class=format!("pickup-badge pickup-badge-{badge}")>{labels.badge(badge).to_string()}</span>
+                <span class=format!("pickup-badge pickup-badge-{badge}") part="badge">{labels.badge(badge).to_string()}</span>
             </div>
             {progress}
             <div class="pickup-card-meta">
@@ -94,6 +111,7 @@ pub fn CardView(
                 <button
                     type="button"
                     class="pickup-dismiss"
+                    part="dismiss"
                     aria-label=fill(&labels.dismiss, &card.title)
                     on:click=move |_| on_dismiss()
                 >

@@ -15,6 +15,7 @@ pub fn Header(
             <button
                 type="button"
                 class="pickup-toggle"
+                part="toggle"
                 aria-pressed=move || (filter.get() == f).to_string()
                 on:click=move |_| filter.set(f)
             >
@@ -23,7 +24,7 @@ pub fn Header(
         }
     };
     view! {
-        <header class="pickup-header">
+        <header class="pickup-header" part="header">
             <h2 class="pickup-title">{labels.title.clone()}</h2>
             <div class="pickup-controls" role="group" aria-label=labels.whose_items.clone()>
                 {toggle(Filter::Mine, labels.mine.clone())}

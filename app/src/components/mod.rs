@@ -34,13 +34,15 @@ pub struct WidgetConfig {
     pub times: js_sys::Intl::RelativeTimeFormat,
     /// Unique per widget on the page: the cards' element ids start with it.
     pub id_prefix: String,
+    /// Whose items the widget shows first; the viewer's toggle changes it.
+    pub filter: Filter,
 }
 
 #[component]
 pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
     let labels = config.labels.clone();
     let times = StoredValue::new_local(config.times.clone());
-    let filter = RwSignal::new(Filter::All);
+    let filter = RwSignal::new(config.filter);
     // Bumped to fetch now: by the timer, the refresh button, the page becoming visible.
     let tick = RwSignal::new(0u64);
     let failures = RwSignal::new(0u32);
@@ -193,6 +195,7 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
         }
     };
     live::refresh_loop(config.refresh, failures, poll);
+    host.set_refresher(bump);
     let hide = stream.clone();
     let stop_listening = live::on_visibility(move |shown| {
         if shown {
@@ -279,11 +282,11 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
         match (last_good.get(), error.get()) {
             (None, None) => view! { <Skeleton labels=l/> }.into_any(),
             (None, Some(e)) if e.error == ErrorCode::Forbidden => view! {
-                <p class="pickup-state pickup-forbidden" role="alert">{l.forbidden.clone()}</p>
+                <p class="pickup-state pickup-forbidden" part="error" role="alert">{l.forbidden.clone()}</p>
             }
             .into_any(),
             (_, Some(e)) if e.error == ErrorCode::Unauthenticated => view! {
-                <p class="pickup-state pickup-unauthenticated" role="alert">{l.unauthenticated.clone()}</p>
+                <p class="pickup-state pickup-unauthenticated" part="error" role="alert">{l.unauthenticated.clone()}</p>
             }
             .into_any(),
             (None, Some(e)) => view! { <ErrorState error=e labels=l retry=bump/> }.into_any(),

@@ -16,7 +16,7 @@ pub fn Skeleton(labels: Arc<Labels>) -> impl IntoView {
 
 #[component]
 pub fn EmptyState(labels: Arc<Labels>) -> impl IntoView {
-    view! { <p class="pickup-state pickup-empty">{labels.empty.clone()}</p> }
+    view! { <p class="pickup-state pickup-empty" part="empty">{labels.empty.clone()}</p> }
 }
 
 #[component]
@@ -26,7 +26,7 @@ pub fn ErrorState(
     retry: impl Fn() + 'static,
 ) -> impl IntoView {
     view! {
-        <div class="pickup-state pickup-error" role="alert">
+        <div class="pickup-state pickup-error" part="error" role="alert">
             <p>{labels.load_failed.clone()} " " {error.message}</p>
             <button type="button" on:click=move |_| retry()>{labels.try_again.clone()}</button>
         </div>

@@ -93,6 +93,16 @@ pub fn follow(
             else {
                 return; // the widget is gone
             };
+            // No token yet, only getToken: the stream waits for it (shared with the first
+            // fetch's call), rather than open with an empty bearer that is sure to be refused.
+            if used.is_empty() && host.can_renew() {
+                match host.renew().await {
+                    Ok(()) => continue,
+                    Err(e) => on_unauthenticated(e),
+                }
+                back_off(&mut failures).await;
+                continue;
+            }
             let Ok(abort) = web_sys::AbortController::new() else {
                 return;
             };
@@ -134,14 +144,19 @@ pub fn follow(
                 },
                 End::Failed => {}
             }
-            failures = failures.saturating_add(1);
-            let wait = Duration::from_secs(1)
-                .saturating_mul(1 << failures.min(6))
-                .min(MAX_BACKOFF);
-            gloo_timers::future::sleep(wait).await;
+            back_off(&mut failures).await;
         }
     });
     handle
+}
+
+/// Waits longer for each failure in a row: 2 s, 4 s, … up to [`MAX_BACKOFF`].
+async fn back_off(failures: &mut u32) {
+    *failures = failures.saturating_add(1);
+    let wait = Duration::from_secs(1)
+        .saturating_mul(1 << (*failures).min(6))
+        .min(MAX_BACKOFF);
+    gloo_timers::future::sleep(wait).await;
 }
 
 /// The stream's URL for a widget: its server (empty: this page's), workspace, filter and cap.

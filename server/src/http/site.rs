@@ -59,6 +59,14 @@ pub(super) async fn headers(req: Request, next: Next) -> Response {
     if !varies {
         h.append(header::VARY, HeaderValue::from_static("accept-encoding"));
     }
+    // The widget's types (pickup.d.ts): by its extension alone it would be sent as a video
+    // (`.ts`, MPEG transport stream).
+    if found && path.ends_with(".d.ts") {
+        h.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/typescript; charset=utf-8"),
+        );
+    }
     res
 }
 

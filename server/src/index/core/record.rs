@@ -139,7 +139,7 @@ pub(crate) fn owner_of(bytes: &[u8]) -> Option<Owner> {
 pub enum BodyError {
     #[error("title must be 1 to {MAX_TITLE_CHARS} characters, with no control or bidirectional-control characters")]
     Title,
-    #[error("url must be an http(s) URL or a path starting with '/', at most {MAX_URL_CHARS} characters, with no spaces, control or bidirectional-control characters")]
+    #[error("url must be an http(s) URL or a path starting with '/', at most {MAX_URL_CHARS} characters, with no spaces, backslashes, control or bidirectional-control characters")]
     Url,
     #[error("progress must be a number from 0 to 1, or null")]
     Progress,
@@ -182,7 +182,13 @@ pub fn check_url(url: Option<&str>) -> Result<Option<String>, BodyError> {
     let Some(u) = url.map(str::trim).filter(|u| !u.is_empty()) else {
         return Ok(None);
     };
-    if u.len() > MAX_URL_CHARS || u.chars().any(|c| is_unsafe_char(c) || c.is_whitespace()) {
+    // A backslash is refused too: browsers read it as '/', so `/\evil.example` goes to another
+    // host and `https://evil.example\@good.example` reads as good.example but opens evil.example.
+    // The widget's renderers apply this same rule (app/src/components/card.rs, public/safe-link.js).
+    if u.len() > MAX_URL_CHARS
+        || u.chars()
+            .any(|c| is_unsafe_char(c) || c.is_whitespace() || c == '\\')
+    {
         return Err(BodyError::Url);
     }
     let ok = if u.starts_with('/') {
@@ -331,6 +337,8 @@ mod tests {
             "/runs/\u{202E}txt.exe",
             "https://x.example/\u{2066}a",
             "/runs/\u{0007}",
+            "/\\evil.example",
+            "https://evil.example\\@good.example",
         ] {
             assert_eq!(check_url(Some(bad)), Err(BodyError::Url), "{bad}");
         }

@@ -1,0 +1,25 @@
+// The widget's code, loaded once per page whichever of pickup.js and pickup-element.js asks
+// first: each is its own bundle (scripts/site.mjs), and a page may load both, so the loaded
+// glue is kept on the global object under the glue's own URL. The build writes the
+// content-hashed names into the three marked strings below.
+const GLUE = "./app.js";
+const WASM = "app_bg.wasm";
+const CSS = "pickup.css";
+
+const here = new URL(".", import.meta.url);
+/** The hashed stylesheet's name (the loader's light-DOM link looks for it) and its URL. */
+export const cssName = CSS;
+export const cssUrl = new URL(CSS, here).href;
+const key = Symbol.for(`pickup:${new URL(GLUE, here).href}`);
+
+/** The glue, its wasm started (once per page): resolves to its exports (`mount`). */
+export function load() {
+  globalThis[key] ??= (async () => {
+    // Imported only when asked for, not with a static import, which would hold the caller
+    // until the glue had arrived.
+    const glue = await import(GLUE);
+    await glue.default({ module_or_path: new URL(WASM, here) });
+    return glue;
+  })();
+  return globalThis[key];
+}
