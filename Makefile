@@ -60,7 +60,7 @@ test-services:
 # them), not reported as passed. The last lines say how many tests did not run, and why.
 CLOUD_TESTS := --skip azure:: --skip s3:: --skip scale_out_azure --skip scale_out_s3
 test-rust: setup test-services test-deps clock-deps
-	set -o pipefail; cargo test --workspace -- $(CLOUD_TESTS) 2>&1 | ./scripts/test-summary.sh test-rust
+	set -o pipefail; cargo test --workspace --no-fail-fast -- $(CLOUD_TESTS) 2>&1 | ./scripts/test-summary.sh test-rust
 	@echo "test-rust: the filtered out are azure::*, s3::* and scale_out_{azure,s3}: make test-backends runs them on Azurite and moto"
 
 ## test-deps: Debian's nginx for the rolling-restart test (server/tests/hardening_shutdown.rs);
@@ -72,7 +72,7 @@ test-deps:
 ## on free 127.0.0.1 ports; the local file system too) and two `pickup serve` on one shared store
 .PHONY: test-backends
 test-backends: setup server test-services
-	set -o pipefail; ./scripts/emulators.sh run -- cargo test --workspace --test scenarios --test scale_out --test dropped_connections --test settings -- --nocapture 2>&1 \
+	set -o pipefail; ./scripts/emulators.sh run -- cargo test --workspace --no-fail-fast --test scenarios --test scale_out --test dropped_connections --test settings -- --nocapture 2>&1 \
 	  | ./scripts/test-summary.sh test-backends
 
 e2e-deps:

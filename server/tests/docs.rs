@@ -103,7 +103,10 @@ fn architecture_names_only_what_exists() {
                 continue;
             }
             checked += 1;
-            let ok = if token.contains('/')
+            let ok = if token.starts_with('/') {
+                // A route: served by the code.
+                all_code.contains(&format!("\"{token}"))
+            } else if token.contains('/')
                 || token.ends_with(".rs")
                 || token.ends_with(".js")
                 || token.ends_with(".md")
