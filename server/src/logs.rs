@@ -117,10 +117,7 @@ mod tests {
     #[test]
     fn only_a_plain_token_is_bare() {
         assert_eq!(quoted("0b6c2c1e-1f3a"), "0b6c2c1e-1f3a");
-        assert_eq!(
-            quoted("/api/v1/workspaces/acme/recent?cap=5"),
-            "\"/api/v1/workspaces/acme/recent?cap=5\""
-        );
+        assert_eq!(quoted("/api/recent?cap=5"), "\"/api/recent?cap=5\"");
         assert_eq!(
             quoted("1234 request_id=forged error=\"all good\""),
             r#""1234 request_id=forged error=\"all good\"""#
