@@ -139,7 +139,7 @@ pub const ALL: &[Metric] = &[
         name: LIVE_RECONCILES,
         kind: Kind::Counter,
         labels: &["why"],
-        help: "Live watchers' reconciles with the store, by why: start, poll (no bus or the bus down), period (this server held the workspace's lease), doubt (a gap or reconnect on the bus, a peer's doubt, an error)",
+        help: "Live watchers' reconciles with the store, by why: start, poll (no bus or the bus down), period (this server held the workspace's lease), doubt (a gap or reconnect on the bus, a peer's doubt, an error), fact (a fact only the store could place: a gone id registered again)",
     },
     Metric {
         name: LIVE_POLLING,

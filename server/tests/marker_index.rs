@@ -45,7 +45,8 @@ mod properties {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
         /// 7. Through the whole read path: the page is exactly the N newest live items, one per
-        /// sub-key (of the runs within the clock skew of its newest, the one in flight), newest
+        /// sub-key (of the runs within the clock skew of its newest, the one in flight, else the one
+        /// that last said something), newest
         /// first, and no marker that was shown is planned for deletion. (Six keys and a cap of at least 2 keep every candidate inside
         /// the resolve budget, so the expected page is exact.)
         #[test]
@@ -77,8 +78,15 @@ mod properties {
                     let age = now - created;
                     age <= limits.ttl_ms && !(st.is_finished() && age > limits.keep_finished_ms)
                 };
+                // A run's last word is its registration here (nothing updates it later); a
+                // running one whose heartbeat is older than `stale_after` is stalled.
+                let in_flight = |created: u64, st: Status| {
+                    !st.is_finished()
+                        && !(st == Status::Running && now - created > limits.stale_after_ms)
+                };
                 // The model: of a key's runs within the clock skew of its newest (at most
-                // 1 + RIVALS_PER_KEY), the live one in flight is shown, else the newest live one.
+                // 1 + RIVALS_PER_KEY), a live one in flight (not stalled) is shown, else the
+                // live one whose last word is the latest.
                 let mut want: Vec<String> = runs
                     .values_mut()
                     .filter_map(|runs| {
@@ -88,7 +96,7 @@ mod properties {
                             .take(1 + pickup::index::RIVALS_PER_KEY)
                             .filter(|(_, c, _)| newest - c <= limits.max_skew_ms)
                             .filter(|(_, c, st)| is_live(*c, *st))
-                            .min_by_key(|(id, _, st)| (st.is_finished(), id.clone()))
+                            .max_by_key(|(_, c, st)| (in_flight(*c, *st), *c))
                             .map(|(id, _, _)| id.clone())
                     })
                     .collect();

@@ -39,5 +39,5 @@ pub use self::prune::{FoundBy, Prune, PruneReport};
 
 pub(crate) use self::cache::ReadCache;
 pub(crate) use self::core::plan::Plan;
-pub(crate) use self::core::record::{check_name, ms_to_time, owner_of};
+pub(crate) use self::core::record::{check_name, ms_to_time, owner_and_time};
 pub(crate) use self::core::verdict::settle;

@@ -6,7 +6,7 @@ use super::read::unreadable;
 use crate::index::store::Version;
 use crate::index::store::{Expect, Key, StoreError, Stored};
 use crate::index::ItemId;
-use crate::index::{owner_of, ItemRecord, ItemUpdate, NewItem};
+use crate::index::{owner_and_time, ItemRecord, ItemUpdate, NewItem};
 use crate::index::{IndexError, Producer, Result};
 use crate::index::{UserId, Workspace};
 use app::model::Owner;
@@ -79,8 +79,13 @@ impl Index {
     ) -> Result<(ItemRecord, Option<String>)> {
         let key = Key::Record(ws.clone(), id.clone());
         for _ in 0..UPDATE_ATTEMPTS {
-            let (owner, version) = self.owned_record(ws, id, caller).await?;
-            let record = ItemRecord::updated(ws, id, up, owner, self.now_for_writes().await)?;
+            let (owner, version, last) = self.owned_record(ws, id, caller).await?;
+            // Each write of a record is dated after the one it replaces, so "the newer
+            // updated_at" is "the later write" for every reader of facts (`live::replica`),
+            // even when a registration's id was dated a millisecond ahead or the previous
+            // writer's clock ran ahead within the skew `clock_check` allows.
+            let at = self.now_for_writes().await.max(last + 1);
+            let record = ItemRecord::updated(ws, id, up, owner, at)?;
             let body =
                 bytes::Bytes::from(serde_json::to_vec(&record).expect("a record serialises"));
             let expected = match &if_match {
@@ -107,22 +112,22 @@ impl Index {
         Err(IndexError::PreconditionFailed)
     }
 
-    /// The record's owner and version, if it exists and `caller` owns it.
+    /// The record's owner, version and last write (ms), if it exists and `caller` owns it.
     async fn owned_record(
         &self,
         ws: &Workspace,
         id: &ItemId,
         caller: &UserId,
-    ) -> Result<(Owner, Version)> {
+    ) -> Result<(Owner, Version, u64)> {
         let key = Key::Record(ws.clone(), id.clone());
         let Some(Stored { bytes, version }) = self.store.read(&key).await? else {
             return Err(IndexError::NotFound);
         };
-        let owner = owner_of(&bytes).ok_or_else(|| unreadable(id))?;
+        let (owner, last) = owner_and_time(&bytes).ok_or_else(|| unreadable(id))?;
         if owner.sub != caller.as_str() {
             return Err(IndexError::NotOwner);
         }
-        Ok((owner, version))
+        Ok((owner, version, last))
     }
 
     /// The record and its validator (the `ETag` to send back in `If-Match`).

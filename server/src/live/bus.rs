@@ -21,6 +21,9 @@ const CHANNEL: &str = "pickup:facts";
 const BEAT_EVERY: Duration = Duration::from_secs(2);
 /// After a lost connection, the next try waits this long (and at most this long again).
 const RECONNECT_AFTER: Duration = Duration::from_millis(500);
+/// Messages waiting to be published, at most: past it, one is dropped (its sequence number is
+/// spent, so the peers see the gap and reconcile).
+const OUTBOX: usize = 4096;
 
 /// What a server publishes.
 #[derive(Debug, Serialize, Deserialize)]
@@ -58,7 +61,11 @@ pub(super) enum Heard {
 pub(super) struct Bus {
     client: redis::Client,
     me: String,
-    seq: AtomicU64,
+    /// The last sequence number given out, and the queue of messages in that order: one task
+    /// publishes them, so peers hear them in sequence (a fact published by a task of its own
+    /// could overtake an earlier one, and every overtaking would look like a gap).
+    outbox: Mutex<(u64, mpsc::Sender<Vec<u8>>)>,
+    unsent: Mutex<Option<mpsc::Receiver<Vec<u8>>>>,
     up: AtomicBool,
     conn: tokio::sync::Mutex<Option<redis::aio::MultiplexedConnection>>,
     /// Faults injected by tests: drop every n-th fact heard (0: none).
@@ -72,10 +79,12 @@ impl Bus {
         let client = redis::Client::open(url)
             .map_err(|e| anyhow::anyhow!("PICKUP_BUS {url:?} is not a Redis URL: {e}"))?;
         let me = format!("{}-{:x}", std::process::id(), rand_u64());
+        let (outbox, unsent) = mpsc::channel(OUTBOX);
         Ok(Arc::new(Bus {
             client,
             me,
-            seq: AtomicU64::new(0),
+            outbox: Mutex::new((0, outbox)),
+            unsent: Mutex::new(Some(unsent)),
             up: AtomicBool::new(false),
             conn: tokio::sync::Mutex::new(None),
             drop_every,
@@ -88,34 +97,55 @@ impl Bus {
         self.up.load(Ordering::SeqCst)
     }
 
-    /// Publish a fact for the other servers. A failure is logged: they will see the gap in
-    /// this server's sequence and reconcile, or are polling anyway while the bus is down.
-    pub(super) async fn publish(&self, fact: &Fact) {
-        self.send(Body::Fact(Box::new(WireFact::from(fact)))).await;
-        metrics::counter!(crate::metrics::BUS_FACTS, "dir" => "published").increment(1);
+    /// Publish a fact for the other servers, after every fact this server published before.
+    /// A failure is logged: they will see the gap in this server's sequence and reconcile, or
+    /// are polling anyway while the bus is down.
+    pub(super) fn publish(&self, fact: &Fact) {
+        self.send(Body::Fact(Box::new(WireFact::from(fact))));
     }
 
-    pub(super) async fn doubt(&self, ws: &crate::index::Workspace) {
-        self.send(Body::Doubt { ws: ws.to_string() }).await;
+    pub(super) fn doubt(&self, ws: &crate::index::Workspace) {
+        self.send(Body::Doubt { ws: ws.to_string() });
     }
 
-    async fn send(&self, body: Body) {
-        let seq = match body {
-            Body::Beat => self.seq.load(Ordering::SeqCst),
-            _ => self.seq.fetch_add(1, Ordering::SeqCst) + 1,
-        };
+    /// Numbered and queued under one lock, so the queue's order is the numbers' order.
+    fn send(&self, body: Body) {
+        let mut outbox = self.outbox.lock().expect("bus lock");
+        let is_fact = matches!(body, Body::Fact(_));
+        if !matches!(body, Body::Beat) {
+            outbox.0 += 1;
+        }
         let msg = serde_json::to_vec(&Envelope {
             from: self.me.clone(),
-            seq,
+            seq: outbox.0,
             body,
         })
         .expect("an envelope serialises");
-        let Some(mut conn) = self.connection().await else {
-            return;
-        };
-        if let Err(e) = conn.publish::<_, _, ()>(CHANNEL, msg).await {
-            tracing::warn!(error = %e, "bus: a fact could not be published");
-            *self.conn.lock().await = None;
+        if outbox.1.try_send(msg).is_err() {
+            tracing::warn!("bus: too many messages waiting; one was dropped (peers reconcile)");
+        } else if is_fact {
+            metrics::counter!(crate::metrics::BUS_FACTS, "dir" => "published").increment(1);
+        }
+    }
+
+    /// Publish what is queued, in order. While the bus is down it is dropped, not held: the
+    /// peers reconcile on the gap, and a fact published late would only mislead them.
+    async fn publish_queued(&self, mut unsent: mpsc::Receiver<Vec<u8>>, stop: CancellationToken) {
+        loop {
+            let msg = tokio::select! {
+                () = stop.cancelled() => return,
+                msg = unsent.recv() => match msg { Some(msg) => msg, None => return },
+            };
+            if !self.is_up() {
+                continue;
+            }
+            let Some(mut conn) = self.connection().await else {
+                continue;
+            };
+            if let Err(e) = conn.publish::<_, _, ()>(CHANNEL, msg).await {
+                tracing::warn!(error = %e, "bus: a fact could not be published");
+                *self.conn.lock().await = None;
+            }
         }
     }
 
@@ -172,11 +202,16 @@ impl Bus {
                 loop {
                     tokio::select! {
                         () = stop.cancelled() => return,
-                        _ = tick.tick() => bus.send(Body::Beat).await,
+                        _ = tick.tick() => bus.send(Body::Beat),
                     }
                 }
             })
         };
+        let unsent = self.unsent.lock().expect("bus lock").take();
+        let publisher = unsent.map(|unsent| {
+            let (bus, stop) = (self.clone(), stop.clone());
+            tokio::spawn(async move { bus.publish_queued(unsent, stop).await })
+        });
         loop {
             if stop.is_cancelled() {
                 break;
@@ -217,6 +252,9 @@ impl Bus {
             }
         }
         beats.abort();
+        if let Some(publisher) = publisher {
+            publisher.abort();
+        }
     }
 
     fn heard(&self, payload: &[u8], tx: &mpsc::UnboundedSender<Heard>) {

@@ -24,7 +24,7 @@ pub use subscription::{Event, Frame, Recheck, Subscription, RECHECK_EVERY};
 use crate::error::Error;
 use crate::index::{Index, Prune, UserId, Workspace};
 use app::model::{Filter, RecentPage, MAX_CAP};
-use replica::Replica;
+use replica::{Applied, Replica};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -276,8 +276,7 @@ impl Live {
     /// hear of it on the bus.
     pub fn wrote(self: &Arc<Self>, fact: Fact) {
         if let Some(bus) = &self.bus {
-            let (bus, published) = (bus.clone(), fact.clone());
-            tokio::spawn(async move { bus.publish(&published).await });
+            bus.publish(&fact);
         }
         self.tell(&fact.ws.clone(), Input::Fact(fact));
     }
@@ -315,6 +314,8 @@ impl Live {
         let mut replica = Replica::new(&w.ws, &self.index);
         let mut reconciled: Result<(), String> = Err(String::new());
         let mut doubt = true;
+        // A fact the copy could not place (`Applied::Doubtful`): the store settles it.
+        let mut recheck = false;
         let mut why = "start";
         let pruning = Arc::new(AtomicBool::new(false));
         let mut tick = tokio::time::interval(self.config.every);
@@ -325,7 +326,10 @@ impl Live {
         loop {
             if doubt {
                 reconciled = self.reconcile(&w.ws, &mut replica, why, true).await;
-                doubt = false;
+                (doubt, recheck) = (false, false);
+            } else if recheck {
+                reconciled = self.reconcile(&w.ws, &mut replica, "fact", false).await;
+                recheck = false;
             }
             self.publish(&w, &replica, &reconciled, &pruning).await;
             tokio::select! {
@@ -333,11 +337,13 @@ impl Live {
                 () = self.stop.cancelled() => return,
                 got = input.recv() => match got {
                     Some(Input::Fact(fact)) => {
-                        replica.apply(&fact).await;
+                        recheck |= replica.apply(&fact).await == Applied::Doubtful;
                         // What else came meanwhile, at once (one page computation for a burst).
                         while let Ok(more) = input.try_recv() {
                             match more {
-                                Input::Fact(fact) => { replica.apply(&fact).await; }
+                                Input::Fact(fact) => {
+                                    recheck |= replica.apply(&fact).await == Applied::Doubtful;
+                                }
                                 Input::Doubt => { doubt = true; why = "doubt"; }
                                 Input::Wants => {}
                             }
@@ -387,7 +393,7 @@ impl Live {
                 if done.drifted && why == "period" {
                     tracing::warn!(%ws, "live: the store differed from what the facts said; every server reconciles");
                     if let Some(bus) = &self.bus {
-                        bus.doubt(ws).await;
+                        bus.doubt(ws);
                     }
                 }
                 Ok(())

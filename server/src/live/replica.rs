@@ -13,6 +13,15 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// What applying a fact did to the copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Applied {
+    Changed,
+    Unchanged,
+    /// The fact and the copy disagree in a way only the store settles: reconcile.
+    Doubtful,
+}
+
 /// How long an item removed (or deleted as dead) stays remembered as gone, so that a fact about
 /// it that arrives late, from another server, does not bring it back.
 const GONE_FOR: Duration = Duration::from_secs(600);
@@ -68,8 +77,10 @@ impl Replica {
     }
 
     /// Apply one write. A record older than the one held (two servers' facts about one item,
-    /// out of order) or of an item known gone changes nothing. Returns whether it changed.
-    pub(super) async fn apply(&mut self, fact: &Fact) -> bool {
+    /// out of order) or an update of an item known gone changes nothing. A registration of an
+    /// item known gone is either a late fact or its id registered again (same key, same
+    /// millisecond): only the store can tell, so it is [`Applied::Doubtful`].
+    pub(super) async fn apply(&mut self, fact: &Fact) -> Applied {
         let ws = &self.ws;
         let now = Instant::now();
         self.gone.retain(|_, at| now.duration_since(*at) < GONE_FOR);
@@ -82,11 +93,15 @@ impl Replica {
                 registered,
             } => {
                 if self.gone.contains_key(id) {
-                    return false;
+                    return if *registered {
+                        Applied::Doubtful
+                    } else {
+                        Applied::Unchanged
+                    };
                 }
                 if let Some(held) = self.records.get(id) {
                     if held.updated_at > record.updated_at || held == &**record {
-                        return false;
+                        return Applied::Unchanged;
                     }
                 }
                 let bytes =
@@ -140,7 +155,11 @@ impl Replica {
         for key in deletes {
             changed |= uncounted(memory.delete(&key)).await.is_ok();
         }
-        changed
+        if changed {
+            Applied::Changed
+        } else {
+            Applied::Unchanged
+        }
     }
 
     /// Make the copy what the store holds: list the workspace's four kinds of keys, and read
@@ -310,10 +329,13 @@ mod tests {
     async fn write(real: &Index, ws: &Workspace, items: &[Item]) -> Vec<Fact> {
         let mut facts = Vec::new();
         let viewer = UserId::parse("ada").unwrap();
-        for it in items {
+        // Each item at its own millisecond: an id registered again after its removal (same
+        // key, same millisecond) is not told apart from a late fact about the first until the
+        // next reconcile, and minutes alone would make that common here.
+        for (i, it) in items.iter().enumerate() {
             let at = |min: u64| {
                 real.clone()
-                    .with_clock(Arc::new(ManualClock::new(NOW - min * MINUTE)))
+                    .with_clock(Arc::new(ManualClock::new(NOW - min * MINUTE - i as u64)))
             };
             let new = NewItem {
                 key: format!("k{}", it.key),
@@ -376,6 +398,71 @@ mod tests {
         (cards, read.page.more, read.page.partial)
     }
 
+    fn new_item(key: &str) -> NewItem {
+        NewItem {
+            key: key.into(),
+            title: "t".into(),
+            url: None,
+            status: Some(Status::Running),
+            progress: None,
+        }
+    }
+
+    /// Two registrations of one key in one millisecond: the second id is dated a millisecond
+    /// ahead, and an update of it in that millisecond must still read as its later write.
+    #[tokio::test]
+    async fn an_update_is_dated_after_the_write_it_replaces() {
+        let ws = Workspace::parse("acme").unwrap();
+        let store = Store::wrap(Arc::new(InMemory::new()), ListOrder::Sorted, "memory://");
+        let real = Index::new(store, Limits::default(), 8, Arc::new(ManualClock::new(NOW)));
+        let ada = producer(true);
+        real.register(&ws, &new_item("k"), &ada).await.unwrap();
+        let second = real.register(&ws, &new_item("k"), &ada).await.unwrap();
+        let id = ItemId::parse(&second.id).unwrap();
+        let up = crate::index::ItemUpdate::new("t", Status::Succeeded);
+        let (updated, _) = real.update(&ws, &id, &up, &ada.user, None).await.unwrap();
+        assert!(updated.updated_at > second.updated_at);
+        let mut replica = Replica::new(&ws, &real);
+        for fact in [
+            Fact::record(&ws, &second, true).unwrap(),
+            Fact::record(&ws, &updated, false).unwrap(),
+        ] {
+            assert_eq!(replica.apply(&fact).await, Applied::Changed);
+        }
+    }
+
+    /// A registration of an id the copy saw removed is a late fact or the id registered
+    /// again: the copy cannot tell, and asks the store.
+    #[tokio::test]
+    async fn a_gone_id_registered_again_is_doubtful() {
+        let ws = Workspace::parse("acme").unwrap();
+        let store = Store::wrap(Arc::new(InMemory::new()), ListOrder::Sorted, "memory://");
+        let real = Index::new(store, Limits::default(), 8, Arc::new(ManualClock::new(NOW)));
+        let ada = producer(true);
+        let first = real.register(&ws, &new_item("k"), &ada).await.unwrap();
+        let id = ItemId::parse(&first.id).unwrap();
+        real.remove(&ws, &id, &ada.user).await.unwrap();
+        let again = real.register(&ws, &new_item("k"), &ada).await.unwrap();
+        assert_eq!(again.id, first.id, "the same key in the same millisecond");
+        let mut replica = Replica::new(&ws, &real);
+        let removed = Fact {
+            ws: ws.clone(),
+            change: Change::Removed {
+                id: id.clone(),
+                owner: ada.user.clone(),
+            },
+        };
+        replica
+            .apply(&Fact::record(&ws, &first, true).unwrap())
+            .await;
+        replica.apply(&removed).await;
+        let registered = Fact::record(&ws, &again, true).unwrap();
+        assert_eq!(replica.apply(&registered).await, Applied::Doubtful);
+        replica.reconcile(&real, false).await.unwrap();
+        let page = replica.page(&ada.user, Filter::All, 10).await.unwrap();
+        assert_eq!(page.page.cards.len(), 1, "the store has it again");
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(96))]
 
@@ -393,8 +480,13 @@ mod tests {
                 let filter = if mine { Filter::Mine } else { Filter::All };
                 let rest = real.recent(&ws, &viewer, filter, Some(cap), None).await.unwrap();
                 let mut by_facts = Replica::new(&ws, &real);
+                let mut doubtful = false;
                 for f in &facts {
-                    by_facts.apply(f).await;
+                    doubtful |= by_facts.apply(f).await == Applied::Doubtful;
+                }
+                // As the watcher does.
+                if doubtful {
+                    by_facts.reconcile(&real, false).await.unwrap();
                 }
                 let mut reconciled = Replica::new(&ws, &real);
                 reconciled.reconcile(&real, true).await.unwrap();

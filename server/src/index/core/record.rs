@@ -106,11 +106,13 @@ impl ItemUpdate {
     }
 }
 
-/// Just the owner of a stored record: read leniently (a record written by a newer version with
-/// fields or statuses this one does not know still has an owner).
+/// Just the owner of a stored record and when it was last written: read leniently (a record
+/// written by a newer version with fields or statuses this one does not know still has them).
 #[derive(Deserialize)]
 struct Owned {
     owner: Owner,
+    #[serde(default)]
+    updated_at: Option<DateTime<Utc>>,
 }
 
 /// Who registers an item, typed: the verified caller's id and display name. The record's
@@ -130,9 +132,14 @@ impl Producer {
     }
 }
 
-/// The owner a stored record names, or `None` if the bytes are not a record.
-pub(crate) fn owner_of(bytes: &[u8]) -> Option<Owner> {
-    serde_json::from_slice::<Owned>(bytes).ok().map(|o| o.owner)
+/// The owner a stored record names and its last write in ms (0 if it names none), or `None`
+/// if the bytes are not a record.
+pub(crate) fn owner_and_time(bytes: &[u8]) -> Option<(Owner, u64)> {
+    let o = serde_json::from_slice::<Owned>(bytes).ok()?;
+    let at = o
+        .updated_at
+        .map_or(0, |t| t.timestamp_millis().max(0) as u64);
+    Some((o.owner, at))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
