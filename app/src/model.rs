@@ -131,6 +131,10 @@ pub const DEFAULT_CAP: u32 = 8;
 pub const MIN_CAP: u32 = 1;
 pub const MAX_CAP: u32 = 50;
 
+/// The header on a write's answer that says how many seconds are left before the server's TTL
+/// deletes this run by its name, heartbeats or not: a producer renews before then.
+pub const EXPIRES_IN: &str = "pickup-expires-in";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,8 @@
 mod common;
 
 use common::server::{Server, SECRET};
-use serde_json::Value;
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -734,4 +735,50 @@ async fn run_whose_registration_answer_was_lost_adopts_the_item_instead_of_makin
     assert_eq!(records.len(), 1, "one item, not two: {records:?}");
     let c = card(&s, "lost").await.unwrap();
     assert_eq!(c["status"], "succeeded");
+}
+
+/// The TTL deletes a run by its name, heartbeats or not: `pickup run` registers a new run of
+/// its key half-way there (the server says how long is left: `Pickup-Expires-In`), carrying
+/// its progress, so a command that runs longer than the TTL keeps its card and its outcome.
+#[tokio::test]
+async fn run_longer_than_the_ttl_renews_its_run_and_keeps_its_card() {
+    const TTL: Duration = Duration::from_secs(4);
+    let s = Server::start(&[("PICKUP_TTL", "4s")]);
+    let gate = Gate::new();
+    let child = run(
+        &s.url,
+        &writer(&s),
+        "long",
+        &[],
+        r#"echo "pickup:progress 0.5"; read x < "$GATE""#,
+    )
+    .env("GATE", gate.path())
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let first = card_until(&s, "long", "running at 0.5", |c| c["progress"] == 0.5).await;
+    let registered = Instant::now();
+    // Every read prunes what it finds dead: the card must be there at each one until well
+    // past the first run's TTL (two renewals), and carry the progress.
+    let mut ids = BTreeSet::from([first["id"].to_string()]);
+    while registered.elapsed() < TTL + TTL / 2 {
+        let c = card(&s, "long").await.expect("the card is there all along");
+        assert_eq!(
+            (&c["status"], &c["progress"]),
+            (&json!("running"), &json!(0.5))
+        );
+        ids.insert(c["id"].to_string());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(ids.len() >= 2, "renewed at least once: {ids:?}");
+    gate.open();
+    let out = wait(child, Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(text(&out.stderr), "", "nothing to say when all goes well");
+    let c = card(&s, "long").await.expect("the outcome is recorded");
+    assert_eq!(
+        (&c["status"], &c["progress"]),
+        (&json!("succeeded"), &json!(0.5))
+    );
 }

@@ -75,6 +75,17 @@ pub(super) async fn readyz(State(s): State<AppState>) -> Response {
     }
 }
 
+/// A write's answer says when the TTL deletes this run by its name
+/// ([`crate::index::Index::expires_in`]), so a producer can renew it in time.
+fn with_expiry(mut res: Response, s: &AppState, record: &ItemRecord) -> Response {
+    if let Ok(id) = crate::index::ItemId::parse(&record.id) {
+        let left = s.pickup.index.expires_in(&id).as_secs();
+        res.headers_mut()
+            .insert(app::model::EXPIRES_IN, HeaderValue::from(left));
+    }
+    res
+}
+
 fn with_etag(body: impl IntoResponse, status: StatusCode, e_tag: Option<String>) -> Response {
     let mut res = (status, body).into_response();
     if let Some(v) = e_tag.and_then(|t| HeaderValue::from_str(&t).ok()) {
@@ -93,7 +104,9 @@ fn with_etag(body: impl IntoResponse, status: StatusCode, e_tag: Option<String>)
     params(("ws" = String, Path, description = "The workspace: 1 to 63 of a-z, 0-9 and '-', starting with a letter or digit")),
     request_body = NewItem,
     responses(
-        (status = 201, description = "Registered: the record", body = ItemRecord),
+        (status = 201, description = "Registered: the record", body = ItemRecord, headers(
+            ("Pickup-Expires-In" = u64, description = "Seconds until PICKUP_TTL deletes this run by its name, heartbeats or not: to keep an item longer, register its key again before then"),
+        )),
         (status = 400, description = "`invalid_name` or `invalid_body`", body = ApiError),
         (status = 401, description = "`unauthenticated`", body = ApiError),
         (status = 403, description = "`forbidden`: not a member, or a read-only token", body = ApiError),
@@ -117,7 +130,8 @@ pub(super) async fn register(
         .await
         .map_err(refused)?;
     let registered = s.pickup.register(&who, item).await?;
-    Ok((StatusCode::CREATED, Json(registered)).into_response())
+    let res = (StatusCode::CREATED, Json(&registered)).into_response();
+    Ok(with_expiry(res, &s, &registered))
 }
 
 #[utoipa::path(
@@ -135,7 +149,10 @@ pub(super) async fn register(
     request_body = ItemUpdate,
     responses(
         (status = 200, description = "Updated: the record", body = ItemRecord,
-         headers(("ETag" = String, description = "Send it back as If-Match"))),
+         headers(
+            ("ETag" = String, description = "Send it back as If-Match"),
+            ("Pickup-Expires-In" = u64, description = "Seconds until PICKUP_TTL deletes this run by its name, as on registration"),
+        )),
         (status = 400, description = "`invalid_name` or `invalid_body` (also an unreadable If-Match)", body = ApiError),
         (status = 401, description = "`unauthenticated`", body = ApiError),
         (status = 403, description = "`forbidden`: not a member, a read-only token, or not the owner", body = ApiError),
@@ -165,7 +182,8 @@ pub(super) async fn update(
     };
     let id = s.pickup.item_id(&id)?;
     let (record, e_tag) = s.pickup.update(&who, id, up, if_match).await?;
-    Ok(with_etag(Json(record), StatusCode::OK, e_tag))
+    let res = with_etag(Json(&record), StatusCode::OK, e_tag);
+    Ok(with_expiry(res, &s, &record))
 }
 
 #[utoipa::path(

@@ -87,6 +87,14 @@ impl Index {
         }
     }
 
+    /// How long until `id` is past the TTL, which deletes it by its name alone, heartbeats or
+    /// not: a producer that keeps an item alive longer registers a new run of its key before
+    /// then (`pickup run` does, at half of this).
+    pub fn expires_in(&self, id: &ItemId) -> std::time::Duration {
+        let age = self.now_for_writes_cached().saturating_sub(id.created_ms());
+        std::time::Duration::from_millis(self.limits.ttl_ms.saturating_sub(age))
+    }
+
     /// An id a caller sent: well formed, and not dated later than now plus the clock skew
     /// (no server made such an id; it would look young forever). "Now" is the time writes are
     /// dated by, so a clock stepped back never refuses the ids it made before the step.

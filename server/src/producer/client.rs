@@ -160,8 +160,18 @@ impl Client {
 
     /// Registers an item: its record (with the new `id`).
     pub async fn register(&self, ws: &str, item: &NewItem) -> Result<ItemRecord, ClientError> {
+        Ok(self.register_expiring(ws, item).await?.0)
+    }
+
+    /// [`Client::register`], with how long until the server's TTL deletes this run by its
+    /// name (its `Pickup-Expires-In`; `None` from a server that does not say).
+    pub async fn register_expiring(
+        &self,
+        ws: &str,
+        item: &NewItem,
+    ) -> Result<(ItemRecord, Option<Duration>), ClientError> {
         let url = self.url(ws, &["items"]);
-        self.json(self.request(Method::POST, url).json(item), None)
+        self.json_expiring(self.request(Method::POST, url).json(item), None)
             .await
     }
 
@@ -173,8 +183,19 @@ impl Client {
         up: &ItemUpdate,
         timeout: Option<Duration>,
     ) -> Result<ItemRecord, ClientError> {
+        Ok(self.update_expiring(ws, id, up, timeout).await?.0)
+    }
+
+    /// [`Client::update`], with the run's time left as [`Client::register_expiring`] gives it.
+    pub async fn update_expiring(
+        &self,
+        ws: &str,
+        id: &str,
+        up: &ItemUpdate,
+        timeout: Option<Duration>,
+    ) -> Result<(ItemRecord, Option<Duration>), ClientError> {
         let url = self.url(ws, &["items", id]);
-        self.json(self.request(Method::PUT, url).json(up), timeout)
+        self.json_expiring(self.request(Method::PUT, url).json(up), timeout)
             .await
     }
 
@@ -210,7 +231,20 @@ impl Client {
         req: reqwest::RequestBuilder,
         timeout: Option<Duration>,
     ) -> Result<T, ClientError> {
+        Ok(self.json_expiring(req, timeout).await?.0)
+    }
+
+    async fn json_expiring<T: DeserializeOwned>(
+        &self,
+        req: reqwest::RequestBuilder,
+        timeout: Option<Duration>,
+    ) -> Result<(T, Option<Duration>), ClientError> {
         let (url, res) = self.send(req, timeout).await?;
+        let expires_in = res
+            .headers()
+            .get(app::model::EXPIRES_IN)
+            .and_then(|v| v.to_str().ok()?.parse().ok())
+            .map(Duration::from_secs);
         let bytes = match read_bounded(res, MAX_ANSWER_BYTES).await {
             Ok(bytes) => bytes,
             Err(BodyError::TooLarge { limit }) => return Err(ClientError::TooLarge { url, limit }),
@@ -221,10 +255,11 @@ impl Client {
                 })
             }
         };
-        serde_json::from_slice(&bytes).map_err(|e| ClientError::BadAnswer {
+        let answer = serde_json::from_slice(&bytes).map_err(|e| ClientError::BadAnswer {
             url,
             detail: e.to_string(),
-        })
+        })?;
+        Ok((answer, expires_in))
     }
 
     /// Sends `req`; a 2xx is the answer, anything else the error it means.

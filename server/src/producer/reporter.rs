@@ -70,6 +70,10 @@ pub(super) struct Reporter {
     throttle: Throttle,
     /// The last write the server answered: a running item's update is its heartbeat.
     last_write: Option<Instant>,
+    /// When to register a new run of the key, carrying the progress, because the server's TTL
+    /// deletes a run by its name however it heartbeats: half-way to that, as the server said
+    /// (`Pickup-Expires-In`).
+    renew_at: Option<Instant>,
     delays: Box<dyn Iterator<Item = Duration> + Send>,
     retry_at: Option<Instant>,
     /// In a run of failures, announced once.
@@ -90,6 +94,7 @@ impl Reporter {
             sent_progress: None,
             throttle: Throttle::new(timing.progress_every),
             last_write: None,
+            renew_at: None,
             delays: Box::new(delays()),
             retry_at: None,
             failing: false,
@@ -157,12 +162,14 @@ impl Reporter {
         };
         let progress =
             (self.sent_progress != Some(self.progress)).then(|| self.throttle.next_at(now));
-        Some(progress.map_or(heartbeat, |p: Instant| p.min(heartbeat)))
+        let due = progress.map_or(heartbeat, |p: Instant| p.min(heartbeat));
+        Some(self.renew_at.map_or(due, |r| r.min(due)))
     }
 
     async fn step(&mut self) {
         self.retry_at = None;
         let progress = self.progress;
+        let renew = self.renew_at.is_some_and(|at| at <= Instant::now());
         let result = match self.id.clone() {
             None => self
                 .register(Status::Running, self.item.title.clone())
@@ -171,6 +178,21 @@ impl Reporter {
                     self.id = Some(id);
                     fresh
                 }),
+            Some(old) if renew => {
+                match self
+                    .register(Status::Running, self.item.title.clone())
+                    .await
+                {
+                    Ok((id, fresh)) => {
+                        self.id = Some(id);
+                        // The new run supersedes the old one anyway; removing it now only
+                        // spares readers the step, so a failure here is no matter.
+                        let _ = self.client.remove(&self.item.ws, &old).await;
+                        Ok(fresh)
+                    }
+                    Err(e) => Err(e),
+                }
+            }
             Some(id) => self
                 .update(&id, Status::Running, self.item.title.clone())
                 .await
@@ -206,6 +228,8 @@ impl Reporter {
             let listed = self.client.recent(&self.item.ws, Filter::All).await?;
             if let Some(id) = adoptable(&mine, &listed, &self.item.key, since) {
                 self.unanswered_since = None;
+                // Its time left comes with the update that follows at once.
+                self.renew_at = None;
                 return Ok((id, false));
             }
         }
@@ -220,9 +244,12 @@ impl Reporter {
         // finish timeout ran out during it) counts as one that may have been applied.
         let first = self.unanswered_since.is_none();
         self.unanswered_since.get_or_insert_with(Utc::now);
-        match self.client.register(&self.item.ws, &new).await {
-            Ok(record) => {
+        match self.client.register_expiring(&self.item.ws, &new).await {
+            Ok((record, expires_in)) => {
                 self.unanswered_since = None;
+                // A new run: its own time left.
+                self.renew_at = None;
+                self.renew_within(expires_in);
                 Ok((record.id, true))
             }
             Err(e) => {
@@ -238,10 +265,22 @@ impl Reporter {
         let mut up = ItemUpdate::new(title, status);
         up.url = self.item.url.clone();
         up.progress = self.progress;
-        self.client
-            .update(&self.item.ws, id, &up, None)
-            .await
-            .map(drop)
+        let (_, expires_in) = self
+            .client
+            .update_expiring(&self.item.ws, id, &up, None)
+            .await?;
+        self.renew_within(expires_in);
+        Ok(())
+    }
+
+    /// Renew half-way to the TTL, so a renewal that fails has the other half to be retried in.
+    /// Never later than said before: each heartbeat's answer has less time left, and taking
+    /// half of it every time would put the renewal off until the TTL.
+    fn renew_within(&mut self, expires_in: Option<Duration>) {
+        if let Some(left) = expires_in {
+            let at = Instant::now() + left / 2;
+            self.renew_at = Some(self.renew_at.map_or(at, |was| was.min(at)));
+        }
     }
 
     fn answered(&mut self) {
