@@ -80,10 +80,10 @@ mod properties {
                 };
                 // A run's last word is its registration here (nothing updates it later); a
                 // running one whose heartbeat is older than `stale_after` is stalled.
-                let in_flight = |created: u64, st: Status| {
-                    !st.is_finished()
-                        && !(st == Status::Running && now - created > limits.stale_after_ms)
+                let stalled = |created: u64, st: Status| {
+                    st == Status::Running && now - created > limits.stale_after_ms
                 };
+                let in_flight = |created: u64, st: Status| !st.is_finished() && !stalled(created, st);
                 // The model: of a key's runs within the clock skew of its newest (at most
                 // 1 + RIVALS_PER_KEY), a live one in flight (not stalled) is shown, else the
                 // live one whose last word is the latest.
