@@ -663,10 +663,20 @@ async fn item_commands_say_what_is_wrong() {
     assert!(fail(&writer(&s), &down, &start).contains("cannot reach"));
 }
 
-/// A proxy to `upstream` that loses the answer to the first `POST`: it passes the request on,
-/// waits until the server starts answering (so the request was applied), and closes the
-/// connection instead of passing the answer back. Everything else is passed through.
-async fn proxy_losing_the_first_post_answer(upstream: String) -> String {
+/// What [`proxy`] does to one request of the wrapper's; everything else is passed through.
+#[derive(Clone, Copy, PartialEq)]
+enum Fault {
+    /// The first `POST` is passed on; once the server starts answering (so it was applied),
+    /// the connection is closed instead of passing the answer back.
+    LoseFirstPostAnswer,
+    /// The first `POST` is refused (400), as a server in trouble may (a stepped clock, an
+    /// upgrade half-way): a refusal that heals. (A connection's first request only: the wrapper
+    /// registers first.)
+    RefuseFirstPost,
+}
+
+/// A proxy to `upstream` that does `fault` once.
+async fn proxy(upstream: String, fault: Fault) -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
@@ -677,18 +687,29 @@ async fn proxy_losing_the_first_post_answer(upstream: String) -> String {
             let upstream = upstream.clone();
             let lose = lose.clone();
             tokio::spawn(async move {
-                let server = tokio::net::TcpStream::connect(&upstream).await.unwrap();
                 let (mut from_client, mut to_client) = client.into_split();
-                let (mut from_server, mut to_server) = server.into_split();
                 let mut first = vec![0; 64 * 1024];
                 let n = from_client.read(&mut first).await.unwrap_or(0);
-                to_server.write_all(&first[..n]).await.unwrap();
+                let first = &first[..n];
+                let hit = first.starts_with(b"POST ")
+                    && lose.swap(false, std::sync::atomic::Ordering::SeqCst);
+                if hit && fault == Fault::RefuseFirstPost {
+                    // Answered here: the server never sees it.
+                    let body = r#"{"error":"invalid_body","message":"not now"}"#;
+                    let answer = format!(
+                        "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = to_client.write_all(answer.as_bytes()).await;
+                    return;
+                }
+                let server = tokio::net::TcpStream::connect(&upstream).await.unwrap();
+                let (mut from_server, mut to_server) = server.into_split();
+                to_server.write_all(first).await.unwrap();
                 let up = tokio::spawn(async move {
                     let _ = tokio::io::copy(&mut from_client, &mut to_server).await;
                 });
-                if first.starts_with(b"POST ")
-                    && lose.swap(false, std::sync::atomic::Ordering::SeqCst)
-                {
+                if hit {
                     let mut answer = [0u8; 1];
                     let _ = from_server.read(&mut answer).await;
                     up.abort();
@@ -706,7 +727,7 @@ async fn proxy_losing_the_first_post_answer(upstream: String) -> String {
 async fn run_whose_registration_answer_was_lost_adopts_the_item_instead_of_making_a_second() {
     let s = Server::start(&[]);
     let upstream = s.url.trim_start_matches("http://").to_string();
-    let proxy = proxy_losing_the_first_post_answer(upstream).await;
+    let proxy = proxy(upstream, Fault::LoseFirstPostAnswer).await;
     let token = writer(&s);
     // The command waits until the wrapper has lost the answer, so the retry is the wrapper's
     // own (not a finish that found the registration still in flight).
@@ -781,4 +802,36 @@ async fn run_longer_than_the_ttl_renews_its_run_and_keeps_its_card() {
         (&c["status"], &c["progress"]),
         (&json!("succeeded"), &json!(0.5))
     );
+}
+
+/// A refusal that may heal (a 400 here, as from a server whose clock was stepped; a 409, a
+/// 412) while the command runs is said once and tried again with back-off: the item is kept up to date
+/// once the server accepts again, and its outcome is recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_refused_for_a_while_keeps_reporting_once_the_server_heals() {
+    let s = Server::start(&[]);
+    let upstream = s.url.trim_start_matches("http://").to_string();
+    let proxy = proxy(upstream, Fault::RefuseFirstPost).await;
+    let token = writer(&s);
+    let gate = Gate::new();
+    let gate_path = gate.path().to_path_buf();
+    let (status, warning, healed) = tokio::task::spawn_blocking(move || {
+        let mut child = run(&proxy, &token, "healed", &[], r#"read x < "$GATE""#)
+            .env("GATE", &gate_path)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let err = stderr_lines(&mut child);
+        let warning = wait_for_line(&err, "cannot register the item");
+        let healed = wait_for_line(&err, "answers again");
+        gate.open();
+        (child.wait().unwrap(), warning, healed)
+    })
+    .await
+    .unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert!(warning.contains("in case the server heals"), "{warning}");
+    assert!(healed.contains("is up to date"), "{healed}");
+    let c = card(&s, "healed").await.unwrap();
+    assert_eq!(c["status"], "succeeded");
 }
