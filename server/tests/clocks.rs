@@ -200,3 +200,53 @@ async fn a_clock_stepped_back_beyond_the_skew_stops_nothing() {
         "/readyz of the server whose clock is right: {text}"
     );
 }
+
+/// A slow store is not a clock that is off. The clock probe's write is stamped here 4 s after
+/// it was sent (a loaded Azurite took that long in CI): only that write's round trip brackets
+/// the store's time, so this server keeps dating its writes itself. (Measured over the write,
+/// the read-back and the delete, the store looked 2 s ahead, ids were dated by it, and a re-run
+/// on another server could get an id older than the run it followed.)
+#[tokio::test]
+async fn a_slow_store_is_not_a_clock_that_is_off() {
+    use common::fault::{FaultStore, Op};
+    use pickup::index::store::{ListOrder, Store};
+    use pickup::index::{Clock, Index, Limits, Producer, SystemClock, UserId, Workspace};
+    use std::sync::Arc;
+    let faults = Arc::new(FaultStore::new(Arc::new(
+        object_store::memory::InMemory::new(),
+    )));
+    let store = Store::wrap(faults.clone(), ListOrder::Sorted, "memory://");
+    let index = Index::new(store, Limits::default(), 8, Arc::new(SystemClock)).with_clock_check();
+    let door = faults.hold(Op::Put, "clock/");
+    let measuring = {
+        let index = index.clone();
+        tokio::spawn(async move { index.clock_status().await })
+    };
+    door.reached.notified().await;
+    // The latency itself, in real time: the memory store stamps a write when it takes it.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    door.release();
+    measuring.await.unwrap();
+    let ws = Workspace::parse("acme").unwrap();
+    let ada = Producer {
+        user: UserId::parse("ada").unwrap(),
+        name: "Ada".into(),
+    };
+    let item = pickup::index::NewItem {
+        key: "k".into(),
+        title: "t".into(),
+        url: None,
+        status: None,
+        progress: None,
+    };
+    let record = index.register(&ws, &item, &ada).await.unwrap();
+    let created = pickup::index::ItemId::parse(&record.id)
+        .unwrap()
+        .created_ms();
+    let now = SystemClock.now_ms();
+    assert!(
+        now.abs_diff(created) < 500,
+        "dated by this server's clock, not the slow store's: {} ms apart",
+        now as i64 - created as i64
+    );
+}

@@ -34,6 +34,9 @@ struct Measured {
     store_ms: Option<u64>,
     /// Whether this server's clock agreed with the store's within the skew then.
     agreed: bool,
+    /// How far the two clocks may seem apart from the measurement's own error: the store's
+    /// whole seconds and the probe's round trip.
+    within_ms: u64,
 }
 
 /// How this server's clock stands against the store's, for `/readyz` and the start-up log.
@@ -69,13 +72,18 @@ impl Measured {
     fn store_now(&self) -> Option<u64> {
         Some(self.store_ms? + self.at.elapsed().as_millis() as u64)
     }
+
+    /// The store's time now and how far off it the measurement cannot tell from agreement.
+    fn store_now_within(&self) -> Option<(u64, u64)> {
+        Some((self.store_now()?, self.within_ms))
+    }
 }
 
-/// The time to date a write with: `mine` while it agrees with the measured store time, the
-/// store time otherwise.
-fn date(mine: u64, store_now: Option<u64>) -> u64 {
+/// The time to date a write with: `mine` while it agrees with the measured store time (within
+/// the measurement's error), the store time otherwise.
+fn date(mine: u64, store_now: Option<(u64, u64)>) -> u64 {
     match store_now {
-        Some(store) if store.abs_diff(mine) > MEASURED_WITHIN_MS => store,
+        Some((store, within)) if store.abs_diff(mine) > within => store,
         _ => mine,
     }
 }
@@ -93,8 +101,9 @@ impl Index {
         // at once, from the store's time carried forward on the monotonic clock.
         self.measured().await.is_some_and(|m| {
             m.agreed
-                && m.store_now()
-                    .is_some_and(|store| store.abs_diff(mine) <= self.limits.max_skew_ms)
+                && m.store_now_within().is_some_and(|(store, within)| {
+                    store.abs_diff(mine) <= self.limits.max_skew_ms + within
+                })
         })
     }
 
@@ -104,7 +113,10 @@ impl Index {
         if self.clock_check.is_none() {
             return mine;
         }
-        date(mine, self.measured().await.and_then(|m| m.store_now()))
+        date(
+            mine,
+            self.measured().await.and_then(|m| m.store_now_within()),
+        )
     }
 
     /// [`Index::now_for_writes`] without asking the store: from the last measurement.
@@ -114,7 +126,7 @@ impl Index {
             .clock_check
             .as_ref()
             .and_then(|c| *c.last.lock().expect("clock check lock"));
-        date(mine, last.and_then(|m| m.store_now()))
+        date(mine, last.and_then(|m| m.store_now_within()))
     }
 
     /// How this server's clock stands against the store's (measured again if due).
@@ -141,21 +153,26 @@ impl Index {
                 return Some(m);
             }
         }
-        let started = Instant::now();
-        let before = self.clock.now_ms();
-        let store = self.store.now_ms().await;
-        let mine = before + self.clock.now_ms().saturating_sub(before) / 2;
-        // The store's time is that of the probe's write, somewhere in the round trip.
-        let at = started + started.elapsed() / 2;
-        let measured = match store {
-            Ok(theirs) => {
+        let measured = match self.store.now().await {
+            Ok(probe) => {
+                // The store stamped the probe's write somewhere in its round trip: say in the
+                // middle, give or take half of it. This server's clock then is its clock now
+                // less the monotonic time since.
+                let half = (probe.answered - probe.sent) / 2;
+                let at = probe.sent + half;
+                let mine = self
+                    .clock
+                    .now_ms()
+                    .saturating_sub(at.elapsed().as_millis() as u64);
                 // Whole seconds (S3, Azure): the true time lies within the second after.
-                let theirs = if theirs % 1000 == 0 {
-                    theirs + 500
+                let theirs = if probe.ms % 1000 == 0 {
+                    probe.ms + 500
                 } else {
-                    theirs
+                    probe.ms
                 };
-                let agreed = theirs.abs_diff(mine) <= self.limits.max_skew_ms;
+                let within_ms = MEASURED_WITHIN_MS + half.as_millis() as u64;
+                let agreed =
+                    theirs.abs_diff(mine) <= self.limits.max_skew_ms + half.as_millis() as u64;
                 if !agreed {
                     tracing::error!(
                         store = %self.store.url(),
@@ -164,7 +181,7 @@ impl Index {
                         max_skew_ms = self.limits.max_skew_ms,
                         "THIS SERVER'S CLOCK DISAGREES WITH THE STORE'S by more than PICKUP_MAX_SKEW: writes are dated by the store's clock, and nothing is deleted until it is fixed"
                     );
-                } else if theirs.abs_diff(mine) > MEASURED_WITHIN_MS {
+                } else if theirs.abs_diff(mine) > within_ms {
                     tracing::warn!(
                         this_server_ms = mine,
                         store_ms = theirs,
@@ -175,6 +192,7 @@ impl Index {
                     at,
                     store_ms: Some(theirs),
                     agreed,
+                    within_ms,
                 }
             }
             Err(e) => {
@@ -184,6 +202,7 @@ impl Index {
                     at: Instant::now(),
                     store_ms: last.and_then(|m| m.store_now()),
                     agreed: false,
+                    within_ms: last.map_or(MEASURED_WITHIN_MS, |m| m.within_ms),
                 }
             }
         };
@@ -200,12 +219,18 @@ mod tests {
     fn writes_are_dated_by_the_store_when_this_clock_is_off() {
         let store = 1_800_000_000_000;
         assert_eq!(
-            date(store + 400, Some(store)),
+            date(store + 400, Some((store, MEASURED_WITHIN_MS))),
             store + 400,
             "within the measurement"
         );
-        assert_eq!(date(store - 100_000, Some(store)), store, "100 s behind");
-        assert_eq!(date(store + 600_000, Some(store)), store, "600 s ahead");
+        assert_eq!(
+            date(store + 3_000, Some((store, MEASURED_WITHIN_MS + 2_000))),
+            store + 3_000,
+            "within a slow probe's round trip"
+        );
+        let within = Some((store, MEASURED_WITHIN_MS));
+        assert_eq!(date(store - 100_000, within), store, "100 s behind");
+        assert_eq!(date(store + 600_000, within), store, "600 s ahead");
         assert_eq!(
             date(store + 600_000, None),
             store + 600_000,

@@ -255,15 +255,20 @@ impl Store {
         }
     }
 
-    /// The store's own clock, in ms since the epoch: an empty probe is written, its
-    /// last-modified time read back, and the probe deleted. Every server sees the same clock
-    /// here, whatever its own says.
-    pub async fn now_ms(&self) -> Result<u64> {
+    /// The store's own clock: an empty probe is written, its last-modified time read back,
+    /// and the probe deleted. Every server sees the same clock here, whatever its own says.
+    pub async fn now(&self) -> Result<StoreTime> {
         let probe = Path::from(format!("clock/{}", probe_name()));
+        let sent = std::time::Instant::now();
         self.inner.put(&probe, PutPayload::new()).await?;
+        let answered = std::time::Instant::now();
         let head = self.inner.head(&probe).await;
         self.delete_path(&probe).await?;
-        Ok(head?.last_modified.timestamp_millis().max(0) as u64)
+        Ok(StoreTime {
+            ms: head?.last_modified.timestamp_millis().max(0) as u64,
+            sent,
+            answered,
+        })
     }
 
     // ---- writes ---------------------------------------------------------------------------
@@ -431,6 +436,16 @@ impl Drop for Timer {
                 .record(started.elapsed().as_secs_f64());
         }
     }
+}
+
+/// The store's clock as one probe read it: `ms` since the epoch, stamped by the store some time
+/// between `sent` and `answered` (this machine's monotonic clock) — only the write's round trip
+/// brackets it, not the read-back and delete after it, which a loaded store makes long.
+#[derive(Debug, Clone, Copy)]
+pub struct StoreTime {
+    pub ms: u64,
+    pub sent: std::time::Instant,
+    pub answered: std::time::Instant,
 }
 
 /// A name no other server's probe has: this process's id and a counter.
