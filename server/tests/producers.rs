@@ -723,31 +723,45 @@ async fn proxy(upstream: String, fault: Fault) -> String {
     url
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn run_whose_registration_answer_was_lost_adopts_the_item_instead_of_making_a_second() {
-    let s = Server::start(&[]);
+/// `pickup run` of a command that waits on a gate, as `key`, through a [`proxy`] that does
+/// `fault`; the gate opens once the wrapper's standard error has said each of `lines` (in
+/// order), so what the test checks happened while the command ran. The exit status, and the
+/// lines that said them.
+async fn run_through(
+    s: &Server,
+    fault: Fault,
+    key: &'static str,
+    lines: &'static [&'static str],
+) -> (std::process::ExitStatus, Vec<String>) {
     let upstream = s.url.trim_start_matches("http://").to_string();
-    let proxy = proxy(upstream, Fault::LoseFirstPostAnswer).await;
-    let token = writer(&s);
-    // The command waits until the wrapper has lost the answer, so the retry is the wrapper's
-    // own (not a finish that found the registration still in flight).
+    let proxy = proxy(upstream, fault).await;
+    let token = writer(s);
     let gate = Gate::new();
     let gate_path = gate.path().to_path_buf();
-    let (status, warning) = tokio::task::spawn_blocking(move || {
-        let mut child = run(&proxy, &token, "lost", &[], r#"read x < "$GATE""#)
+    tokio::task::spawn_blocking(move || {
+        let mut child = run(&proxy, &token, key, &[], r#"read x < "$GATE""#)
             .env("GATE", &gate_path)
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
         let err = stderr_lines(&mut child);
-        let warning = wait_for_line(&err, "cannot register the item");
+        let said = lines.iter().map(|l| wait_for_line(&err, l)).collect();
         gate.open();
-        (child.wait().unwrap(), warning)
+        (child.wait().unwrap(), said)
     })
     .await
-    .unwrap();
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_whose_registration_answer_was_lost_adopts_the_item_instead_of_making_a_second() {
+    let s = Server::start(&[]);
+    // The command waits until the wrapper has lost the answer, so the retry is the wrapper's
+    // own (not a finish that found the registration still in flight).
+    let lines = &["cannot register the item"];
+    let (status, said) = run_through(&s, Fault::LoseFirstPostAnswer, "lost", lines).await;
     assert_eq!(status.code(), Some(0));
-    assert!(warning.contains("no answer from"), "{warning}");
+    assert!(said[0].contains("no answer from"), "{said:?}");
     let records: Vec<_> = s
         .files()
         .into_iter()
@@ -805,33 +819,16 @@ async fn run_longer_than_the_ttl_renews_its_run_and_keeps_its_card() {
 }
 
 /// A refusal that may heal (a 400 here, as from a server whose clock was stepped; a 409, a
-/// 412) while the command runs is said once and tried again with back-off: the item is kept up to date
-/// once the server accepts again, and its outcome is recorded.
+/// 412) while the command runs is said once and tried again with back-off: the item is kept
+/// up to date once the server accepts again, and its outcome is recorded.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_refused_for_a_while_keeps_reporting_once_the_server_heals() {
     let s = Server::start(&[]);
-    let upstream = s.url.trim_start_matches("http://").to_string();
-    let proxy = proxy(upstream, Fault::RefuseFirstPost).await;
-    let token = writer(&s);
-    let gate = Gate::new();
-    let gate_path = gate.path().to_path_buf();
-    let (status, warning, healed) = tokio::task::spawn_blocking(move || {
-        let mut child = run(&proxy, &token, "healed", &[], r#"read x < "$GATE""#)
-            .env("GATE", &gate_path)
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let err = stderr_lines(&mut child);
-        let warning = wait_for_line(&err, "cannot register the item");
-        let healed = wait_for_line(&err, "answers again");
-        gate.open();
-        (child.wait().unwrap(), warning, healed)
-    })
-    .await
-    .unwrap();
+    let lines = &["cannot register the item", "answers again"];
+    let (status, said) = run_through(&s, Fault::RefuseFirstPost, "healed", lines).await;
     assert_eq!(status.code(), Some(0));
-    assert!(warning.contains("in case the server heals"), "{warning}");
-    assert!(healed.contains("is up to date"), "{healed}");
+    assert!(said[0].contains("in case the server heals"), "{said:?}");
+    assert!(said[1].contains("is up to date"), "{said:?}");
     let c = card(&s, "healed").await.unwrap();
     assert_eq!(c["status"], "succeeded");
 }

@@ -408,13 +408,18 @@ mod tests {
         }
     }
 
+    /// Workspace `acme` of an index on memory, its clock stopped at [`NOW`].
+    fn memory_index() -> (Workspace, Index) {
+        let store = Store::wrap(Arc::new(InMemory::new()), ListOrder::Sorted, "memory://");
+        let index = Index::new(store, Limits::default(), 8, Arc::new(ManualClock::new(NOW)));
+        (Workspace::parse("acme").unwrap(), index)
+    }
+
     /// Two registrations of one key in one millisecond: the second id is dated a millisecond
     /// ahead, and an update of it in that millisecond must still read as its later write.
     #[tokio::test]
     async fn an_update_is_dated_after_the_write_it_replaces() {
-        let ws = Workspace::parse("acme").unwrap();
-        let store = Store::wrap(Arc::new(InMemory::new()), ListOrder::Sorted, "memory://");
-        let real = Index::new(store, Limits::default(), 8, Arc::new(ManualClock::new(NOW)));
+        let (ws, real) = memory_index();
         let ada = producer(true);
         real.register(&ws, &new_item("k"), &ada).await.unwrap();
         let second = real.register(&ws, &new_item("k"), &ada).await.unwrap();
@@ -435,9 +440,7 @@ mod tests {
     /// again: the copy cannot tell, and asks the store.
     #[tokio::test]
     async fn a_gone_id_registered_again_is_doubtful() {
-        let ws = Workspace::parse("acme").unwrap();
-        let store = Store::wrap(Arc::new(InMemory::new()), ListOrder::Sorted, "memory://");
-        let real = Index::new(store, Limits::default(), 8, Arc::new(ManualClock::new(NOW)));
+        let (ws, real) = memory_index();
         let ada = producer(true);
         let first = real.register(&ws, &new_item("k"), &ada).await.unwrap();
         let id = ItemId::parse(&first.id).unwrap();
@@ -472,9 +475,7 @@ mod tests {
         fn the_live_page_is_the_rest_page(items in items(), cap in 1u32..=50, mine in any::<bool>(), viewer_is_ada in any::<bool>()) {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
             rt.block_on(async {
-                let ws = Workspace::parse("acme").unwrap();
-                let store = Store::wrap(Arc::new(InMemory::new()), ListOrder::Sorted, "memory://");
-                let real = Index::new(store, Limits::default(), 8, Arc::new(ManualClock::new(NOW)));
+                let (ws, real) = memory_index();
                 let facts = write(&real, &ws, &items).await;
                 let viewer = UserId::parse(if viewer_is_ada { "ada" } else { "bob" }).unwrap();
                 let filter = if mine { Filter::Mine } else { Filter::All };
