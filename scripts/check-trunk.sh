@@ -31,12 +31,21 @@ const walk = (d) => readdirSync(d).flatMap((n) => (statSync(join(d, n)).isDirect
 const role = (path) => path.split("/").pop().replace(/-[0-9a-f]{16}(?=[._])/, "");
 const roles = (dir) => new Set(walk(dir).filter((p) => !/\.(br|gz)$/.test(p)).map((p) => role(relative(dir, p))));
 const a = roles(scripts), b = roles(trunk);
-const BUNDLED = new Set(["prefetch.js", "contract.js"]); // in pickup.js and index.html, in the scripts' build
+// In pickup.js and index.html, in the scripts' build; files of their own in Trunk's.
+const BUNDLED = new Set(["prefetch.js", "contract.js", "loader.js", "safe-link.js"]);
 const missing = [...a].filter((r) => !b.has(r));
 const extra = [...b].filter((r) => !a.has(r) && !BUNDLED.has(r));
 say(missing.length === 0 && extra.length === 0, `file roles: ${[...a].sort().join(", ")}` +
   (missing.length ? `; missing from Trunk's: ${missing}` : "") + (extra.length ? `; only in Trunk's: ${extra}` : ""));
 for (const r of BUNDLED) console.log(`meant: ${r} is a file of its own in Trunk's site, bundled in the scripts'`);
+// Every module a script of Trunk's site imports is there (a file left out breaks `make dev` in
+// the browser, not the build).
+const unresolved = walk(trunk).filter((p) => p.endsWith(".js")).flatMap((p) =>
+  [...readFileSync(p, "utf8").matchAll(/from\s+["'](\.\/[^"']+)["']/g)]
+    .map((m) => join(p, "..", m[1]))
+    .filter((f) => { try { return !statSync(f).isFile(); } catch { return true; } })
+    .map((f) => relative(trunk, f)));
+say(unresolved.length === 0, `imports in Trunk's site resolve` + (unresolved.length ? `; missing: ${unresolved}` : ""));
 
 const html = (dir) => readFileSync(join(dir, "index.html"), "utf8");
 const attrs = (tag) => Object.fromEntries([...tag.matchAll(/([\w-]+)(?:="([^"]*)")?/g)].slice(1).map((m) => [m[1], m[2] ?? ""]));
