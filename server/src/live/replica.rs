@@ -99,14 +99,19 @@ impl Replica {
                         Applied::Unchanged
                     };
                 }
-                if let Some(held) = self.records.get(id) {
-                    if held.updated_at > record.updated_at || held == &**record {
-                        return Applied::Unchanged;
-                    }
+                // A record the copy holds already (a reconcile read it, or a newer update
+                // came first) is not written again; a registration's markers still are: the
+                // reconcile may have listed the record but not yet the markers.
+                let newer = self
+                    .records
+                    .get(id)
+                    .is_none_or(|held| held.updated_at <= record.updated_at && held != &**record);
+                if newer {
+                    let bytes =
+                        Bytes::from(serde_json::to_vec(&**record).expect("a record serialises"));
+                    puts.push((Key::Record(ws.clone(), id.clone()), bytes));
+                    self.records.insert(id.clone(), (**record).clone());
                 }
-                let bytes =
-                    Bytes::from(serde_json::to_vec(&**record).expect("a record serialises"));
-                puts.push((Key::Record(ws.clone(), id.clone()), bytes));
                 if *registered {
                     if let Ok(owner) = UserId::parse(&record.owner.sub) {
                         puts.push((
@@ -116,7 +121,9 @@ impl Replica {
                     }
                     puts.push((Key::Marker(ws.clone(), id.clone()), Bytes::new()));
                 }
-                self.records.insert(id.clone(), (**record).clone());
+                if puts.is_empty() {
+                    return Applied::Unchanged;
+                }
             }
             Change::Removed { id, owner } => {
                 self.gone.insert(id.clone(), now);
@@ -434,6 +441,33 @@ mod tests {
         ] {
             assert_eq!(replica.apply(&fact).await, Applied::Changed);
         }
+    }
+
+    /// A reconcile that listed the markers before a registration and the records after it
+    /// holds the record without its markers; the registration's fact, whose record is the one
+    /// held, still brings the markers (the card was missing until the next reconcile).
+    #[tokio::test]
+    async fn a_registration_met_half_way_by_a_reconcile_is_shown() {
+        let (ws, real) = memory_index();
+        let ada = producer(true);
+        let record = real.register(&ws, &new_item("k"), &ada).await.unwrap();
+        let id = ItemId::parse(&record.id).unwrap();
+        let mut replica = Replica::new(&ws, &real);
+        replica.reconcile(&real, true).await.unwrap();
+        // As if the listing of markers had come before the registration: only the record.
+        for key in [
+            Key::Marker(ws.clone(), id.clone()),
+            Key::OwnerMarker(ws.clone(), ada.user.clone(), id.clone()),
+        ] {
+            uncounted(replica.copy.store().delete(&key)).await.unwrap();
+        }
+        let page = replica.page(&ada.user, Filter::All, 10).await.unwrap();
+        assert!(page.page.cards.is_empty());
+        replica
+            .apply(&Fact::record(&ws, &record, true).unwrap())
+            .await;
+        let page = replica.page(&ada.user, Filter::All, 10).await.unwrap();
+        assert_eq!(page.page.cards.len(), 1, "the fact's markers are applied");
     }
 
     /// A registration of an id the copy saw removed is a late fact or the id registered
