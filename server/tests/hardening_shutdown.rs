@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::redis::free_port;
 use common::server::{Server, SECRET};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
@@ -18,14 +19,6 @@ const WRITERS: usize = 16;
 const STOPS: usize = 3;
 /// Acknowledged registrations between two stops, so every stop meets full load.
 const ACKS_BETWEEN_STOPS: usize = 150;
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// Two servers on one store, each on a port of its own that a restart keeps.
 struct Deployment {

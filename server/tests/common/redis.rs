@@ -13,7 +13,8 @@ pub struct Redis {
     child: Option<Child>,
 }
 
-fn free_port() -> u16 {
+/// A loopback port nothing listens on (yet).
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
