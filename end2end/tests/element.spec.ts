@@ -2,17 +2,12 @@
 // attributes alone, from properties (getToken, labels, filter), its events, refresh(), and its
 // lifetime in the page (removed: its stream closed on the server; moved: kept).
 import { Page } from "@playwright/test";
-import { test, expect, startPickup, Pickup } from "./pickup";
+import { test, expect, startPickup } from "./pickup";
 import { HostPage } from "./host";
 
 const page_ = (body: string) =>
   `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Host app</title></head><body>${body}</body></html>`;
 
-/** Streams open on the server (its /metrics). */
-const streams = async (pickup: Pickup) => {
-  const text = await (await fetch(pickup.metricsUrl!)).text();
-  return Number(text.match(/^pickup_live_subscribers (\S+)$/m)?.[1] ?? 0);
-};
 
 async function setUp() {
   const host = await HostPage.start();
@@ -105,7 +100,7 @@ test("removed, the element frees its stream; moved, it keeps its widget; put bac
     });
     await page.goto(host.origin);
     await expect(page.locator("#a pickup-recent section.pickup")).toHaveAttribute("data-live", "live");
-    await expect.poll(() => streams(pickup)).toBe(1);
+    await expect.poll(() => pickup.streams()).toBe(1);
 
     // Moved: the same widget, the same stream.
     await page.evaluate(() => {
@@ -122,13 +117,13 @@ test("removed, the element frees its stream; moved, it keeps its widget; put bac
       (window as any).removed = document.querySelector("pickup-recent");
       (window as any).removed.remove();
     });
-    await expect.poll(() => streams(pickup)).toBe(0);
+    await expect.poll(() => pickup.streams()).toBe(0);
     expect(await page.evaluate(() => (window as any).removed.shadowRoot.querySelector(".pickup"))).toBeNull();
 
     // Put back: a new widget and stream.
     await page.evaluate(() => document.getElementById("a")!.append((window as any).removed));
     await expect(cardTitles(page)).toHaveText(["Still here"]);
-    await expect.poll(() => streams(pickup)).toBe(1);
+    await expect.poll(() => pickup.streams()).toBe(1);
   } finally {
     await pickup.stop();
     await host.stop();

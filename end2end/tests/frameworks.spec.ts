@@ -43,10 +43,6 @@ async function serveApp(dir: string, mint: () => string): Promise<{ origin: stri
   return { origin, stop: () => new Promise((r) => server.close(() => r())) };
 }
 
-const streams = async (pickup: Pickup) => {
-  const text = await (await fetch(pickup.metricsUrl!)).text();
-  return Number(text.match(/^pickup_live_subscribers (\S+)$/m)?.[1] ?? 0);
-};
 
 for (const app of ["react", "vue"]) {
   test(`a ${app} host app: cards, live, renewal, pickup:open, unmount on a route change, re-mount`, async ({ page }) => {
@@ -64,7 +60,7 @@ for (const app of ["react", "vue"]) {
       await expect(widget.locator(".pickup-title")).toHaveText("Recent in acme");
       await expect(widget.locator(".pickup-card-title")).toHaveText(["Nightly training"]);
       await expect(widget.locator("section.pickup")).toHaveAttribute("data-live", "live");
-      await expect.poll(() => streams(pickup!)).toBe(1);
+      await expect.poll(() => pickup!.streams()).toBe(1);
 
       // Live, and still live past two renewals of the 3 s token.
       await expect.poll(() => page.evaluate(() => (window as any).tokens), { timeout: 15_000 }).toBeGreaterThanOrEqual(3);
@@ -79,12 +75,12 @@ for (const app of ["react", "vue"]) {
       await page.getByRole("button", { name: "Settings" }).click();
       await expect(page.getByRole("heading", { name: "Settings" })).toBeVisible();
       await expect(widget).toHaveCount(0);
-      await expect.poll(() => streams(pickup!)).toBe(0);
+      await expect.poll(() => pickup!.streams()).toBe(0);
 
       // Back: a new element, mounted and streaming again.
       await page.getByRole("button", { name: "Dashboard" }).click();
       await expect(widget.locator(".pickup-card-title")).toHaveText(["Upload interviews", "Nightly training"]);
-      await expect.poll(() => streams(pickup!)).toBe(1);
+      await expect.poll(() => pickup!.streams()).toBe(1);
       expect(errors).toEqual([]);
     } finally {
       await pickup.stop();

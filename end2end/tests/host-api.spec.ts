@@ -83,10 +83,6 @@ test("labels and locale from the host: data attributes and mount options", async
 test("unmount removes the widget and stops its stream, timers and token renewal", async ({ page }) => {
   const host = await HostPage.start();
   const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin, PICKUP_METRICS_ADDR: "127.0.0.1:0" });
-  const streams = async () => {
-    const text = await (await fetch(pickup.metricsUrl!)).text();
-    return Number(text.match(/^pickup_live_subscribers (\S+)$/m)?.[1] ?? 0);
-  };
   try {
     await page.exposeFunction("mint", () => pickup.token("alice", ["gamma"], { ttl: "2s" }));
     host.serve(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Host app</title></head><body>
@@ -116,7 +112,7 @@ test("unmount removes the widget and stops its stream, timers and token renewal"
     await expect(page.locator("#streaming section.pickup")).toHaveAttribute("data-live", "live");
     await expect(page.locator("#renewing .pickup-empty")).toBeVisible();
     await expect(page.locator("#staying .pickup-empty")).toBeVisible();
-    await expect.poll(streams).toBe(1);
+    await expect.poll(() => pickup.streams()).toBe(1);
 
     const renewals = await page.evaluate(() => {
       for (const widget of (window as any).leaving) widget.unmount();
@@ -125,7 +121,7 @@ test("unmount removes the widget and stops its stream, timers and token renewal"
     await expect(page.locator("#streaming")).toBeEmpty();
     await expect(page.locator("#renewing")).toBeEmpty();
     // The stream's token lives an hour: only the widget can have closed it.
-    await expect.poll(streams).toBe(0);
+    await expect.poll(() => pickup.streams()).toBe(0);
     const [left, beta] = [requests.left, requests.beta];
     // Three polls of the staying widget: past the renewing widget's renewal time (1.6 s) and
     // its polling period. Nothing of the widgets that left meanwhile.

@@ -37,6 +37,12 @@ export class Pickup {
     this.proc = again.proc;
   }
 
+  /** Live streams open on the server, by its /metrics (started with PICKUP_METRICS_ADDR). */
+  async streams(): Promise<number> {
+    const text = await (await fetch(this.metricsUrl!)).text();
+    return Number(text.match(/^pickup_live_subscribers (\S+)$/m)?.[1] ?? 0);
+  }
+
   /** Mark an item finished, or change it, through the producer API. */
   async update(token: string, ws: string, id: string, body: Record<string, unknown>): Promise<void> {
     const res = await fetch(`${this.url}/api/v1/workspaces/${ws}/items/${id}`, {

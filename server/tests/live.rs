@@ -209,3 +209,92 @@ async fn one_member_or_one_workspace_cannot_take_every_stream() {
     assert_eq!(code, 200);
     drop(open);
 }
+
+/// Several pages in one stream (`views`: what a browser's widgets share, public/share.js):
+/// each page event names its filter and cap and is the page `/recent` gives for them, at once
+/// and after a change; malformed views, or views with a cap, are refused before the stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_stream_carries_several_pages_each_as_recent_gives_it() {
+    let s = Server::start(&[("PICKUP_LIVE_EVERY", "1h")]);
+    let (ada, bob) = (
+        token("ada", "acme", true, "1h"),
+        token("bob", "acme", true, "1h"),
+    );
+    for key in ["a", "b", "c"] {
+        register(&s, &ada, key).await;
+    }
+    register(&s, &bob, "d").await;
+    let recent = |filter: &'static str, cap: u64| {
+        let (url, bob) = (s.url.clone(), bob.clone());
+        async move {
+            let page: Value = client()
+                .get(format!(
+                    "{url}/api/v1/workspaces/acme/recent?filter={filter}&cap={cap}"
+                ))
+                .bearer_auth(&bob)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            (page["cards"].clone(), page["more"].clone())
+        }
+    };
+    let mut events = Events::open_with(&s, "acme", &bob, "views=all:2,mine:5").await;
+    let mut two_pages = async || {
+        let mut pages = std::collections::BTreeMap::new();
+        while pages.len() < 2 {
+            let (event, data) = events.next().await.expect("the stream ended");
+            assert_eq!(event, "page", "{data}");
+            let view = (
+                data["filter"].as_str().unwrap().to_string(),
+                data["cap"].as_u64().unwrap(),
+            );
+            pages.insert(view, (data["cards"].clone(), data["more"].clone()));
+        }
+        pages
+    };
+    let pages = two_pages().await;
+    assert_eq!(pages[&("all".to_string(), 2)], recent("all", 2).await);
+    assert_eq!(pages[&("mine".to_string(), 5)], recent("mine", 5).await);
+    assert_eq!(
+        pages[&("all".to_string(), 2)].1,
+        json!(true),
+        "four items, two shown"
+    );
+
+    register(&s, &bob, "e").await;
+    let pages = two_pages().await;
+    assert_eq!(pages[&("all".to_string(), 2)], recent("all", 2).await);
+    assert_eq!(pages[&("mine".to_string(), 5)], recent("mine", 5).await);
+    assert_eq!(
+        pages[&("mine".to_string(), 5)].0.as_array().unwrap().len(),
+        2
+    );
+
+    for query in [
+        "views=all:0",
+        "views=all:2,all:3",
+        "views=some:2",
+        "views=all:2&cap=3",
+    ] {
+        let res = client()
+            .get(format!("{}/api/v1/workspaces/acme/live?{query}", s.url))
+            .bearer_auth(&bob)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 400, "{query}");
+    }
+    let res = client()
+        .get(format!(
+            "{}/api/v1/workspaces/acme/recent?views=all:2",
+            s.url
+        ))
+        .bearer_auth(&bob)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 400);
+}

@@ -106,6 +106,17 @@ mod properties {
                 let cards = &read.page.cards;
                 let got: Vec<String> = cards.iter().map(|c| c.id.clone()).collect();
                 prop_assert_eq!(&got, &want, "the page is the N newest live items");
+                // A smaller cap (of 2 at least, as above) gives this page's first cards: a
+                // browser's widgets share one stream at their largest cap and cut it down to each
+                // one's (public/share.js).
+                let smaller = index.recent(&ws(), &alice(), Filter::All, Some((cap - 1).max(2)), None).await.unwrap();
+                let first: Vec<String> = smaller.page.cards.iter().map(|c| c.id.clone()).collect();
+                let smaller_cap = (cap as usize - 1).max(2);
+                prop_assert_eq!(&first[..], &got[..got.len().min(smaller_cap)]);
+                // Cut down, the page says "more" only where the server's own does; it may say
+                // less ("may be more" is the server's guess, and the larger page can rule it out).
+                let cut_more = read.page.more || got.len() > smaller_cap;
+                prop_assert!(!cut_more || smaller.page.more, "a cut page claims more than the server's");
                 for c in cards {
                     prop_assert!(!read.prune.deletes.iter().any(|(k, _)| k.id().to_string() == c.id));
                 }

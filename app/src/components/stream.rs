@@ -172,9 +172,13 @@ async fn read(
     abort: &web_sys::AbortController,
     on_page: &mut dyn FnMut(RecentPage),
 ) -> End {
-    read_until_end(url, &format!("Bearer {token}"), abort, on_page)
+    let end = read_until_end(url, &format!("Bearer {token}"), abort, on_page)
         .await
-        .unwrap_or(End::Failed)
+        .unwrap_or(End::Failed);
+    // However it ended, the request goes: a body left unread kept its connection (and, shared,
+    // its place in the browser's one stream) until collected.
+    abort.abort();
+    end
 }
 
 async fn read_until_end(
@@ -188,9 +192,7 @@ async fn read_until_end(
     headers.set("Authorization", authorization)?;
     init.set_headers(&headers);
     init.set_signal(Some(&abort.signal()));
-    let res: web_sys::Response = JsFuture::from(window().fetch_with_str_and_init(url, &init))
-        .await?
-        .dyn_into()?;
+    let res: web_sys::Response = JsFuture::from(fetch_live(url, &init)?).await?.dyn_into()?;
     if res.status() == 401 {
         return Ok(End::Refused);
     }
@@ -233,6 +235,16 @@ async fn read_until_end(
                 _ => {}
             }
         }
+    }
+}
+
+/// The stream's request, through the loader's share.js when it is there (one stream per
+/// browser: public/share.js); else (a page that loaded the glue itself) the browser's `fetch`.
+fn fetch_live(url: &str, init: &web_sys::RequestInit) -> Result<js_sys::Promise, JsValue> {
+    let share = js_sys::Reflect::get(&js_sys::global(), &js_sys::Symbol::for_("pickup:share"))?;
+    match js_sys::Reflect::get(&share, &"fetch".into()).map(JsCast::dyn_into::<js_sys::Function>) {
+        Ok(Ok(fetch)) => fetch.call2(&JsValue::NULL, &url.into(), init)?.dyn_into(),
+        _ => Ok(window().fetch_with_str_and_init(url, init)),
     }
 }
 

@@ -112,6 +112,42 @@ pub(super) struct RecentQuery {
     pub(super) cap: Option<u32>,
     /// The last id of the page the caller has: answer the next page (not on `/live`).
     pub(super) before: Option<String>,
+    /// `/live` only: several pages in one stream, as `filter:cap` pairs (`all:8,mine:20`), in
+    /// place of `filter` and `cap`. Each page event then names its `filter` and `cap`. A
+    /// browser's widgets share one stream this way (pickup-share.js).
+    pub(super) views: Option<String>,
+}
+
+/// One page of a stream: whose items, how many cards.
+pub(super) type View = (Filter, u32);
+
+/// `all:8,mine:20`: one page per filter, each cap 1 to 50. Pure, so unit-tested here.
+pub(super) fn views(list: &str) -> Result<Vec<View>, Error> {
+    let refuse = |why: &str| {
+        Error::MalformedBody(format!(
+            "views must be filter:cap pairs, comma-separated (all:8,mine:20): {why}"
+        ))
+    };
+    let mut views: Vec<View> = Vec::new();
+    for pair in list.split(',') {
+        let (filter, cap) = pair.split_once(':').ok_or_else(|| refuse(pair))?;
+        let filter = match filter {
+            "all" => Filter::All,
+            "mine" => Filter::Mine,
+            other => return Err(refuse(&format!("{other} is not all or mine"))),
+        };
+        let cap: u32 = cap
+            .parse()
+            .map_err(|_| refuse(&format!("{cap} is not a number")))?;
+        if !(app::model::MIN_CAP..=app::model::MAX_CAP).contains(&cap) {
+            return Err(refuse(&format!("cap {cap} is not 1 to 50")));
+        }
+        if views.iter().any(|(f, _)| *f == filter) {
+            return Err(refuse("each filter once"));
+        }
+        views.push((filter, cap));
+    }
+    Ok(views)
 }
 
 pub(super) type RecentQueryResult =
@@ -126,4 +162,30 @@ pub(super) fn recent_query(q: RecentQueryResult) -> Result<RecentQuery, Error> {
         ))
     })?;
     Ok(q)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn views_are_filter_cap_pairs_each_filter_once() {
+        assert_eq!(views("all:8").unwrap(), vec![(Filter::All, 8)]);
+        assert_eq!(
+            views("mine:20,all:1").unwrap(),
+            vec![(Filter::Mine, 20), (Filter::All, 1)]
+        );
+        for bad in [
+            "",
+            "all",
+            "all:0",
+            "all:51",
+            "all:x",
+            "some:3",
+            "all:3,all:4",
+            "all:3,",
+        ] {
+            assert!(views(bad).is_err(), "{bad:?} was taken");
+        }
+    }
 }

@@ -291,6 +291,11 @@ pub(super) async fn recent(
     q: RecentQueryResult,
 ) -> Result<Response, Error> {
     let q = recent_query(q)?;
+    if q.views.is_some() {
+        return Err(Error::MalformedBody(
+            "views is for GET /live; GET /recent gives one page".into(),
+        ));
+    }
     let before = q
         .before
         .as_deref()

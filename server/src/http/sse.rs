@@ -1,7 +1,7 @@
 //! The live route: the viewer's page as server-sent events.
 
 use super::auth::{Authorized, Read};
-use super::extract::{bearer, recent_query, RecentQuery, RecentQueryResult};
+use super::extract::{bearer, recent_query, views, RecentQuery, RecentQueryResult, View};
 use super::state::AppState;
 use crate::error::Error;
 use crate::live::Recheck;
@@ -16,6 +16,15 @@ use std::time::Duration;
 /// server and the browser do not close it as idle.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
+/// A page of a stream of several: the page, and which of them it is.
+#[derive(serde::Serialize)]
+struct ViewPage<'a> {
+    filter: app::model::Filter,
+    cap: u32,
+    #[serde(flatten)]
+    page: &'a app::model::RecentPage,
+}
+
 /// `GET /api/v1/workspaces/{ws}/live`: the viewer's page as server-sent events, read with
 /// `fetch` (the token travels in `Authorization`, never in the URL). Refusals (401, 403, 400)
 /// come before the stream, as JSON errors like every route's.
@@ -24,7 +33,8 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
     path = "/api/v1/workspaces/{ws}/live",
     tag = "recent",
     summary = "The caller's page as server-sent events",
-    description = "`event: page` (data: a RecentPage) at once and whenever it changes; \
+    description = "`event: page` (data: a RecentPage; with `views`, a RecentPage with its \
+                   `filter` and `cap` beside the cards) at once and whenever it changes; \
                    `event: unavailable` (data: an ApiError) while the store does not answer; \
                    then one closing event, `unauthenticated` or `reconnect`. Refusals come \
                    before the stream, as JSON.",
@@ -53,7 +63,26 @@ pub(super) async fn live(
             "a live stream sends the first page: drop before (GET /recent pages with it)".into(),
         ));
     }
-    let (sub, expires_at) = s.pickup.subscribe(&who, q.filter, q.cap)?;
+    // One page, or several in one stream (`views`): each is its own subscription.
+    let wanted: Vec<(Option<View>, Option<u32>, app::model::Filter)> = match &q.views {
+        None => vec![(None, q.cap, q.filter)],
+        Some(_) if q.cap.is_some() => {
+            return Err(Error::MalformedBody(
+                "give views, or filter and cap, not both".into(),
+            ))
+        }
+        Some(list) => views(list)?
+            .into_iter()
+            .map(|(f, cap)| (Some((f, cap)), Some(cap), f))
+            .collect(),
+    };
+    let mut subs = Vec::with_capacity(wanted.len());
+    let mut expires_at = 0;
+    for (view, cap, filter) in wanted {
+        let (sub, exp) = s.pickup.subscribe(&who, filter, cap)?;
+        expires_at = exp;
+        subs.push((view, sub));
+    }
     // The stream lasts while what allowed it holds: the token's key is still in the identity
     // provider's set (after its refreshes), the caller still a member; `exp` is checked too.
     let (auth, token, ws) = (
@@ -65,9 +94,27 @@ pub(super) async fn live(
         let (auth, token, ws) = (auth.clone(), token.clone(), ws.clone());
         Box::pin(async move { auth.authorize::<Read>(token.as_deref(), &ws).await.is_ok() })
     });
-    let events = sub.frames(expires_at, recheck).map(|frame| {
+    let frames = futures::stream::select_all(subs.into_iter().map(|(view, sub)| {
+        sub.frames(expires_at, recheck.clone())
+            .map(move |frame| (view, frame))
+            .boxed()
+    }));
+    // The first closing frame, of any of the pages, closes the stream.
+    let frames = frames.scan(false, |closed, (view, frame)| {
+        let was_closed = *closed;
+        *closed |= !matches!(frame, Frame::Event(_));
+        std::future::ready((!was_closed).then_some((view, frame)))
+    });
+    let events = frames.map(|(view, frame)| {
         let event = match frame {
-            Frame::Event(Event::Page(page)) => sse::Event::default().event("page").json_data(page),
+            Frame::Event(Event::Page(page)) => match view {
+                None => sse::Event::default().event("page").json_data(page),
+                Some((filter, cap)) => sse::Event::default().event("page").json_data(ViewPage {
+                    filter,
+                    cap,
+                    page: &page,
+                }),
+            },
             Frame::Event(Event::Unavailable) => {
                 let e = ApiError::new(
                     app::error::ErrorCode::StoreUnavailable,

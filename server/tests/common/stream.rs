@@ -34,8 +34,13 @@ pub struct Events {
 
 impl Events {
     pub async fn open(s: &Server, ws: &str, token: &str) -> Events {
+        Self::open_with(s, ws, token, "").await
+    }
+
+    /// A stream with a query (`views=all:2,mine:5`).
+    pub async fn open_with(s: &Server, ws: &str, token: &str, query: &str) -> Events {
         let res = client()
-            .get(format!("{}/api/v1/workspaces/{ws}/live", s.url))
+            .get(format!("{}/api/v1/workspaces/{ws}/live?{query}", s.url))
             .bearer_auth(token)
             .header("accept", "text/event-stream")
             .send()

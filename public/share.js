@@ -1,0 +1,297 @@
+// One live stream per browser, not per widget or tab (loader.js installs it; the wasm's stream
+// loop, app/src/components/stream.rs, calls `fetch` below in place of the browser's). Over
+// HTTP/1 a browser opens six connections to a server in all; a stream per tab left the seventh
+// tab with nothing, not even its polls.
+//
+// The widgets that watch one server and workspace as one viewer form a group. In each group
+// one tab holds the stream (the Web Locks API chooses it; when that tab closes, or has no widget
+// left, the next tab waiting takes over) and opens it with every page any tab's widgets want
+// (`?views=all:8,mine:20`: one per filter, at the largest cap asked). It tells the other tabs
+// what it reads through a BroadcastChannel. Each tab cuts the pages down to its widgets' caps
+// and hands each widget a stream of its own page, as the server would have sent it; so the
+// widget's loop (back-off, renewal, polling while not live) is the same whether or not it
+// holds the stream.
+//
+// Without Web Locks (not a secure context) each tab holds its own; without BroadcastChannel
+// too, the widgets of one page still share one.
+
+const ENCODER = new TextEncoder();
+const LIVE = /^\/api\/v1\/workspaces\/([^/]+)\/live$/;
+const TAB = Math.random().toString(36).slice(2);
+/** Claims that change when a token is renewed, not who it is for. */
+const TIMES = new Set(["exp", "iat", "nbf", "jti", "auth_time"]);
+const groups = new Map();
+
+/** `fetch(url, init)` for a widget's stream: a Response whose body is its page's events. */
+export function fetchLive(url, init = {}) {
+  const u = new URL(url, location.href);
+  const ws = LIVE.exec(u.pathname)?.[1];
+  const filter = u.searchParams.get("filter") ?? "all";
+  const cap = Number(u.searchParams.get("cap"));
+  if (!ws || !Number.isInteger(cap) || cap < 1 || u.searchParams.has("views")) return fetch(url, init);
+  const authorization = new Headers(init.headers).get("Authorization") ?? "";
+  const key = `${u.origin}${u.pathname}|${viewer(authorization)}`;
+  let group = groups.get(key);
+  if (!group) groups.set(key, (group = new Group(key, `${u.origin}${u.pathname}`)));
+  return group.open({ filter, cap, authorization, signal: init.signal });
+}
+
+/** Whom a token is for: its claims but the times (unverified: only tabs of this origin, which
+ *  hold the tokens anyway, share). Not a JWT: the token itself. */
+function viewer(authorization) {
+  try {
+    const part = authorization.replace(/^Bearer /, "").split(".")[1];
+    const claims = JSON.parse(atob(part.replace(/-/g, "+").replace(/_/g, "/")));
+    return JSON.stringify(Object.keys(claims).filter((k) => !TIMES.has(k)).sort().map((k) => [k, claims[k]]));
+  } catch {
+    return authorization;
+  }
+}
+
+/** `all:8,mine:20` from the views wanted: per filter, the largest cap. */
+function union(views) {
+  const caps = new Map();
+  for (const { filter, cap } of views) caps.set(filter, Math.max(cap, caps.get(filter) ?? 0));
+  return [...caps].sort().map(([f, c]) => `${f}:${c}`).join(",");
+}
+const covers = (have, { filter, cap }) => have.split(",").some((v) => {
+  const [f, c] = v.split(":");
+  return f === filter && Number(c) >= cap;
+});
+
+/** One server-sent event as the server writes it. */
+const event = (name, data) => ENCODER.encode(`event: ${name}\ndata: ${data}\n\n`);
+const KEEP_ALIVE = ENCODER.encode(":\n\n");
+
+class Group {
+  subs = new Set(); // this tab's widgets' streams: {filter, cap, authorization, resolve, reject, out}
+  pages = new Map(); // filter → the newest page event's data, parsed ({filter, cap, cards, …})
+  remote = new Map(); // holder only: tab → the views its widgets want
+  upstream = null; // holder only: {abort, views, open}
+  holding = false;
+  release = null;
+  authorization = "";
+
+  constructor(key, url) {
+    this.key = key;
+    this.url = url;
+    this.stop = new AbortController();
+    const name = `pickup-live:${key}`;
+    if (globalThis.BroadcastChannel) {
+      this.channel = new BroadcastChannel(name);
+      this.channel.onmessage = (m) => this.heard(m.data);
+    }
+    if (this.channel && navigator.locks) {
+      navigator.locks
+        .request(name, { signal: this.stop.signal }, () => new Promise((release) => {
+          this.release = release;
+          this.hold();
+        }))
+        .catch(() => {}); // given up (this group left before its turn)
+    } else {
+      this.hold();
+    }
+  }
+
+  open({ filter, cap, authorization, signal }) {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const sub = { filter, cap, authorization, resolve, reject, out: null };
+      signal?.addEventListener("abort", () => this.drop(sub, signal.reason), { once: true });
+      this.subs.add(sub);
+      this.authorization = authorization;
+      if (!this.holding) {
+        this.start(sub);
+        this.post({ t: "want", tab: TAB, views: this.views() });
+      } else if (this.upstream?.open && covers(this.upstream.views, sub)) {
+        this.start(sub);
+      } else {
+        this.connectSoon();
+      }
+    });
+  }
+
+  views() {
+    return [...this.subs].map(({ filter, cap }) => ({ filter, cap }));
+  }
+
+  /** Hands `sub` its stream (status 200), and its page at once when this tab has it. */
+  start(sub) {
+    const body = new ReadableStream({
+      start: (out) => (sub.out = out),
+      cancel: () => this.drop(sub),
+    });
+    sub.resolve(new Response(body, { status: 200, headers: { "Content-Type": "text/event-stream" } }));
+    const page = this.pages.get(sub.filter);
+    if (page && page.cap >= sub.cap) this.send(sub, "page", cut(page, sub.cap));
+  }
+
+  send(sub, name, data) {
+    try {
+      sub.out.enqueue(event(name, data));
+    } catch {
+      this.drop(sub);
+    }
+  }
+
+  /** Ends `sub`'s stream (or its wait for one) and leaves the group when it was the last. */
+  drop(sub, reason) {
+    if (!this.subs.delete(sub)) return;
+    try {
+      if (sub.out) reason ? sub.out.error(reason) : sub.out.close();
+      else sub.reject(reason ?? new Error("the stream ended"));
+    } catch {
+      // already closed by its reader
+    }
+    if (this.subs.size === 0) this.leave();
+  }
+
+  leave() {
+    groups.delete(this.key);
+    this.upstream?.abort.abort();
+    this.upstream = null;
+    this.post({ t: "bye", tab: TAB });
+    this.stop.abort();
+    this.release?.();
+    this.channel?.close();
+  }
+
+  post(message) {
+    this.channel?.postMessage(message);
+  }
+
+  /** This tab's turn to hold the stream. */
+  hold() {
+    this.holding = true;
+    this.post({ t: "hello" });
+    if (this.subs.size) this.connectSoon();
+  }
+
+  /** Opens (or reopens, for more views) the stream in the next task, so the widgets mounted in
+   *  this one (the elements of a page, all started when the wasm is) are asked for in one. */
+  connectSoon() {
+    if (this.connecting) return;
+    this.connecting = true;
+    setTimeout(() => {
+      this.connecting = false;
+      if (groups.get(this.key) === this && this.holding) this.connect();
+    });
+  }
+
+  async connect() {
+    const views = union([...this.views(), ...[...this.remote.values()].flat()]);
+    if (!views || (this.upstream && this.upstream.views === views)) return;
+    this.upstream?.abort.abort();
+    const up = (this.upstream = { abort: new AbortController(), views, open: false });
+    const current = () => this.upstream === up;
+    let res;
+    try {
+      res = await fetch(`${this.url}?views=${views}`, {
+        headers: { Authorization: this.authorization },
+        signal: up.abort.signal,
+      });
+    } catch (e) {
+      if (current()) this.ended(e);
+      return;
+    }
+    if (!current()) return;
+    if (res.status !== 200) {
+      // A refusal (401, 403, 503 busy…): each waiting widget gets it as its own answer.
+      const body = await res.arrayBuffer().catch(() => new ArrayBuffer(0));
+      if (!current()) return;
+      this.upstream = null;
+      for (const sub of [...this.subs]) {
+        if (sub.out) this.drop(sub);
+        else {
+          this.subs.delete(sub);
+          sub.resolve(new Response(body, { status: res.status, headers: res.headers }));
+        }
+      }
+      if (this.subs.size === 0) this.leave();
+      return;
+    }
+    up.open = true;
+    for (const sub of this.subs) if (!sub.out) this.start(sub);
+    try {
+      await this.read(res.body.getReader(), current);
+    } catch {
+      // cut off: as below
+    }
+    if (current()) this.ended();
+  }
+
+  /** The stream ended or failed: so do the widgets' streams (they try again, with back-off). */
+  ended(reason) {
+    this.upstream = null;
+    for (const sub of [...this.subs]) this.drop(sub, sub.out ? undefined : reason);
+  }
+
+  async read(reader, current) {
+    const decoder = new TextDecoder();
+    let text = "";
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || !current()) return;
+      text += decoder.decode(value, { stream: true });
+      let at;
+      while ((at = text.indexOf("\n\n")) >= 0) {
+        const block = text.slice(0, at);
+        text = text.slice(at + 2);
+        const name = /^event:\s*(.*)$/m.exec(block)?.[1].trim();
+        const data = /^data:\s*(.*)$/m.exec(block)?.[1] ?? "";
+        if (!name) {
+          this.beat();
+          this.post({ t: "beat" });
+          continue;
+        }
+        // The token's end is this tab's own (the others' tokens may hold): not told to them.
+        if (name !== "unauthenticated") this.post({ t: "event", name, data });
+        this.deliver(name, data);
+      }
+    }
+  }
+
+  beat() {
+    for (const sub of this.subs) if (sub.out) sub.out.enqueue(KEEP_ALIVE);
+  }
+
+  /** An event of the stream, to this tab's widgets: a page, cut to each one's cap. */
+  deliver(name, data) {
+    if (name !== "page") {
+      for (const sub of [...this.subs]) if (sub.out) this.send(sub, name, data);
+      return;
+    }
+    let page;
+    try {
+      page = JSON.parse(data);
+    } catch {
+      return;
+    }
+    this.pages.set(page.filter, page);
+    for (const sub of [...this.subs]) {
+      if (sub.out && sub.filter === page.filter && page.cap >= sub.cap) this.send(sub, "page", cut(page, sub.cap));
+    }
+  }
+
+  /** What another tab of this group said. */
+  heard(m) {
+    if (m.t === "event" && !this.holding) this.deliver(m.name, m.data);
+    else if (m.t === "beat" && !this.holding) this.beat();
+    else if (m.t === "hello" && !this.holding) this.post({ t: "want", tab: TAB, views: this.views() });
+    else if (m.t === "want" && this.holding) {
+      this.remote.set(m.tab, m.views);
+      if (!this.upstream?.open || m.views.some((v) => !covers(this.upstream.views, v))) this.connectSoon();
+      // A tab that just joined gets the pages at once, not at the next change.
+      else for (const page of this.pages.values()) this.post({ t: "event", name: "page", data: JSON.stringify(page) });
+    } else if (m.t === "bye") this.remote.delete(m.tab);
+  }
+}
+
+/** A page of the shared stream, as a stream of `cap` cards would have sent it: the same first
+ *  cards (server/tests/marker_index.rs checks that a smaller cap gives a prefix). Its `more` can
+ *  be the surer one: the server's page of `cap` says "there may be more" when it did not look
+ *  further, and the larger page did. */
+function cut({ filter, cap: _, ...page }, cap) {
+  const cards = page.cards.slice(0, cap);
+  return JSON.stringify({ ...page, cards, more: page.more || page.cards.length > cap });
+}
