@@ -26,5 +26,5 @@ export const CARD_FIELDS = { created_at: "string", finished_at: "string?", id: "
 export const OWNER_FIELDS = { name: "string", sub: "string" };
 
 /** The body of a widget's first `recent` call, byte for byte as the widget sends it and serde
- *  writes api::Recent: filter "all", no cursor. */
-export const firstPageBody = (ws, cap) => `{"ws":${JSON.stringify(ws)},"filter":"all","cap":${cap},"before":null}`;
+ *  writes api::Recent: no cursor. */
+export const firstPageBody = (ws, cap, filter = "all") => `{"ws":${JSON.stringify(ws)},"filter":${JSON.stringify(filter)},"cap":${cap},"before":null}`;

@@ -11,6 +11,7 @@
 // options one to one; README.md, "Embedding", lists them. Its pickup:* events are composed,
 // so they reach the element and bubble on from it.
 import { load, cssUrl } from "./loader.js";
+import { early } from "./early.js";
 
 const ATTRIBUTES = ["workspace", "server", "cap", "refresh", "locale", "filter"];
 
@@ -126,14 +127,19 @@ export class PickupRecent extends HTMLElement {
     this.#box.replaceChildren();
     // Waits for what it needs: connected, a workspace, and a token or a getToken.
     if (!this.isConnected || !options) return;
+    // The first page, asked for (and drawn) while the wasm downloads: early.js.
+    delete this.#box.pickupPrefetch;
+    const endEarly = early(this.#box, options);
     let glue;
     try {
       glue = await load();
     } catch (e) {
+      endEarly?.();
+      this.#box.replaceChildren(); // no widget will take over the drawing
       this.#fail("the widget's code could not be loaded", e);
       return;
     }
-    if (run !== this.#run) return; // changed or removed meanwhile: that run mounts
+    if (run !== this.#run) return endEarly?.(); // changed or removed meanwhile: that run mounts
     try {
       this.#box.removeAttribute("data-pickup-token");
       this.#handle = glue.mount(this.#box, options);
@@ -141,6 +147,9 @@ export class PickupRecent extends HTMLElement {
     } catch (e) {
       this.#fail(typeof e === "string" ? e : "the widget could not start", e);
     }
+    // Kept until the widget's own stream has joined the shared one (it opens as the widget
+    // starts, in this task's microtasks), so the shared stream is not closed and opened again.
+    if (endEarly) setTimeout(endEarly);
   }
 
   #options() {

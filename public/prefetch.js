@@ -23,13 +23,18 @@ export function prefetch(el) {
     cap = param("cap") ?? cap;
   }
   if (!ws || !token) return null;
-  const n = cap === null || cap.trim() === "" || !/^[0-9+\-.eE]+$/.test(cap.trim()) ? NaN : Number(cap.trim());
-  cap = n >= 0 && n <= NONSENSE_ABOVE ? Math.min(MAX_CAP, Math.max(MIN_CAP, Math.round(n))) : DEFAULT_CAP;
-  const url = `${(attr("data-pickup-server") ?? "").replace(/\/+$/, "")}${RECENT_PATH}`;
-  const body = firstPageBody(ws, cap);
-  const authorization = `Bearer ${token}`;
-  const headers = { "Content-Type": "application/json", Accept: "application/json", Authorization: authorization };
-  const response = fetch(url, { method: "POST", headers, body });
+  const asked = firstRequest({ server: attr("data-pickup-server"), ws, token, cap });
+  const headers = { "Content-Type": "application/json", Accept: "application/json", Authorization: asked.authorization };
+  const response = fetch(asked.url, { method: "POST", headers, body: asked.body });
   response.catch(() => {}); // the widget asks again
-  return (el.pickupPrefetch = { url, body, authorization, response });
+  return (el.pickupPrefetch = { ...asked, response });
+}
+
+/** A widget's first `recent` request as the widget makes it: its URL, body and authorization,
+ *  and the cap it asks for (the rule of options.rs). */
+export function firstRequest({ server, ws, token, cap, filter = "all" }) {
+  const n = cap == null || cap.trim() === "" || !/^[0-9+\-.eE]+$/.test(cap.trim()) ? NaN : Number(cap.trim());
+  cap = n >= 0 && n <= NONSENSE_ABOVE ? Math.min(MAX_CAP, Math.max(MIN_CAP, Math.round(n))) : DEFAULT_CAP;
+  server = (server ?? "").replace(/\/+$/, "");
+  return { url: `${server}${RECENT_PATH}`, body: firstPageBody(ws, cap, filter), authorization: `Bearer ${token}`, server, cap };
 }

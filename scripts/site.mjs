@@ -36,9 +36,9 @@ function minified(js) {
 }
 
 // One script with the modules it imports (public/prefetch.js, contract.js, safe-link.js,
-// loader.js, share.js), minified. The glue's dynamic import names a file that is not there yet, and is
-// left as it is.
-const BUNDLED_ONLY = ["prefetch.js", "home.js", "contract.js", "safe-link.js", "loader.js", "share.js"];
+// loader.js, share.js, draw.js, early.js), minified. The glue's dynamic import names a file
+// that is not there yet, and is left as it is.
+const BUNDLED_ONLY = ["prefetch.js", "home.js", "contract.js", "safe-link.js", "loader.js", "share.js", "draw.js", "early.js"];
 function bundled(entry, format) {
   try {
     return execFileSync("esbuild", [entry, "--bundle", "--minify", `--format=${format}`, "--log-level=error"]);

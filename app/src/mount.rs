@@ -44,6 +44,9 @@ pub fn start() {
 /// `<pickup-recent>` element (public/pickup-element.js) mounts through this too.
 #[wasm_bindgen]
 pub fn mount(element: HtmlElement, options: JsValue) -> Result<JsValue, JsValue> {
+    // The element's first page, when `<pickup-recent>` asked for it before the wasm was here
+    // (public/early.js); taken first, as in `mount_from_attributes`.
+    let prefetched = Prefetched::take_from(&element);
     let get = |name: &str| {
         js_sys::Reflect::get(&options, &JsValue::from_str(name))
             .ok()
@@ -84,7 +87,7 @@ pub fn mount(element: HtmlElement, options: JsValue) -> Result<JsValue, JsValue>
             labels,
             locale: text("locale"),
             filter: text("filter"),
-            prefetched: None,
+            prefetched,
         },
         warnings,
     )?;
@@ -106,7 +109,8 @@ struct Mounting {
     locale: Option<String>,
     /// "all" (the default) or "mine".
     filter: Option<String>,
-    /// The first page, asked for by the loader (widgets mounted at load only).
+    /// The first page, asked for before the wasm was here (by the loader, for widgets mounted
+    /// at load; by `<pickup-recent>`).
     prefetched: Option<Prefetched>,
 }
 

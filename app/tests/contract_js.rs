@@ -81,19 +81,29 @@ fn page(optional: bool) -> RecentPage {
 }
 
 /// The first page's request body as serde writes `api::Recent` (its fields in declaration
-/// order), as a JavaScript template with the caller's workspace and cap in its holes.
+/// order), as a JavaScript template with the caller's workspace, cap and filter in its holes.
 fn first_page_body() -> String {
     let body = serde_json::to_string(&Recent {
         ws: WS_HOLE.into(),
-        filter: Filter::All,
+        filter: Filter::Mine,
         cap: Some(CAP_HOLE),
         before: None,
     })
     .unwrap();
-    let ws = serde_json::to_string(WS_HOLE).unwrap();
-    let cap = CAP_HOLE.to_string();
-    assert_eq!(body.matches(&ws).count(), 1, "{body}");
-    assert_eq!(body.matches(&cap).count(), 1, "{body}");
+    let holes = [
+        (
+            serde_json::to_string(WS_HOLE).unwrap(),
+            "${JSON.stringify(ws)}",
+        ),
+        (CAP_HOLE.to_string(), "${cap}"),
+        (
+            serde_json::to_string(&Filter::Mine).unwrap(),
+            "${JSON.stringify(filter)}",
+        ),
+    ];
+    for (hole, _) in &holes {
+        assert_eq!(body.matches(hole.as_str()).count(), 1, "{body}");
+    }
     // The literal parts, as a template literal's text: a backslash, a backtick or `${` of
     // their own must stay text.
     let literal = |text: &str| {
@@ -101,16 +111,30 @@ fn first_page_body() -> String {
             .replace('`', "\\`")
             .replace("${", "\\${")
     };
-    let template = body
-        .split(&ws)
-        .map(|part| {
-            part.split(&cap)
-                .map(literal)
-                .collect::<Vec<_>>()
-                .join("${cap}")
-        })
-        .collect::<Vec<_>>()
-        .join("${JSON.stringify(ws)}");
+    // Split at each hole in turn; the literal parts are escaped once, at the end.
+    let mut parts: Vec<Result<String, &str>> = vec![Ok(body)];
+    for (hole, js) in &holes {
+        parts = parts
+            .into_iter()
+            .flat_map(|part| match part {
+                Ok(text) => {
+                    let mut out = Vec::new();
+                    for (i, piece) in text.split(hole.as_str()).enumerate() {
+                        if i > 0 {
+                            out.push(Err(*js));
+                        }
+                        out.push(Ok(piece.to_string()));
+                    }
+                    out
+                }
+                hole => vec![hole],
+            })
+            .collect();
+    }
+    let template: String = parts
+        .into_iter()
+        .map(|part| part.map_or_else(str::to_string, |text| literal(&text)))
+        .collect();
     format!("`{template}`")
 }
 
@@ -149,8 +173,8 @@ export const CARD_FIELDS = {card};
 export const OWNER_FIELDS = {owner};
 
 /** The body of a widget's first `recent` call, byte for byte as the widget sends it and serde
- *  writes api::Recent: filter "all", no cursor. */
-export const firstPageBody = (ws, cap) => {body};
+ *  writes api::Recent: no cursor. */
+export const firstPageBody = (ws, cap, filter = "all") => {body};
 "#,
         recent = <Recent as ServerFn>::PATH,
         dismiss = <Dismiss as ServerFn>::PATH,
@@ -183,10 +207,11 @@ fn the_first_page_body_is_what_the_server_reads() {
     let filled = body
         .trim_matches('`')
         .replace("${JSON.stringify(ws)}", "\"acme\"")
-        .replace("${cap}", "8");
+        .replace("${cap}", "8")
+        .replace("${JSON.stringify(filter)}", "\"mine\"");
     let args: Recent = serde_json::from_str(&filled).unwrap();
     assert_eq!(args.ws, "acme");
-    assert_eq!(args.filter, Filter::All);
+    assert_eq!(args.filter, Filter::Mine);
     assert_eq!(args.cap, Some(DEFAULT_CAP));
     assert_eq!(args.before, None);
 }

@@ -1,5 +1,6 @@
 // The walking skeleton, end to end: empty store → producer API → server function → widget.
-import { test, expect } from "./pickup";
+import { test, expect, startPickup } from "./pickup";
+import { HostPage } from "./host";
 
 test("the home page shows the registered items, newest first", async ({ page, pickup }) => {
   const producer = pickup.token("ci-bot", ["acme"], { name: "CI bot", write: true });
@@ -99,7 +100,10 @@ const shapeOf = (page: import("@playwright/test").Page, selector: string, leaveO
       const attrs = [...node.attributes].filter((a) => !leaveOut.includes(a.name)).map((a) => `${a.name}=${a.value}`).sort();
       return { tag: node.tagName.toLowerCase(), attrs, children };
     };
-    return shape(document.querySelector(selector)!);
+    // `host::shadow inner`: `inner` in `host`'s shadow root.
+    const [host, inner] = selector.split("::shadow ");
+    const el = document.querySelector(host)!;
+    return shape(inner ? el.shadowRoot!.querySelector(inner)! : el);
   }, [selector, leaveOut] as const);
 
 test("the home page draws its first page before the wasm has arrived, as the widget draws it", async ({ page, pickup }) => {
@@ -136,6 +140,46 @@ test("the home page draws its first page before the wasm has arrived, as the wid
   const widget = await shapeOf(page, home, ["data-live"]);
   expect(drawn).toEqual(widget);
   expect(await page.evaluate(() => (window as any).skeletonShown)).toBeUndefined();
+});
+
+test("<pickup-recent> on a host page draws its first page from the shared stream before the wasm has arrived", async ({ page, pickup }) => {
+  const host = await HostPage.start();
+  const server = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });
+  try {
+    const bot = server.token("bot", ["acme"], { name: "Bot", write: true });
+    const alice = server.token("alice", ["acme"], { name: "Alice", write: true });
+    await server.register(bot, "acme", { key: "a", title: "The bot's", status: "running" });
+    await server.register(alice, "acme", { key: "b", title: "Oldest of mine", status: "succeeded" });
+    await server.register(alice, "acme", { key: "c", title: "Newest of mine", status: "running", progress: 0.5 });
+    host.serve(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Host</title></head><body>
+<pickup-recent workspace="acme" server="${server.url}" token="${alice}" cap="1" filter="mine"></pickup-recent>
+<script type="module" src="${server.url}/pickup.js"></script></body></html>`);
+    const requests: string[] = [];
+    page.on("request", (r) => requests.push(new URL(r.url()).pathname));
+    let release: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    await page.route("**/*.wasm", async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto(host.origin);
+    const el = "pickup-recent::shadow div";
+    await expect(page.locator("pickup-recent .pickup-card-title")).toHaveText(["Newest of mine"]);
+    await expect(page.locator("pickup-recent").getByRole("button", { name: "Mine", exact: true })).toHaveAttribute("aria-pressed", "true");
+    for (const b of await page.locator("pickup-recent").getByRole("button").all()) await expect(b).toBeDisabled();
+    const drawn = await shapeOf(page, el, ["disabled", "data-pickup-drawn", "data-live"]);
+
+    release!();
+    await expect(page.locator("pickup-recent").getByRole("button", { name: "Refresh" })).toBeEnabled();
+    await expect(page.locator("pickup-recent section.pickup")).toHaveAttribute("data-live", "live");
+    expect(await shapeOf(page, el, ["data-live"])).toEqual(drawn);
+    // One request for the page and the live updates, the stream's; no `recent` call at all.
+    expect(requests.filter((p) => p.endsWith("/live"))).toHaveLength(1);
+    expect(requests.filter((p) => p === "/api/recent")).toHaveLength(0);
+  } finally {
+    await server.stop();
+    await host.stop();
+  }
 });
 
 test("a first page that comes after the widget could not sign in is not drawn over its message", async ({ page, pickup }) => {

@@ -53,7 +53,7 @@ test("eight tabs over HTTP/1 all live on one stream; when its tab closes, anothe
   }
 });
 
-test("widgets of one page with other caps and filters share one stream, each with its own page", async ({ page }) => {
+test("widgets of one page with other caps and filters share one request, the stream, each with its own page", async ({ page }) => {
   const host = await HostPage.start();
   const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });
   try {
@@ -66,10 +66,15 @@ test("widgets of one page with other caps and filters share one stream, each wit
 ${el("two", 'cap="2"')}${el("five", 'cap="5"')}${el("mine", 'cap="3" filter="mine"')}
 <script type="module" src="${pickup.url}/pickup.js"></script></body></html>`);
     const opened = liveRequests(page.context());
+    const recent: string[] = [];
+    page.on("request", (r) => r.url().endsWith("/api/recent") && recent.push(r.postData() ?? ""));
     await page.goto(host.origin);
     for (const id of ["#two", "#five", "#mine"]) await expect(widget(page, id)).toHaveAttribute("data-live", "live");
+    await expect(titles(page, "#mine")).toHaveText(["Alice 1"]);
+    // Their first pages came by the one stream too (early.js): no `recent` call.
     expect(opened).toHaveLength(1);
     expect(new URL(opened[0]).searchParams.get("views")).toBe("all:5,mine:3");
+    expect(recent).toEqual([]);
 
     await pickup.register(alice, "acme", { key: "alice-2", title: "Alice 2", status: "running" });
     await expect(titles(page, "#two")).toHaveText(["Alice 2", "Alice 1"], { timeout: 3_000 });

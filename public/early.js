@@ -1,0 +1,76 @@
+// <pickup-recent>'s head start: its first page asked for, and drawn, before the wasm has arrived
+// (on a host page that is a download and a start-up the card need not wait for). The page comes
+// from the browser's shared live stream (share.js): the element's widgets, whatever their caps
+// and filters, and those of the browser's other tabs, ask the server once between them. If the
+// stream cannot be had (refused, or a server without streams), the element asks `recent` itself.
+//
+// The widget takes the answer as its own first call's (app/src/client.rs: the same URL, body
+// and token), and keeps the drawing (draw.js) in front of itself until it has drawn its own.
+import { firstRequest } from "./prefetch.js";
+import { drawing } from "./draw.js";
+
+const SHARE = Symbol.for("pickup:share");
+const FILTERS = ["all", "mine"];
+
+/** Asks for the first page of the widget `options` describe, to be mounted into `box`; leaves
+ *  the request on `box` as `pickupPrefetch`, and draws the page there when it comes first.
+ *  Returns what ends the early subscription (call it once the widget has its own stream, which
+ *  then keeps the shared one open), or null when there is nothing to ask ahead (no token yet, a
+ *  host's labels or locale). */
+export function early(box, { workspace, token, server, cap, filter = "all", labels, locale }) {
+  if (!token || labels || locale || !FILTERS.includes(filter) || !globalThis[SHARE]) return null;
+  const asked = firstRequest({ server, ws: workspace, token, cap, filter });
+  const stop = new AbortController();
+  const live = `${asked.server}/api/v1/workspaces/${encodeURIComponent(workspace)}/live?filter=${filter}&cap=${asked.cap}`;
+  const viaStream = Promise.race([firstPage(live, asked.authorization, stop.signal), patience()]);
+  const response = viaStream.catch(() =>
+    fetch(asked.url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json", Authorization: asked.authorization },
+      body: asked.body,
+    }),
+  );
+  const prefetched = (box.pickupPrefetch = { url: asked.url, body: asked.body, authorization: asked.authorization, response });
+  response
+    .then(async (r) => {
+      // Taken by the widget already (it deletes `pickupPrefetch`): it draws.
+      if (!r.ok || box.pickupPrefetch !== prefetched) return;
+      const drawn = drawing(await r.clone().json(), filter);
+      if (box.pickupPrefetch === prefetched && drawn) box.replaceChildren(drawn);
+    })
+    .catch(() => {}); // the widget asks again, and says what failed
+  // Ended once the first page is in (or given up on): ended sooner, the page would be asked
+  // for again.
+  return () => viaStream.catch(() => {}).finally(() => stop.abort());
+}
+
+/** How long the first page may take by the stream before `recent` is asked instead: long
+ *  enough for a slow network's round trips, and a bound on a shared stream whose holder tab is
+ *  still trying to open it. */
+const PATIENCE_MS = 5000;
+const patience = () => new Promise((_, reject) => setTimeout(() => reject(new Error("no page yet")), PATIENCE_MS));
+
+/** The first page of a live stream, as the answer of a `recent` call; the stream stays open
+ *  (one subscription of the shared stream) until `signal` ends it. */
+async function firstPage(url, authorization, signal) {
+  const res = await globalThis[SHARE].fetch(url, { headers: { Authorization: authorization }, signal });
+  if (res.status !== 200) throw new Error(`the stream answered ${res.status}`);
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) throw new Error("the stream ended");
+    text += decoder.decode(value, { stream: true });
+    let at;
+    while ((at = text.indexOf("\n\n")) >= 0) {
+      const block = text.slice(0, at);
+      text = text.slice(at + 2);
+      const name = /^event:\s*(.*)$/m.exec(block)?.[1].trim();
+      if (!name) continue; // a keep-alive
+      if (name !== "page") throw new Error(`the stream said ${name}`);
+      const data = /^data:\s*(.*)$/m.exec(block)?.[1] ?? "";
+      return new Response(data, { status: 200, headers: { "Content-Type": "application/json" } });
+    }
+  }
+}
