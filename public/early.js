@@ -8,6 +8,7 @@
 // and token), and keeps the drawing (draw.js) in front of itself until it has drawn its own.
 import { firstRequest } from "./prefetch.js";
 import { drawing } from "./draw.js";
+import { events } from "./share.js";
 
 const SHARE = Symbol.for("pickup:share");
 const FILTERS = ["all", "mine"];
@@ -55,22 +56,10 @@ const patience = () => new Promise((_, reject) => setTimeout(() => reject(new Er
 async function firstPage(url, authorization, signal) {
   const res = await globalThis[SHARE].fetch(url, { headers: { Authorization: authorization }, signal });
   if (res.status !== 200) throw new Error(`the stream answered ${res.status}`);
-  const reader = res.body.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) throw new Error("the stream ended");
-    text += decoder.decode(value, { stream: true });
-    let at;
-    while ((at = text.indexOf("\n\n")) >= 0) {
-      const block = text.slice(0, at);
-      text = text.slice(at + 2);
-      const name = /^event:\s*(.*)$/m.exec(block)?.[1].trim();
-      if (!name) continue; // a keep-alive
-      if (name !== "page") throw new Error(`the stream said ${name}`);
-      const data = /^data:\s*(.*)$/m.exec(block)?.[1] ?? "";
-      return new Response(data, { status: 200, headers: { "Content-Type": "application/json" } });
-    }
+  for await (const { name, data } of events(res.body.getReader())) {
+    if (!name) continue; // a keep-alive
+    if (name !== "page") throw new Error(`the stream said ${name}`);
+    return new Response(data, { status: 200, headers: { "Content-Type": "application/json" } });
   }
+  throw new Error("the stream ended");
 }

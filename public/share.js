@@ -227,27 +227,16 @@ class Group {
   }
 
   async read(reader, current) {
-    const decoder = new TextDecoder();
-    let text = "";
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done || !current()) return;
-      text += decoder.decode(value, { stream: true });
-      let at;
-      while ((at = text.indexOf("\n\n")) >= 0) {
-        const block = text.slice(0, at);
-        text = text.slice(at + 2);
-        const name = /^event:\s*(.*)$/m.exec(block)?.[1].trim();
-        const data = /^data:\s*(.*)$/m.exec(block)?.[1] ?? "";
-        if (!name) {
-          this.beat();
-          this.post({ t: "beat" });
-          continue;
-        }
-        // The token's end is this tab's own (the others' tokens may hold): not told to them.
-        if (name !== "unauthenticated") this.post({ t: "event", name, data });
-        this.deliver(name, data);
+    for await (const { name, data } of events(reader)) {
+      if (!current()) return;
+      if (!name) {
+        this.beat();
+        this.post({ t: "beat" });
+        continue;
       }
+      // The token's end is this tab's own (the others' tokens may hold): not told to them.
+      if (name !== "unauthenticated") this.post({ t: "event", name, data });
+      this.deliver(name, data);
     }
   }
 
@@ -284,6 +273,25 @@ class Group {
       // A tab that just joined gets the pages at once, not at the next change.
       else for (const page of this.pages.values()) this.post({ t: "event", name: "page", data: JSON.stringify(page) });
     } else if (m.t === "bye") this.remote.delete(m.tab);
+  }
+}
+
+/** A stream's server-sent events as they come: `{name, data}`, `name` undefined for a comment
+ *  (a keep-alive). Pickup's events have one data line. */
+export async function* events(reader) {
+  const decoder = new TextDecoder();
+  let text = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    text += decoder.decode(value, { stream: true });
+    let at;
+    while ((at = text.indexOf("\n\n")) >= 0) {
+      const block = text.slice(0, at);
+      text = text.slice(at + 2);
+      const name = /^event:\s*(.*)$/m.exec(block)?.[1].trim();
+      yield { name, data: /^data:\s*(.*)$/m.exec(block)?.[1] ?? "" };
+    }
   }
 }
 

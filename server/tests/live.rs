@@ -7,7 +7,7 @@ use common::server::Server;
 use serde_json::{json, Value};
 use std::time::Duration;
 
-use common::stream::{client, register, token, Events, PATIENCE};
+use common::stream::{client, get_json, register, token, Events, PATIENCE};
 
 /// With a period of an hour, only the writes through this server can explain each page: a
 /// new item, its update, a dismissal by this viewer from elsewhere, and a removal.
@@ -227,17 +227,8 @@ async fn one_stream_carries_several_pages_each_as_recent_gives_it() {
     let recent = |filter: &'static str, cap: u64| {
         let (url, bob) = (s.url.clone(), bob.clone());
         async move {
-            let page: Value = client()
-                .get(format!(
-                    "{url}/api/v1/workspaces/acme/recent?filter={filter}&cap={cap}"
-                ))
-                .bearer_auth(&bob)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let recent = format!("{url}/api/v1/workspaces/acme/recent?filter={filter}&cap={cap}");
+            let page = get_json(&recent, &bob).await;
             (page["cards"].clone(), page["more"].clone())
         }
     };

@@ -36,6 +36,7 @@ pub struct Phase {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct Busy {
+    pub seconds: f64,
     pub per_s: BTreeMap<String, f64>,
     pub usd_per_month: f64,
     pub writes: usize,
@@ -130,6 +131,11 @@ pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Ve
         let w = r.workspaces as f64;
         let listings = per(&r.idle.per_s, "list") * v.reconcile_every_s / w;
         let reads = per(&r.idle.per_s, "get");
+        // What the writes cost the store beyond the writers' own requests: the busy phase's
+        // requests less the writers' and less what the idle phase spent in the same time.
+        let idle_per_s: f64 = r.idle.per_s.values().sum();
+        let per_write = r.busy.beyond_the_writers_per_write
+            - idle_per_s * r.busy.seconds / r.busy.writes.max(1) as f64;
         let p95 = r.busy.latency_ms_p95.unwrap_or(f64::NAN);
         let rows = [
             (
@@ -156,14 +162,18 @@ pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Ve
             (
                 t_busy.clone(),
                 format!(
-                    "{} per write over {} writes",
+                    "{} per write over {} writes ({} with the idle phase's reconciles over the \
+                     same {} s counted in: they come whether or not anyone writes, and are \
+                     judged above)",
+                    rate(per_write),
+                    r.busy.writes,
                     rate(r.busy.beyond_the_writers_per_write),
-                    r.busy.writes
+                    ms(r.busy.seconds)
                 ),
-                if r.busy.beyond_the_writers_per_write <= 1.0 {
+                if per_write <= 1.0 {
                     Met::Yes
                 } else {
-                    Met::No(format!("{} > 1", rate(r.busy.beyond_the_writers_per_write)))
+                    Met::No(format!("{} > 1", rate(per_write)))
                 },
             ),
             (

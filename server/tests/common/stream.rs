@@ -26,6 +26,19 @@ pub fn token(sub: &str, ws: &str, write: bool, ttl: &str) -> String {
         .to_string()
 }
 
+/// `GET url` with `token`, its JSON answer.
+pub async fn get_json(url: &str, token: &str) -> Value {
+    client()
+        .get(url)
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
 /// A stream of server-sent events, parsed.
 pub struct Events {
     res: reqwest::Response,
