@@ -275,7 +275,7 @@ fn host_section(out: &mut String, host: Option<&HostLoads>, verdicts: &mut Vec<V
         .collect();
     let _ = writeln!(
         out,
-        "A host app's page (its own origin, `<pickup-recent>` in its HTML, `pickup.js` from \
+        "\nA host app's page (its own origin, `<pickup-recent>` in its HTML, `pickup.js` from \
          Pickup's origin), cold, on Fast 3G: median first card {} ms (max {} ms) over {} loads. \
          The element draws its first page from the live stream before the wasm has arrived \
          (public/early.js): the page, `pickup.js`, then the stream, {} requests in a row \
