@@ -521,6 +521,16 @@ async fn item(command: ItemCommand) -> anyhow::Result<()> {
 
 async fn prune(p: PruneArgs) -> anyhow::Result<()> {
     let index = p.store.index()?;
+    if !p.dry_run {
+        let moved = index
+            .store()
+            .move_legacy()
+            .await
+            .context("moving keys of the old layout")?;
+        if moved.moved > 0 {
+            println!("moved {} keys of the old layout to ws/{{ws}}/", moved.moved);
+        }
+    }
     let targets = match &p.ws {
         Some(ws) => vec![Workspace::parse(ws)?],
         None => crate::index::workspaces(&index)

@@ -139,6 +139,10 @@ pub async fn serve(
         }
         Ok(()) => {}
     }
+    // Before the first request: a store an older Pickup wrote keeps its items.
+    if let Err(e) = pickup.index.store().move_legacy().await {
+        tracing::warn!(error = %e, "could not move keys of the old layout; the janitor tries again every PICKUP_JANITOR_EVERY");
+    }
     if let Some(clock) = pickup.index.clock_status().await.warning() {
         tracing::error!("{clock}");
     }

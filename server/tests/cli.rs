@@ -40,7 +40,7 @@ async fn prune_dry_run_on_the_demo_store_says_what_and_why_and_deletes_nothing()
         "{stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("would delete markers/demo/"), "{stdout}");
+    assert!(stdout.contains("would delete ws/demo/markers/"), "{stdout}");
     assert!(stdout.contains("superseded by the newer run"), "{stdout}");
     assert_eq!(file_count(dir.path()), before, "a dry run deletes nothing");
 
@@ -181,4 +181,56 @@ fn bad_serve_settings_are_refused_before_listening() {
         assert!(!stderr.contains("panicked"), "{var}={value}: {stderr}");
         assert!(!stdout.contains("listening"), "{var}={value}: {stdout}");
     }
+}
+
+/// A store an older Pickup wrote (kind first: `markers/{ws}/{id}`, `items/{ws}/{id}.json`,
+/// `owners/{ws}/{user}/{id}`) keeps its items: `pickup serve` moves them to `ws/{ws}/…`
+/// before it answers, and lists the same cards as before.
+#[tokio::test]
+async fn serve_moves_a_store_of_the_old_layout_and_lists_the_same_cards() {
+    use common::server::{token, Server, SECRET};
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", dir.path().display());
+    let store = pickup::index::store::Store::open(&url).unwrap();
+    let index = pickup::index::Index::new(
+        store,
+        Default::default(),
+        8,
+        std::sync::Arc::new(pickup::index::SystemClock),
+    );
+    pickup::demo::seed(&index).await.unwrap();
+    let ids = |page: &serde_json::Value| -> Vec<String> {
+        let cards = page["cards"].as_array().unwrap();
+        cards
+            .iter()
+            .map(|c| c["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let viewer = token(SECRET, "demo-viewer", "demo", false);
+    let mut first = Server::start_on("new", &url, SECRET, &[]);
+    let before = ids(&first.recent_page(&viewer, "demo", "cap=50").await);
+    first.terminate();
+    assert!(!before.is_empty());
+
+    // Back to the old layout: `ws/demo/{kind}/{rest}` becomes `{kind}/demo/{rest}`.
+    let new_root = dir.path().join("ws");
+    for file in common::server::walk(&new_root) {
+        let rel = file.strip_prefix(&new_root).unwrap();
+        let mut parts = rel.iter();
+        let (ws, kind) = (parts.next().unwrap(), parts.next().unwrap());
+        let old = dir.path().join(kind).join(ws).join(parts.as_path());
+        std::fs::create_dir_all(old.parent().unwrap()).unwrap();
+        std::fs::rename(&file, &old).unwrap();
+    }
+    std::fs::remove_dir_all(&new_root).unwrap();
+
+    let mut upgraded = Server::start_on("upgraded", &url, SECRET, &[]);
+    let after = ids(&upgraded.recent_page(&viewer, "demo", "cap=50").await);
+    upgraded.terminate();
+    assert_eq!(after, before, "the same cards after the move");
+    let left: Vec<_> = common::server::walk(dir.path())
+        .into_iter()
+        .filter(|f| !f.starts_with(&new_root))
+        .collect();
+    assert!(left.is_empty(), "old keys left behind: {left:?}");
 }

@@ -290,7 +290,7 @@ async fn a_stored_object_larger_than_any_record_is_not_read() {
     let rec: serde_json::Value = res.json().await.unwrap();
     let id = rec["id"].as_str().unwrap();
     // The same record after 2 MiB of spaces: still valid JSON, so only a bound refuses it.
-    let path = s.dir.path().join(format!("items/{WS}/{id}.json"));
+    let path = s.dir.path().join(format!("ws/{WS}/items/{id}.json"));
     let mut big = vec![b' '; 2 << 20];
     big.extend(serde_json::to_vec(&rec).unwrap());
     std::fs::write(&path, big).unwrap();

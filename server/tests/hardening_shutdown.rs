@@ -186,11 +186,11 @@ fn all_stored(d: &Deployment, tally: &Tally) {
     let root = d.store.path();
     for id in tally.acked.lock().unwrap().iter() {
         assert!(
-            root.join(format!("markers/{WS}/{id}")).exists(),
+            root.join(format!("ws/{WS}/markers/{id}")).exists(),
             "marker {id}"
         );
         assert!(
-            root.join(format!("items/{WS}/{id}.json")).exists(),
+            root.join(format!("ws/{WS}/items/{id}.json")).exists(),
             "record {id}"
         );
     }

@@ -425,11 +425,11 @@ async fn sigterm_during_a_burst_keeps_every_acknowledged_registration() {
     let root = s.dir.path();
     for id in &acked {
         assert!(
-            root.join(format!("markers/acme/{id}")).exists(),
+            root.join(format!("ws/acme/markers/{id}")).exists(),
             "marker of acknowledged {id}"
         );
         assert!(
-            root.join(format!("items/acme/{id}.json")).exists(),
+            root.join(format!("ws/acme/items/{id}.json")).exists(),
             "record of acknowledged {id}"
         );
     }

@@ -500,3 +500,56 @@ fn text_logs_to_a_file_carry_no_colour_codes() {
         "ANSI escapes in a log file: {log:?}"
     );
 }
+
+/// The sum of every sample of `metric` with these labels (a counter with a label more).
+fn total(scrape: &Scrape, metric: &str, labels: &[(&str, &str)]) -> f64 {
+    samples(scrape, metric, labels)
+        .iter()
+        .map(|v| match v {
+            PrometheusValue::Counter(c) => c.value.as_f64(),
+            other => panic!("{metric}: not a counter: {other:?}"),
+        })
+        .sum()
+}
+
+/// A reconcile lists the workspace once (`ws/{ws}/`, every kind of key in one listing), not
+/// once per kind: without a bus a watched workspace is reconciled every PICKUP_LIVE_EVERY, and
+/// nothing else lists the store while nobody writes.
+#[tokio::test]
+async fn a_reconcile_is_one_listing_of_the_workspace() {
+    let s = Server::start(&[
+        ("PICKUP_METRICS_ADDR", "127.0.0.1:0"),
+        ("PICKUP_LIVE_EVERY", "50ms"),
+    ]);
+    let writer = s.token("prod", "acme", true);
+    let viewer = s.token("ada", "acme", false);
+    let id = common::stream::register(&s, &writer, "a").await;
+    common::stream::register(&s, &writer, "b").await;
+    let dismissed = client()
+        .post(format!(
+            "{}/api/v1/workspaces/acme/items/{id}/dismiss",
+            s.url
+        ))
+        .bearer_auth(&viewer)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(dismissed.status(), StatusCode::NO_CONTENT);
+    let mut events = common::stream::Events::open(&s, "acme", &viewer).await;
+    assert_eq!(events.page().await.len(), 1);
+
+    const RECONCILES: &str = "pickup_live_reconciles_total";
+    let lists = |m: &Scrape| value(m, "pickup_store_requests_total", &[("op", "list")]);
+    let before = scrape(&s).await;
+    let after = scrape_until(&s, "twenty more reconciles", |m| {
+        total(m, RECONCILES, &[]) >= total(&before, RECONCILES, &[]) + 20.0
+    })
+    .await;
+    let reconciles = total(&after, RECONCILES, &[]) - total(&before, RECONCILES, &[]);
+    let listed = lists(&after) - lists(&before);
+    // One reconcile may be counted in one scrape and list only after it.
+    assert!(
+        (listed - reconciles).abs() <= 1.0,
+        "{listed} listings in {reconciles} reconciles"
+    );
+}

@@ -765,7 +765,7 @@ async fn run_whose_registration_answer_was_lost_adopts_the_item_instead_of_makin
     let records: Vec<_> = s
         .files()
         .into_iter()
-        .filter(|p| p.to_string_lossy().contains("/items/acme/"))
+        .filter(|p| p.to_string_lossy().contains("/ws/acme/items/"))
         .collect();
     assert_eq!(records.len(), 1, "one item, not two: {records:?}");
     let c = card(&s, "lost").await.unwrap();

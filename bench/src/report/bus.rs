@@ -144,10 +144,7 @@ pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Ve
                 if listings <= LISTINGS_PER_RECONCILE {
                     Met::Yes
                 } else {
-                    Met::No(format!(
-                        "{} > {LISTINGS_PER_RECONCILE}: a reconcile lists markers, owner markers, dismissals and records",
-                        rate(listings)
-                    ))
+                    Met::No(format!("{} > {LISTINGS_PER_RECONCILE}", rate(listings)))
                 },
             ),
             (

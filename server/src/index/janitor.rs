@@ -8,8 +8,11 @@
 //! - records whose marker is gone (an orphan: a registration whose marker put failed, a removal
 //!   cut short), once older than the grace period plus the clock skew;
 //! - dismissals whose marker is gone or going, once older than the grace period;
-//! - owner markers (`owners/{ws}/{user}/{id}`, what "Mine" lists) whose marker is going, or
+//! - owner markers (`ws/{ws}/owners/{user}/{id}`, what "Mine" lists) whose marker is going, or
 //!   gone and older than the grace period plus the clock skew.
+//!
+//! Each period it first moves keys of the old kind-first layout to their new names
+//! (`Store::move_legacy`), which an older server may still be writing during an upgrade.
 //!
 //! It also writes the owner marker of a live item that lacks one (items registered before
 //! owner markers existed), so "Mine" finds every item within one sweep of an upgrade.
@@ -233,6 +236,10 @@ pub async fn every(index: std::sync::Arc<Index>, period: std::time::Duration) {
     tick.tick().await; // the first tick is immediate
     loop {
         tick.tick().await;
+        // An older server may still write the old layout while servers are upgraded.
+        if let Err(e) = index.store().move_legacy().await {
+            tracing::warn!(error = %e, "janitor could not move keys of the old layout");
+        }
         match workspaces(&index).await {
             Ok(all) => {
                 for ws in all {

@@ -1,4 +1,4 @@
-//! The marker index: one empty object per item under `markers/{ws}/`, never a shared list.
+//! The marker index: one empty object per item under `ws/{ws}/markers/`, never a shared list.
 //!
 //! Guarantees:
 //! - A write touches only its own keys and reads nothing shared, so concurrent producers never

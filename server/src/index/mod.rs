@@ -1,4 +1,4 @@
-//! The marker index: one empty object per item under `markers/{ws}/`, never a shared list.
+//! The marker index: one empty object per item under `ws/{ws}/markers/`, never a shared list.
 //!
 //! - [`core`] (private): the pure rules (names, ids, records, what a listing means), tested
 //!   without a store.

@@ -4,7 +4,7 @@
 //! construction. Writes reach the copy as facts; the store is listed only to reconcile.
 
 use super::fact::{Change, Fact};
-use crate::index::store::{uncounted, Expect, Key, ListOrder, Scope, Store, Version};
+use crate::index::store::{uncounted, Expect, Key, KeyKind, ListOrder, Scope, Store, Version};
 use crate::index::{Index, IndexError, ItemId, ItemRecord, Read, UserId, Workspace};
 use app::model::Filter;
 use bytes::Bytes;
@@ -181,22 +181,14 @@ impl Replica {
         let ws = &self.ws;
         let store = real.store();
         let mut done = Reconciled::default();
-        let mut listed_keys = Vec::new();
-        for scope in [
-            Scope::Markers(ws.clone()),
-            Scope::AllOwnerMarkers(ws.clone()),
-            Scope::AllDismissals(ws.clone()),
-        ] {
-            listed_keys.extend(
-                store
-                    .list_versions(&scope)
-                    .await?
-                    .into_iter()
-                    .map(|(k, _)| k),
-            );
-            done.listings += 1;
-        }
-        let records = store.list_versions(&Scope::Records(ws.clone())).await?;
+        // One listing of everything the workspace holds: the empty keys are what they say,
+        // and a record's listed version tells whether the copy's is still current.
+        let (records, listed_keys): (Vec<_>, Vec<_>) = store
+            .list_versions(&Scope::Workspace(ws.clone()))
+            .await?
+            .into_iter()
+            .partition(|(key, _)| key.kind() == KeyKind::Record);
+        let listed_keys: Vec<Key> = listed_keys.into_iter().map(|(k, _)| k).collect();
         done.listings += 1;
         let next = empty_copy(real);
         let mut held = HashMap::new();
@@ -261,14 +253,14 @@ impl Replica {
     async fn keys(&self) -> std::collections::BTreeSet<Key> {
         let mut out = std::collections::BTreeSet::new();
         let memory = self.copy.store();
-        for scope in [
-            Scope::Markers(self.ws.clone()),
-            Scope::AllOwnerMarkers(self.ws.clone()),
-            Scope::AllDismissals(self.ws.clone()),
-        ] {
-            if let Ok(found) = uncounted(memory.list_versions(&scope)).await {
-                out.extend(found.into_iter().map(|(k, _)| k));
-            }
+        if let Ok(found) = uncounted(memory.list_versions(&Scope::Workspace(self.ws.clone()))).await
+        {
+            out.extend(
+                found
+                    .into_iter()
+                    .map(|(k, _)| k)
+                    .filter(|k| k.kind() != KeyKind::Record),
+            );
         }
         out
     }

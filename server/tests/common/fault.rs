@@ -75,6 +75,34 @@ impl Held {
     }
 }
 
+/// Whether `key` starts with `pattern`, where a `*` in the pattern stands for one whole
+/// path segment: `ws/*/markers/` is every workspace's markers.
+fn under(key: &str, pattern: &str) -> bool {
+    let mut rest = key;
+    for (i, piece) in pattern.split('*').enumerate() {
+        if i > 0 {
+            match rest.find('/') {
+                Some(end) => rest = &rest[end..],
+                None => rest = "",
+            }
+        }
+        match rest.strip_prefix(piece) {
+            Some(after) => rest = after,
+            None => return false,
+        }
+    }
+    true
+}
+
+#[test]
+fn a_star_is_one_segment() {
+    assert!(under("ws/acme/markers/1", "ws/*/markers/"));
+    assert!(under("ws/acme/markers/1", "ws/acme/markers/1"));
+    assert!(!under("ws/acme/items/1.json", "ws/*/markers/"));
+    assert!(!under("ws/acme/owners/markers/1", "ws/*/markers/"));
+    assert!(under("ws/acme/items/1.json", "ws/"));
+}
+
 impl Rules {
     /// Wait at a door, if one is set for this call.
     async fn door(&self, op: Op, key: &str) {
@@ -83,7 +111,7 @@ impl Rules {
             .lock()
             .unwrap()
             .iter()
-            .find(|(o, p, _)| *o == op && key.starts_with(p.as_str()))
+            .find(|(o, p, _)| *o == op && under(key, p))
             .map(|(_, _, h)| h.clone());
         if let Some(h) = held {
             h.reached.notify_one();
@@ -98,7 +126,7 @@ impl Rules {
             .lock()
             .unwrap()
             .iter()
-            .any(|(o, p)| *o == op && key.starts_with(p.as_str()));
+            .any(|(o, p)| *o == op && under(key, p));
         if fails {
             Err(injected(op, key))
         } else {
@@ -111,7 +139,7 @@ impl Rules {
     fn flaky(&self, op: Op, key: &str) -> Option<When> {
         let mut hit = None;
         for f in self.flaky.lock().unwrap().iter_mut() {
-            if f.op == op && key.starts_with(f.prefix.as_str()) {
+            if f.op == op && under(key, &f.prefix) {
                 f.seen += 1;
                 if hit.is_none() && f.seen % f.every == 0 {
                     hit = Some(f.when);

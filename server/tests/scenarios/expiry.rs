@@ -24,7 +24,7 @@ pub async fn by_name_without_a_resolve(b: &Backend) {
         .unwrap();
     assert_eq!(
         faults.calls_of(Op::Get),
-        vec![format!("items/acme/{}.json", young.id)],
+        vec![format!("ws/acme/items/{}.json", young.id)],
         "{}: only the young item is resolved",
         b.name
     );
@@ -96,8 +96,8 @@ pub async fn finished_long_ago(b: &Backend) {
         .flat_map(|(k, _)| {
             let id = k.id();
             [
-                format!("markers/acme/{id}"),
-                format!("items/acme/{id}.json"),
+                format!("ws/acme/markers/{id}"),
+                format!("ws/acme/items/{id}.json"),
             ]
         })
         .collect();

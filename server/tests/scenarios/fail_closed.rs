@@ -19,7 +19,7 @@ pub async fn listing_errors(b: &Backend) {
     let (index, faults, _) = open_faulty(b, &clock);
     reg(&index, "a", Status::Failed, "a").await;
     clock.advance(25 * HOUR);
-    faults.fail(Op::List, "markers/");
+    faults.fail(Op::List, "ws/*/markers");
     faults.forget_calls();
     let read = index.recent(&ws(), &alice(), Filter::All, None, None).await;
     assert!(read.is_err(), "{}: {read:?}", b.name);

@@ -18,10 +18,10 @@ pub async fn transient_faults_are_retried(b: &Backend) {
     let clock = ManualClock::new(T0);
     let (index, faults, _) = open_faulty(b, &clock);
     // Records and markers each fail at most twice in a row, below the retry bound of 3.
-    faults.flaky(Op::Put, "items/", 4, When::After);
-    faults.flaky(Op::Put, "items/", 7, When::Before);
-    faults.flaky(Op::Put, "markers/", 3, When::Before);
-    faults.flaky(Op::Put, "markers/", 5, When::After);
+    faults.flaky(Op::Put, "ws/*/items/", 4, When::After);
+    faults.flaky(Op::Put, "ws/*/items/", 7, When::Before);
+    faults.flaky(Op::Put, "ws/*/markers/", 3, When::Before);
+    faults.flaky(Op::Put, "ws/*/markers/", 5, When::After);
     let mut ids = Vec::new();
     for i in 0..200 {
         // Same key every 10: a retry must not be mistaken for a taken id, nor the reverse.
@@ -68,7 +68,7 @@ pub async fn lost_answer_is_settled(b: &Backend) {
     let clock = ManualClock::new(T0);
     let (index, faults, _) = open_faulty(b, &clock);
     // Every record put is applied and its answer lost; the retry meets the record it wrote.
-    faults.flaky(Op::Put, "items/", 1, When::After);
+    faults.flaky(Op::Put, "ws/*/items/", 1, When::After);
     let r = index
         .register(&ws(), &new_item("a", Status::Running), &producer("a"))
         .await
@@ -94,7 +94,7 @@ pub async fn lost_answer_is_settled(b: &Backend) {
 pub async fn past_the_bound(b: &Backend) {
     let clock = ManualClock::new(T0);
     let (index, faults, _) = open_faulty(b, &clock);
-    faults.fail(Op::Put, "items/");
+    faults.fail(Op::Put, "ws/*/items/");
     let res = index
         .register(&ws(), &new_item("a", Status::Running), &producer("a"))
         .await;
@@ -118,7 +118,7 @@ pub async fn failed_delete_is_retried(b: &Backend) {
     let (index, faults, _) = open_faulty(b, &clock);
     let dead = reg(&index, "a", Status::Cancelled, "a").await;
     clock.advance(25 * HOUR);
-    faults.fail(Op::Delete, "markers/");
+    faults.fail(Op::Delete, "ws/*/markers/");
     let read = index
         .recent(&ws(), &alice(), Filter::All, None, None)
         .await
@@ -155,7 +155,7 @@ async fn a_registration_held_at_its_marker(b: &Backend) -> (pickup::http::Pickup
         .as_secs();
     let token = auth.mint("a", None, &["acme".into()], true, HOUR_DURATION, now);
     let pickup = Pickup::new(index, auth);
-    let door = faults.hold(Op::Put, "markers/");
+    let door = faults.hold(Op::Put, "ws/*/markers/");
     let who = pickup
         .auth
         .authorize::<pickup::http::Write>(Some(&token), "acme")

@@ -94,7 +94,7 @@ pub async fn thirty_days_of_churn(b: &Backend) {
             }
             // The marker never lands: the producer gets an error, the record is an orphan.
             _ => {
-                faults.fail(Op::Put, "markers/");
+                faults.fail(Op::Put, "ws/*/markers/");
                 let ws = if slot % 16 == 7 { &beta } else { &acme };
                 let item = new_item(&key, Status::Running);
                 let res = index.register(ws, &item, &producer("prod")).await;
@@ -146,7 +146,7 @@ pub async fn thirty_days_of_churn(b: &Backend) {
             }
             // Orphan records go once past the grace period (plus skew), at the next sweep.
             for (path, id) in &keys {
-                if path.starts_with("items/beta/") {
+                if path.starts_with("ws/beta/items/") {
                     assert!(
                         now - id.created_ms() <= SWEEP_EVERY + limits.grace_ms + limits.max_skew_ms,
                         "{path} is an old orphan"

@@ -1,4 +1,4 @@
-//! "Mine": the viewer's own items, listed from `owners/{ws}/{viewer}/`.
+//! "Mine": the viewer's own items, listed from `ws/{ws}/owners/{viewer}/`.
 
 use crate::common::backends::Backend;
 use crate::common::fault::Op;

@@ -1,5 +1,5 @@
 //! Ownership: only the subject that registered an item changes it, and every item is listed
-//! under its owner (`owners/{ws}/{user}/`) for "Mine".
+//! under its owner (`ws/{ws}/owners/{user}/`) for "Mine".
 
 use crate::common::backends::Backend;
 use crate::common::*;

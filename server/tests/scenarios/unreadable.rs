@@ -17,7 +17,7 @@ pub async fn read_error(b: &Backend) {
     let a = reg(&index, "a", Status::Running, "a").await;
     let b_item = reg(&index, "b", Status::Running, "a").await;
     clock.advance(2 * HOUR);
-    faults.fail(Op::Get, &format!("items/acme/{}", a.id));
+    faults.fail(Op::Get, &format!("ws/acme/items/{}", a.id));
     let read = index
         .recent(&ws(), &alice(), Filter::All, None, None)
         .await

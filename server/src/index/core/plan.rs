@@ -1,6 +1,6 @@
-//! The pure core of the read path: from the names under `markers/{ws}/`, decide what to resolve
-//! (newest first, one per sub-key, not dismissed) and what to delete without resolving (expired
-//! by name, superseded by a newer run of the same key). No I/O here.
+//! The pure core of the read path: from the names under `ws/{ws}/markers/`, decide what to
+//! resolve (newest first, one per sub-key, not dismissed) and what to delete without resolving
+//! (expired by name, superseded by a newer run of the same key). No I/O here.
 //!
 //! The planner takes names in ascending order (newest first). A store that lists in key order
 //! feeds it while listing and stops as soon as [`Planner::is_full`]; a store that does not

@@ -1,4 +1,4 @@
-//! The item record (`items/{ws}/{id}.json`), written by the item's producer only, and the
+//! The item record (`ws/{ws}/items/{id}.json`), written by the item's producer only, and the
 //! request bodies that make one. Validation of what producers send lives here.
 
 use super::id::ItemId;

@@ -40,7 +40,7 @@ impl Default for Limits {
     }
 }
 
-/// What reading `items/{ws}/{id}.json` gave.
+/// What reading `ws/{ws}/items/{id}.json` gave.
 #[derive(Debug, Clone)]
 pub enum Lookup {
     Found(bytes::Bytes),

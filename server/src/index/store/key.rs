@@ -1,5 +1,10 @@
 //! Pickup's key space, typed: every object Pickup writes is a [`Key`], every listing a
 //! [`Scope`]. Paths are made here and parsed back here, nowhere else.
+//!
+//! Workspace first (`ws/{ws}/markers/…`, `ws/{ws}/items/…`): one listing of `ws/{ws}/` is
+//! everything a workspace holds, which is what a live watcher's reconcile reads. Stores written
+//! before this layout have kind-first keys (`markers/{ws}/…`); [`Key::parse_legacy`] reads
+//! those names so that `store::legacy` can move them.
 
 use crate::index::ItemId;
 use crate::index::{UserId, Workspace};
@@ -9,28 +14,32 @@ use object_store::path::Path;
 /// order as their paths list (newest item first).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Key {
-    /// `markers/{ws}/{id}`: the item is listed.
+    /// `ws/{ws}/markers/{id}`: the item is listed.
     Marker(Workspace, ItemId),
-    /// `items/{ws}/{id}.json`: the item's record.
+    /// `ws/{ws}/items/{id}.json`: the item's record.
     Record(Workspace, ItemId),
-    /// `dismissed/{ws}/{user}/{id}`: this viewer dismissed the item.
+    /// `ws/{ws}/dismissed/{user}/{id}`: this viewer dismissed the item.
     Dismissal(Workspace, UserId, ItemId),
-    /// `owners/{ws}/{user}/{id}`: the item is listed among its owner's (the "Mine" filter).
+    /// `ws/{ws}/owners/{user}/{id}`: the item is listed among its owner's (the "Mine" filter).
     OwnerMarker(Workspace, UserId, ItemId),
 }
 
-/// The top-level prefixes under which a workspace can have keys.
-pub const ROOTS: [&str; 4] = ["markers", "items", "dismissed", "owners"];
+/// The prefix every workspace's keys live under.
+pub const ROOT: &str = "ws";
+
+/// The top-level prefixes of the old kind-first layout, records first: the order
+/// [`Key::parse_legacy`]'s keys are moved in, so that no marker arrives before its record.
+pub const LEGACY_ROOTS: [&str; 4] = ["items", "owners", "dismissed", "markers"];
 
 const RECORD_SUFFIX: &str = ".json";
 
 impl Key {
     pub fn path(&self) -> Path {
         Path::from(match self {
-            Key::Marker(ws, id) => format!("markers/{ws}/{id}"),
-            Key::Record(ws, id) => format!("items/{ws}/{id}{RECORD_SUFFIX}"),
-            Key::Dismissal(ws, user, id) => format!("dismissed/{ws}/{user}/{id}"),
-            Key::OwnerMarker(ws, user, id) => format!("owners/{ws}/{user}/{id}"),
+            Key::Marker(ws, id) => format!("{ROOT}/{ws}/markers/{id}"),
+            Key::Record(ws, id) => format!("{ROOT}/{ws}/items/{id}{RECORD_SUFFIX}"),
+            Key::Dismissal(ws, user, id) => format!("{ROOT}/{ws}/dismissed/{user}/{id}"),
+            Key::OwnerMarker(ws, user, id) => format!("{ROOT}/{ws}/owners/{user}/{id}"),
         })
     }
 
@@ -38,17 +47,39 @@ impl Key {
     pub fn parse(path: &Path) -> Option<Key> {
         let parts: Vec<_> = path.parts().collect();
         let part = |i: usize| parts.get(i).map(|p| p.as_ref());
-        let ws = || Workspace::parse(part(1)?).ok();
-        let user = || UserId::parse(part(2)?).ok();
-        let id = |i: usize| ItemId::parse(part(i)?).ok();
-        match (part(0)?, parts.len()) {
-            ("markers", 3) => Some(Key::Marker(ws()?, id(2)?)),
-            ("items", 3) => {
-                let id = ItemId::parse(part(2)?.strip_suffix(RECORD_SUFFIX)?).ok()?;
-                Some(Key::Record(ws()?, id))
-            }
-            ("dismissed", 4) => Some(Key::Dismissal(ws()?, user()?, id(3)?)),
-            ("owners", 4) => Some(Key::OwnerMarker(ws()?, user()?, id(3)?)),
+        if part(0)? != ROOT {
+            return None;
+        }
+        let ws = Workspace::parse(part(1)?).ok()?;
+        Self::of_kind(
+            ws,
+            part(2)?,
+            &parts[3..].iter().map(|p| p.as_ref()).collect::<Vec<_>>(),
+        )
+    }
+
+    /// The key a path of the old kind-first layout named (`markers/{ws}/{id}`,
+    /// `items/{ws}/{id}.json`, `dismissed/{ws}/{user}/{id}`, `owners/{ws}/{user}/{id}`).
+    pub fn parse_legacy(path: &Path) -> Option<Key> {
+        let parts: Vec<_> = path.parts().collect();
+        let part = |i: usize| parts.get(i).map(|p| p.as_ref());
+        let ws = Workspace::parse(part(1)?).ok()?;
+        Self::of_kind(
+            ws,
+            part(0)?,
+            &parts[2..].iter().map(|p| p.as_ref()).collect::<Vec<_>>(),
+        )
+    }
+
+    /// The key of kind `kind` in `ws` whose remaining path parts are `rest`.
+    fn of_kind(ws: Workspace, kind: &str, rest: &[&str]) -> Option<Key> {
+        let id = |s: &str| ItemId::parse(s).ok();
+        let user = |s: &str| UserId::parse(s).ok();
+        match (kind, rest) {
+            ("markers", [i]) => Some(Key::Marker(ws, id(i)?)),
+            ("items", [file]) => Some(Key::Record(ws, id(file.strip_suffix(RECORD_SUFFIX)?)?)),
+            ("dismissed", [u, i]) => Some(Key::Dismissal(ws, user(u)?, id(i)?)),
+            ("owners", [u, i]) => Some(Key::OwnerMarker(ws, user(u)?, id(i)?)),
             _ => None,
         }
     }
@@ -117,9 +148,12 @@ impl KeyKind {
     }
 }
 
-/// What a listing covers: the keys of one kind in a workspace, or of one user in it.
+/// What a listing covers: the keys of one kind in a workspace, or of one user in it, or all
+/// of a workspace's keys.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Scope {
+    /// Every key of the workspace, of every kind (a live watcher's reconcile).
+    Workspace(Workspace),
     /// Every item listed in the workspace.
     Markers(Workspace),
     /// The items one user owns (what "Mine" lists).
@@ -137,7 +171,8 @@ pub enum Scope {
 impl Scope {
     pub fn ws(&self) -> &Workspace {
         match self {
-            Scope::Markers(ws)
+            Scope::Workspace(ws)
+            | Scope::Markers(ws)
             | Scope::OwnerMarkers(ws, _)
             | Scope::AllOwnerMarkers(ws)
             | Scope::Dismissals(ws, _)
@@ -149,12 +184,13 @@ impl Scope {
     /// The directory listed, without a trailing delimiter.
     pub fn prefix(&self) -> Path {
         Path::from(match self {
-            Scope::Markers(ws) => format!("markers/{ws}"),
-            Scope::OwnerMarkers(ws, user) => format!("owners/{ws}/{user}"),
-            Scope::AllOwnerMarkers(ws) => format!("owners/{ws}"),
-            Scope::Dismissals(ws, user) => format!("dismissed/{ws}/{user}"),
-            Scope::AllDismissals(ws) => format!("dismissed/{ws}"),
-            Scope::Records(ws) => format!("items/{ws}"),
+            Scope::Workspace(ws) => format!("{ROOT}/{ws}"),
+            Scope::Markers(ws) => format!("{ROOT}/{ws}/markers"),
+            Scope::OwnerMarkers(ws, user) => format!("{ROOT}/{ws}/owners/{user}"),
+            Scope::AllOwnerMarkers(ws) => format!("{ROOT}/{ws}/owners"),
+            Scope::Dismissals(ws, user) => format!("{ROOT}/{ws}/dismissed/{user}"),
+            Scope::AllDismissals(ws) => format!("{ROOT}/{ws}/dismissed"),
+            Scope::Records(ws) => format!("{ROOT}/{ws}/items"),
         })
     }
 
@@ -170,13 +206,14 @@ impl Scope {
                 Some(Key::Dismissal(ws.clone(), user.clone(), id.clone()))
             }
             Scope::Records(ws) => Some(Key::Record(ws.clone(), id.clone())),
-            Scope::AllOwnerMarkers(_) | Scope::AllDismissals(_) => None,
+            Scope::Workspace(_) | Scope::AllOwnerMarkers(_) | Scope::AllDismissals(_) => None,
         }
     }
 
     /// Whether `key` belongs to this scope.
     pub fn contains(&self, key: &Key) -> bool {
         match (self, key) {
+            (Scope::Workspace(ws), key) => ws == key.ws(),
             (Scope::Markers(ws), Key::Marker(k, _)) | (Scope::Records(ws), Key::Record(k, _)) => {
                 ws == k
             }
@@ -245,15 +282,68 @@ mod tests {
             assert_eq!(Key::parse(&key.path()), Some(key.clone()), "{key}");
         }
         for stray in [
-            "markers/acme",
-            "markers/acme/not-an-id",
-            "items/acme/x.txt",
-            "dismissed/acme/ada",
+            "ws/acme/markers",
+            "ws/acme/markers/not-an-id",
+            "ws/acme/items/x.txt",
+            "ws/acme/dismissed/ada",
+            "ws/acme/owners/ada",
             "clock/123",
-            "markers/acme/a/b",
+            "ws/acme/markers/a/b",
+            "ws/acme/other/1",
         ] {
             assert_eq!(Key::parse(&Path::from(stray)), None, "{stray}");
         }
+    }
+
+    #[test]
+    fn a_workspace_lists_under_one_prefix_and_no_other_workspace_does() {
+        let id = item("k");
+        let user = UserId::parse("ada").unwrap();
+        let all = Scope::Workspace(ws());
+        let other = Workspace::parse("acme2").unwrap();
+        for key in [
+            Key::Marker(ws(), id.clone()),
+            Key::Record(ws(), id.clone()),
+            Key::Dismissal(ws(), user.clone(), id.clone()),
+            Key::OwnerMarker(ws(), user.clone(), id.clone()),
+        ] {
+            assert!(all.contains(&key), "{key}");
+            let under = format!("{}/", all.prefix());
+            assert!(key.path().as_ref().starts_with(&under), "{key}");
+            let theirs = Key::Marker(other.clone(), id.clone());
+            assert!(!all.contains(&theirs));
+            assert!(!theirs.path().as_ref().starts_with(&under));
+        }
+    }
+
+    #[test]
+    fn keys_of_the_old_layout_parse_as_the_same_keys() {
+        let id = item("k");
+        let user = UserId::parse("ada").unwrap();
+        for (old, key) in [
+            (format!("markers/acme/{id}"), Key::Marker(ws(), id.clone())),
+            (
+                format!("items/acme/{id}.json"),
+                Key::Record(ws(), id.clone()),
+            ),
+            (
+                format!("dismissed/acme/ada/{id}"),
+                Key::Dismissal(ws(), user.clone(), id.clone()),
+            ),
+            (
+                format!("owners/acme/ada/{id}"),
+                Key::OwnerMarker(ws(), user.clone(), id.clone()),
+            ),
+        ] {
+            assert_eq!(
+                Key::parse_legacy(&Path::from(old.as_str())),
+                Some(key),
+                "{old}"
+            );
+            assert_eq!(Key::parse(&Path::from(old.as_str())), None, "{old}");
+        }
+        assert_eq!(Key::parse_legacy(&Path::from("markers/acme/junk")), None);
+        assert_eq!(Key::parse_legacy(&Path::from("clock/1")), None);
     }
 
     #[test]
@@ -262,7 +352,7 @@ mod tests {
         let scope = Scope::Markers(ws());
         let mut found = Found::default();
         found.push(&scope, &Key::Marker(ws(), id.clone()).path());
-        found.push(&scope, &Path::from("markers/acme/junk"));
+        found.push(&scope, &Path::from("ws/acme/markers/junk"));
         found.push(&scope, &Key::Record(ws(), id.clone()).path());
         assert_eq!(found.keys, vec![Key::Marker(ws(), id.clone())]);
         assert_eq!(found.strays, vec!["junk".to_string(), format!("{id}.json")]);

@@ -2,6 +2,7 @@
 //! names [`Key`]s and [`Scope`]s and gets typed answers ([`StoreError`]).
 //!
 //! - `key`: the key space (paths made and parsed back);
+//! - `legacy`: keys of the old kind-first layout moved to their new names;
 //! - `open`: from a `PICKUP_STORE` URL to a store;
 //! - `pages`: listings in pages sized to the reader;
 //! - `retry`: transient faults retried, ambiguous writes settled by reading back;
@@ -12,13 +13,15 @@
 
 mod error;
 mod key;
+mod legacy;
 mod open;
 mod pages;
 mod retry;
 mod version;
 
 pub use error::{is_transient, Result, StoreError};
-pub use key::{Found, Key, KeyKind, Scope, ROOTS};
+pub use key::{Found, Key, KeyKind, Scope, LEGACY_ROOTS, ROOT};
+pub use legacy::Moved;
 pub use open::StoreUrlError;
 pub use pages::Pages;
 pub use retry::Retry;
@@ -39,6 +42,10 @@ pub enum ListOrder {
     Sorted,
     Unsorted,
 }
+
+/// A key that never exists, under a prefix that never holds anything: what `ready` asks for.
+/// Not a workspace's name (a leading dot never is), so no listing of workspaces meets it.
+const READYZ: &str = "ws/.readyz";
 
 /// The largest object [`Store::read`] takes: a record is at most a few kilobytes (its body is
 /// bounded at 64 KiB on the way in), a marker empty.
@@ -148,13 +155,17 @@ impl Store {
 
     /// A key's bytes and version, or `None` if it does not exist.
     pub async fn read(&self, key: &Key) -> Result<Option<Stored>> {
+        self.read_path(&key.path()).await
+    }
+
+    async fn read_path(&self, path: &Path) -> Result<Option<Stored>> {
         let _timer = Timer::start(Op::Get);
-        match self.inner.get(&key.path()).await {
+        match self.inner.get(path).await {
             Ok(got) => {
                 // Bounded before the body is collected: the size is the GET's own metadata.
                 if got.meta.size > MAX_OBJECT_BYTES {
                     return Err(StoreError::TooLarge {
-                        key: key.path().to_string(),
+                        key: path.to_string(),
                         size: got.meta.size,
                         limit: MAX_OBJECT_BYTES,
                     });
@@ -205,22 +216,22 @@ impl Store {
         Ok(found)
     }
 
-    /// Every workspace that has any key under one of [`ROOTS`]. Names that are not
-    /// workspaces are skipped and logged.
+    /// Every workspace that has any key (one listing of [`ROOT`] by directory). Names that
+    /// are not workspaces are skipped and logged.
     pub async fn workspaces(&self) -> Result<BTreeSet<Workspace>> {
         let mut found = BTreeSet::new();
-        for root in ROOTS {
-            let listing = self
-                .inner
-                .list_with_delimiter(Some(&Path::from(root)))
-                .await?;
-            for prefix in &listing.common_prefixes {
-                match prefix.filename().map(Workspace::parse) {
-                    Some(Ok(ws)) => {
-                        found.insert(ws);
-                    }
-                    _ => tracing::warn!(%prefix, "not a workspace name: skipped"),
+        let listing = {
+            let _timer = Timer::start(Op::List);
+            self.inner
+                .list_with_delimiter(Some(&Path::from(ROOT)))
+                .await?
+        };
+        for prefix in &listing.common_prefixes {
+            match prefix.filename().map(Workspace::parse) {
+                Some(Ok(ws)) => {
+                    found.insert(ws);
                 }
+                _ => tracing::warn!(%prefix, "not a workspace name: skipped"),
             }
         }
         Ok(found)
@@ -231,13 +242,13 @@ impl Store {
     /// a bucket that exists, so a "not found" there is the bucket or container itself missing:
     /// a refusal an operator must fix, not an empty store.
     pub async fn ready(&self) -> Result<()> {
-        match self.inner.head(&Path::from("markers/.readyz")).await {
+        match self.inner.head(&Path::from(READYZ)).await {
             Ok(_) | Err(object_store::Error::NotFound { .. }) => {}
             Err(e) => return Err(e.into()),
         }
         match self
             .inner
-            .list_with_delimiter(Some(&Path::from("markers/.readyz")))
+            .list_with_delimiter(Some(&Path::from(READYZ)))
             .await
         {
             Ok(_) => Ok(()),
