@@ -4,7 +4,7 @@
 
 use super::auth::{Auth, Authorized, Read, Write};
 use crate::error::{Error, Result};
-
+use crate::index::store::Version;
 use crate::index::{Index, ItemId};
 use crate::index::{ItemRecord, ItemUpdate, NewItem};
 use crate::live::{Change, Fact, Live, LiveConfig, Subscription};
@@ -140,10 +140,10 @@ impl Pickup {
         let ws = who.ws().clone();
         let producer = who.caller().producer();
         self.to_the_end(async move {
-            let registered = this.index.register(&ws, &item, &producer).await;
+            let registered = this.index.register_versioned(&ws, &item, &producer).await;
             crate::metrics::registration(registered.as_ref().map(drop).map_err(|e| e.code()));
-            let record = registered?;
-            this.wrote(Fact::record(&ws, &record, true));
+            let (record, version) = registered?;
+            this.wrote(Fact::record(&ws, &record, true, Some(version)));
             Ok(record)
         })
         .await
@@ -160,7 +160,11 @@ impl Pickup {
         let (ws, user) = (who.ws().clone(), who.user().clone());
         self.to_the_end(async move {
             let updated = this.index.update(&ws, &id, &up, &user, if_match).await?;
-            this.wrote(Fact::record(&ws, &updated.0, false));
+            let version = updated
+                .1
+                .as_deref()
+                .and_then(|v| Version::from_validator(v).ok());
+            this.wrote(Fact::record(&ws, &updated.0, false, version));
             Ok(updated)
         })
         .await

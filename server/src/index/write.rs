@@ -28,6 +28,17 @@ impl Index {
         item: &NewItem,
         producer: &Producer,
     ) -> Result<ItemRecord> {
+        Ok(self.register_versioned(ws, item, producer).await?.0)
+    }
+
+    /// [`Index::register`], with the version the record was written at: what a live fact
+    /// carries, so that no watcher reads the record again to learn it.
+    pub async fn register_versioned(
+        &self,
+        ws: &Workspace,
+        item: &NewItem,
+        producer: &Producer,
+    ) -> Result<(ItemRecord, Version)> {
         let owner = producer.owner();
         let key = crate::index::SubKey::parse(&item.key)?;
         // Dated by the store's clock when this server's is off it (`clock_check`): an id
@@ -40,7 +51,7 @@ impl Index {
                 bytes::Bytes::from(serde_json::to_vec(&record).expect("a record serialises"));
             let key = Key::Record(ws.clone(), id.clone());
             match self.store.write(&key, body, Expect::Absent).await {
-                Ok(_) => {
+                Ok(version) => {
                     // The owner's marker before the workspace's: once an item is listed, it
                     // is listed among its owner's too. The record is there before both.
                     for marker in [
@@ -50,7 +61,7 @@ impl Index {
                         self.store.mark(&marker).await?;
                     }
                     self.wrote(ws);
-                    return Ok(record);
+                    return Ok((record, version));
                 }
                 Err(StoreError::Exists) => continue,
                 Err(e) => return Err(e.into()),

@@ -1,8 +1,9 @@
 //! A fact: what one write changed in one workspace, as a watcher applies it to its copy and as
-//! it travels between servers on the bus. It carries the record itself, so no watcher reads
-//! the store to learn what a write did.
+//! it travels between servers on the bus. It carries the record itself and the version the
+//! store wrote it at, so no watcher reads the store to learn what a write did, nor reads the
+//! record again at its next reconcile.
 
-use crate::index::store::Key;
+use crate::index::store::{Key, Version};
 use crate::index::{ItemId, ItemRecord, UserId, Workspace};
 use serde::{Deserialize, Serialize};
 
@@ -19,6 +20,8 @@ pub enum Change {
         id: ItemId,
         record: Box<ItemRecord>,
         registered: bool,
+        /// The version the store wrote it at (none from a store that names none).
+        version: Option<Version>,
     },
     /// Removed by its owner: marker, owner marker and record are gone.
     Removed { id: ItemId, owner: UserId },
@@ -29,7 +32,12 @@ pub enum Change {
 }
 
 impl Fact {
-    pub fn record(ws: &Workspace, record: &ItemRecord, registered: bool) -> Option<Fact> {
+    pub fn record(
+        ws: &Workspace,
+        record: &ItemRecord,
+        registered: bool,
+        version: Option<Version>,
+    ) -> Option<Fact> {
         let id = ItemId::parse(&record.id).ok()?;
         Some(Fact {
             ws: ws.clone(),
@@ -37,6 +45,7 @@ impl Fact {
                 id,
                 record: Box::new(record.clone()),
                 registered,
+                version,
             },
         })
     }
@@ -67,8 +76,12 @@ impl Fact {
 #[serde(tag = "change", rename_all = "snake_case")]
 pub(super) enum WireChange {
     Record {
-        record: ItemRecord,
+        record: Box<ItemRecord>,
         registered: bool,
+        /// The version as an `ETag` validator ([`Version::validator`]); absent from a server
+        /// before versions travelled, and then the next reconcile reads the record.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        version: Option<String>,
     },
     Removed {
         id: String,
@@ -94,10 +107,14 @@ impl From<&Fact> for WireFact {
     fn from(f: &Fact) -> Self {
         let change = match &f.change {
             Change::Record {
-                record, registered, ..
+                record,
+                registered,
+                version,
+                ..
             } => WireChange::Record {
-                record: (**record).clone(),
+                record: record.clone(),
                 registered: *registered,
+                version: version.as_ref().and_then(Version::validator),
             },
             Change::Removed { id, owner } => WireChange::Removed {
                 id: id.to_string(),
@@ -126,14 +143,22 @@ impl TryFrom<WireFact> for Fact {
         let id = |s: &str| ItemId::parse(s).map_err(|e| e.to_string());
         let user = |s: &str| UserId::parse(s).map_err(|e| e.to_string());
         let change = match w.change {
-            WireChange::Record { record, registered } => {
+            WireChange::Record {
+                record,
+                registered,
+                version,
+            } => {
                 if record.ws != ws.as_str() {
                     return Err("a record of another workspace".into());
                 }
+                let version = version
+                    .map(|v| Version::from_validator(&v).map_err(|e| e.to_string()))
+                    .transpose()?;
                 Change::Record {
                     id: id(&record.id)?,
-                    record: Box::new(record),
+                    record,
                     registered,
+                    version,
                 }
             }
             WireChange::Removed { id: i, owner } => Change::Removed {
@@ -156,5 +181,62 @@ impl TryFrom<WireFact> for Fact {
             },
         };
         Ok(Fact { ws, change })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::{NewItem, SubKey};
+    use app::model::Owner;
+
+    fn record_fact(version: Option<Version>) -> Fact {
+        let ws = Workspace::parse("acme").unwrap();
+        let id = ItemId::new(1_700_000_000_000, SubKey::parse("k").unwrap()).unwrap();
+        let item = NewItem {
+            key: "k".into(),
+            title: "t".into(),
+            url: None,
+            status: None,
+            progress: None,
+        };
+        let owner = Owner {
+            sub: "ada".into(),
+            name: "Ada".into(),
+        };
+        let record = ItemRecord::new(&ws, &id, &item, owner).unwrap();
+        Fact::record(&ws, &record, true, version).unwrap()
+    }
+
+    fn round_trip(fact: &Fact) -> Fact {
+        let wire = serde_json::to_string(&WireFact::from(fact)).unwrap();
+        Fact::try_from(serde_json::from_str::<WireFact>(&wire).unwrap()).unwrap()
+    }
+
+    /// What a record's fact says travels whole, its version too: both an ETag alone and a
+    /// version id (S3 with versioning, GCS's generation) come back as they went.
+    #[test]
+    fn a_record_fact_crosses_the_wire_with_its_version() {
+        for version in [
+            None,
+            Some(Version {
+                e_tag: Some("\"abc\"".into()),
+                version: None,
+            }),
+            Some(Version {
+                e_tag: Some("\"abc\"".into()),
+                version: Some("17".into()),
+            }),
+        ] {
+            let fact = record_fact(version);
+            assert_eq!(round_trip(&fact), fact);
+        }
+        let mut wire = serde_json::to_value(WireFact::from(&record_fact(None))).unwrap();
+        wire["version"] = "".into();
+        let bad = serde_json::from_value::<WireFact>(wire).unwrap();
+        assert!(
+            Fact::try_from(bad).is_err(),
+            "a malformed version is refused"
+        );
     }
 }

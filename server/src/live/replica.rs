@@ -91,6 +91,7 @@ impl Replica {
                 id,
                 record,
                 registered,
+                version,
             } => {
                 if self.gone.contains_key(id) {
                     return if *registered {
@@ -102,10 +103,15 @@ impl Replica {
                 // A record the copy holds already (a reconcile read it, or a newer update
                 // came first) is not written again; a registration's markers still are: the
                 // reconcile may have listed the record but not yet the markers.
-                let newer = self
-                    .records
-                    .get(id)
+                let held = self.records.get(id);
+                let same = held == Some(&**record);
+                let newer = held
                     .is_none_or(|held| held.updated_at <= record.updated_at && held != &**record);
+                // The store holds this record at this version: the next reconcile, listing
+                // it there, need not read it.
+                if let (true, Some(version)) = (newer || same, version) {
+                    self.listed.insert(id.clone(), version.clone());
+                }
                 if newer {
                     let bytes =
                         Bytes::from(serde_json::to_vec(&**record).expect("a record serialises"));
@@ -347,7 +353,7 @@ mod tests {
             let Ok(record) = at(it.age_min).register(ws, &new, &who).await else {
                 continue;
             };
-            facts.push(Fact::record(ws, &record, true).unwrap());
+            facts.push(Fact::record(ws, &record, true, None).unwrap());
             let id = ItemId::parse(&record.id).unwrap();
             let status = [
                 Status::Queued,
@@ -361,7 +367,7 @@ mod tests {
                 .update(ws, &id, &up, &who.user, None)
                 .await
             {
-                facts.push(Fact::record(ws, &updated, false).unwrap());
+                facts.push(Fact::record(ws, &updated, false, None).unwrap());
             }
             if it.dismissed {
                 real.dismiss(ws, &viewer, &id).await.unwrap();
@@ -428,11 +434,37 @@ mod tests {
         assert!(updated.updated_at > second.updated_at);
         let mut replica = Replica::new(&ws, &real);
         for fact in [
-            Fact::record(&ws, &second, true).unwrap(),
-            Fact::record(&ws, &updated, false).unwrap(),
+            Fact::record(&ws, &second, true, None).unwrap(),
+            Fact::record(&ws, &updated, false, None).unwrap(),
         ] {
             assert_eq!(replica.apply(&fact).await, Applied::Changed);
         }
+    }
+
+    /// A record whose fact carried the version it was written at is not read again by the
+    /// next reconcile; one whose fact did not (from a server before versions travelled) is.
+    #[tokio::test]
+    async fn a_fact_with_its_version_spares_the_next_reconcile_a_read() {
+        let (ws, real) = memory_index();
+        let ada = producer(true);
+        let mut replica = Replica::new(&ws, &real);
+        replica.reconcile(&real, true).await.unwrap();
+        let (known, version) = real
+            .register_versioned(&ws, &new_item("a"), &ada)
+            .await
+            .unwrap();
+        let unknown = real.register(&ws, &new_item("b"), &ada).await.unwrap();
+        for fact in [
+            Fact::record(&ws, &known, true, Some(version)).unwrap(),
+            Fact::record(&ws, &unknown, true, None).unwrap(),
+        ] {
+            assert_eq!(replica.apply(&fact).await, Applied::Changed);
+        }
+        let done = replica.reconcile(&real, false).await.unwrap();
+        assert_eq!((done.listings, done.reads), (1, 1));
+        assert!(!done.drifted, "the facts said what the store holds");
+        let page = replica.page(&ada.user, Filter::All, 10).await.unwrap();
+        assert_eq!(page.page.cards.len(), 2);
     }
 
     /// A reconcile that listed the markers before a registration and the records after it
@@ -456,7 +488,7 @@ mod tests {
         let page = replica.page(&ada.user, Filter::All, 10).await.unwrap();
         assert!(page.page.cards.is_empty());
         replica
-            .apply(&Fact::record(&ws, &record, true).unwrap())
+            .apply(&Fact::record(&ws, &record, true, None).unwrap())
             .await;
         let page = replica.page(&ada.user, Filter::All, 10).await.unwrap();
         assert_eq!(page.page.cards.len(), 1, "the fact's markers are applied");
@@ -482,10 +514,10 @@ mod tests {
             },
         };
         replica
-            .apply(&Fact::record(&ws, &first, true).unwrap())
+            .apply(&Fact::record(&ws, &first, true, None).unwrap())
             .await;
         replica.apply(&removed).await;
-        let registered = Fact::record(&ws, &again, true).unwrap();
+        let registered = Fact::record(&ws, &again, true, None).unwrap();
         assert_eq!(replica.apply(&registered).await, Applied::Doubtful);
         replica.reconcile(&real, false).await.unwrap();
         let page = replica.page(&ada.user, Filter::All, 10).await.unwrap();
