@@ -60,6 +60,9 @@ pub struct Store {
     /// The URL it was opened from, for logs.
     url: String,
     retry: Retry,
+    /// Set once the store has said it cannot write conditionally on a version (the local file
+    /// system): later such writes are refused here, without a request that is bound to fail.
+    no_conditional_updates: Arc<std::sync::OnceLock<StoreError>>,
 }
 
 #[derive(Clone)]
@@ -96,6 +99,7 @@ impl Store {
             order,
             url: url.into(),
             retry: Retry::default(),
+            no_conditional_updates: Default::default(),
         }
     }
 
@@ -289,12 +293,22 @@ impl Store {
         let mode = match expect {
             Expect::Absent => PutMode::Create,
             Expect::Any => PutMode::Overwrite,
-            Expect::Version(v) => PutMode::Update(UpdateVersion {
-                e_tag: v.e_tag,
-                version: v.version,
-            }),
+            Expect::Version(v) => {
+                if let Some(refused) = self.no_conditional_updates.get() {
+                    return Err(refused.clone());
+                }
+                PutMode::Update(UpdateVersion {
+                    e_tag: v.e_tag,
+                    version: v.version,
+                })
+            }
         };
-        self.put(&key.path(), bytes, mode).await
+        let conditional = matches!(mode, PutMode::Update(_));
+        let written = self.put(&key.path(), bytes, mode).await;
+        if let (true, Err(e @ StoreError::NotSupported(_))) = (conditional, &written) {
+            let _ = self.no_conditional_updates.set(e.clone());
+        }
+        written
     }
 
     /// Put an empty key (a marker, an owner marker, a dismissal): a fact, idempotent.
