@@ -134,8 +134,10 @@ pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Ve
         // What the writes cost the store beyond the writers' own requests: the busy phase's
         // requests less the writers' and less what the idle phase spent in the same time.
         let idle_per_s: f64 = r.idle.per_s.values().sum();
-        let per_write = r.busy.beyond_the_writers_per_write
-            - idle_per_s * r.busy.seconds / r.busy.writes.max(1) as f64;
+        // Not below zero: a busy minute may hold one reconcile fewer than the idle one.
+        let per_write = (r.busy.beyond_the_writers_per_write
+            - idle_per_s * r.busy.seconds / r.busy.writes.max(1) as f64)
+            .max(0.0);
         let p95 = r.busy.latency_ms_p95.unwrap_or(f64::NAN);
         let rows = [
             (
