@@ -16,8 +16,8 @@ fn file_count(dir: &std::path::Path) -> usize {
     common::server::walk(dir).len()
 }
 
-#[tokio::test]
-async fn prune_dry_run_on_the_demo_store_says_what_and_why_and_deletes_nothing() {
+/// A file store in a fresh directory, seeded with the demo workspace, and its URL.
+async fn demo_store() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("file://{}", dir.path().display());
     let store = pickup::index::store::Store::open(&url).unwrap();
@@ -28,6 +28,12 @@ async fn prune_dry_run_on_the_demo_store_says_what_and_why_and_deletes_nothing()
         std::sync::Arc::new(pickup::index::SystemClock),
     );
     pickup::demo::seed(&index).await.unwrap();
+    (dir, url)
+}
+
+#[tokio::test]
+async fn prune_dry_run_on_the_demo_store_says_what_and_why_and_deletes_nothing() {
+    let (dir, url) = demo_store().await;
     let before = file_count(dir.path());
 
     let out = pickup()
@@ -189,16 +195,7 @@ fn bad_serve_settings_are_refused_before_listening() {
 #[tokio::test]
 async fn serve_moves_a_store_of_the_old_layout_and_lists_the_same_cards() {
     use common::server::{token, Server, SECRET};
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("file://{}", dir.path().display());
-    let store = pickup::index::store::Store::open(&url).unwrap();
-    let index = pickup::index::Index::new(
-        store,
-        Default::default(),
-        8,
-        std::sync::Arc::new(pickup::index::SystemClock),
-    );
-    pickup::demo::seed(&index).await.unwrap();
+    let (dir, url) = demo_store().await;
     let ids = |page: &serde_json::Value| -> Vec<String> {
         let cards = page["cards"].as_array().unwrap();
         cards

@@ -10,7 +10,7 @@
 use super::error::{Result, StoreError};
 use super::key::{Key, LEGACY_ROOTS};
 use super::{Op, Store, Timer};
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::PutMode;
 
@@ -39,27 +39,17 @@ impl Store {
                     .try_collect()
                     .await?
             };
-            for meta in listed {
-                let old = meta.location;
-                let Some(key) = Key::parse_legacy(&old) else {
-                    tracing::warn!(path = %old, "not a key of Pickup's old layout: left alone");
-                    done.strays += 1;
-                    continue;
-                };
-                let Some(stored) = self.read_path(&old).await? else {
-                    // Moved or deleted by another server since the listing.
-                    continue;
-                };
-                match self.put(&key.path(), stored.bytes, PutMode::Create).await {
-                    Ok(_) => {
-                        self.delete_path(&old).await?;
-                        done.moved += 1;
-                    }
-                    Err(StoreError::Exists) => {
-                        tracing::warn!(path = %old, new = %key, "the new name holds other bytes: the old key is left where it is");
-                        done.kept += 1;
-                    }
-                    Err(e) => return Err(e),
+            // Concurrently within a root (a large store would otherwise take a round trip
+            // after another at start-up), one root after another: records before markers.
+            let mut moves = futures::stream::iter(listed)
+                .map(|meta| self.move_one(meta.location))
+                .buffer_unordered(MOVES_AT_ONCE);
+            while let Some(one) = moves.next().await {
+                match one? {
+                    One::Moved => done.moved += 1,
+                    One::Kept => done.kept += 1,
+                    One::Stray => done.strays += 1,
+                    One::Gone => {}
                 }
             }
         }
@@ -73,6 +63,40 @@ impl Store {
         }
         Ok(done)
     }
+
+    /// Move the key at the old path `old`.
+    async fn move_one(&self, old: Path) -> Result<One> {
+        let Some(key) = Key::parse_legacy(&old) else {
+            tracing::warn!(path = %old, "not a key of Pickup's old layout: left alone");
+            return Ok(One::Stray);
+        };
+        let Some(stored) = self.read_path(&old).await? else {
+            // Moved or deleted by another server since the listing.
+            return Ok(One::Gone);
+        };
+        match self.put(&key.path(), stored.bytes, PutMode::Create).await {
+            Ok(_) => {
+                self.delete_path(&old).await?;
+                Ok(One::Moved)
+            }
+            Err(StoreError::Exists) => {
+                tracing::warn!(path = %old, new = %key, "the new name holds other bytes: the old key is left where it is");
+                Ok(One::Kept)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// How many keys are moved at once.
+const MOVES_AT_ONCE: usize = 16;
+
+/// What became of one old key.
+enum One {
+    Moved,
+    Kept,
+    Stray,
+    Gone,
 }
 
 #[cfg(test)]
