@@ -118,6 +118,19 @@ pub async fn app(config: &Config) -> anyhow::Result<App> {
 
 /// `pickup serve` (and `pickup demo`): listens on `addr` until SIGTERM or Ctrl-C, then finishes
 /// what is in flight within the shutdown grace.
+/// Moves keys of the old layout until a move succeeds (after one failed at start).
+async fn move_legacy_until_done(index: Arc<Index>) {
+    loop {
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        match index.store().move_legacy().await {
+            Ok(_) => return,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not move keys of the old layout; trying again in 10 s")
+            }
+        }
+    }
+}
+
 pub async fn serve(
     config: Config,
     addr: &str,
@@ -141,7 +154,8 @@ pub async fn serve(
     }
     // Before the first request: a store an older Pickup wrote keeps its items.
     if let Err(e) = pickup.index.store().move_legacy().await {
-        tracing::warn!(error = %e, "could not move keys of the old layout; the janitor tries again every PICKUP_JANITOR_EVERY");
+        tracing::warn!(error = %e, "could not move keys of the old layout; trying again every 10 s");
+        tokio::spawn(move_legacy_until_done(pickup.index.clone()));
     }
     if let Some(clock) = pickup.index.clock_status().await.warning() {
         tracing::error!("{clock}");

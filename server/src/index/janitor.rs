@@ -236,9 +236,12 @@ pub async fn every(index: std::sync::Arc<Index>, period: std::time::Duration) {
     tick.tick().await; // the first tick is immediate
     loop {
         tick.tick().await;
-        // An older server may still write the old layout while servers are upgraded.
+        // An older server may still write the old layout while servers are upgraded. No
+        // sweep after a move cut short: it would take the records moved without their
+        // markers yet for orphans, and delete them.
         if let Err(e) = index.store().move_legacy().await {
-            tracing::warn!(error = %e, "janitor could not move keys of the old layout");
+            tracing::warn!(error = %e, "janitor could not move keys of the old layout; no sweep this period");
+            continue;
         }
         match workspaces(&index).await {
             Ok(all) => {

@@ -58,6 +58,16 @@ impl Key {
         )
     }
 
+    /// Where the old kind-first layout kept this key.
+    pub fn legacy_path(&self) -> Path {
+        Path::from(match self {
+            Key::Marker(ws, id) => format!("markers/{ws}/{id}"),
+            Key::Record(ws, id) => format!("items/{ws}/{id}{RECORD_SUFFIX}"),
+            Key::Dismissal(ws, user, id) => format!("dismissed/{ws}/{user}/{id}"),
+            Key::OwnerMarker(ws, user, id) => format!("owners/{ws}/{user}/{id}"),
+        })
+    }
+
     /// The key a path of the old kind-first layout named (`markers/{ws}/{id}`,
     /// `items/{ws}/{id}.json`, `dismissed/{ws}/{user}/{id}`, `owners/{ws}/{user}/{id}`).
     pub fn parse_legacy(path: &Path) -> Option<Key> {
@@ -335,6 +345,7 @@ mod tests {
                 Key::OwnerMarker(ws(), user.clone(), id.clone()),
             ),
         ] {
+            assert_eq!(key.legacy_path().as_ref(), old);
             assert_eq!(
                 Key::parse_legacy(&Path::from(old.as_str())),
                 Some(key),

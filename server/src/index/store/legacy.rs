@@ -8,7 +8,7 @@
 //! a reader never meets a moved marker whose record is still under its old name.
 
 use super::error::{Result, StoreError};
-use super::key::{Key, LEGACY_ROOTS};
+use super::key::{Key, KeyKind, LEGACY_ROOTS};
 use super::{Op, Store, Timer};
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
@@ -64,12 +64,26 @@ impl Store {
         Ok(done)
     }
 
-    /// Move the key at the old path `old`.
+    /// Move the key at the old path `old`. A marker's record goes first if it is not under
+    /// its new name yet: an older server may have registered the item after this move
+    /// listed the records, and a marker without its record is taken for dead once the grace
+    /// period is over.
     async fn move_one(&self, old: Path) -> Result<One> {
         let Some(key) = Key::parse_legacy(&old) else {
             tracing::warn!(path = %old, "not a key of Pickup's old layout: left alone");
             return Ok(One::Stray);
         };
+        if key.kind() != KeyKind::Record {
+            let record = Key::Record(key.ws().clone(), key.id().clone());
+            if !self.exists(&record).await? {
+                self.move_key(record.legacy_path(), &record).await?;
+            }
+        }
+        self.move_key(old, &key).await
+    }
+
+    /// Copy `old` to `key`'s name create-only, then delete `old`.
+    async fn move_key(&self, old: Path, key: &Key) -> Result<One> {
         let Some(stored) = self.read_path(&old).await? else {
             // Moved or deleted by another server since the listing.
             return Ok(One::Gone);
@@ -181,6 +195,29 @@ mod tests {
         // A second move finds only what it left, and changes nothing.
         let again = store.move_legacy().await.unwrap();
         assert_eq!(again.moved, 0);
+        assert_eq!(paths(&inner).await, want);
+    }
+
+    /// A marker whose record was written under its old name after the records were listed
+    /// (an older server registering during the move) brings its record with it.
+    #[tokio::test]
+    async fn a_marker_never_arrives_before_its_record() {
+        let inner = Arc::new(InMemory::new());
+        let c = id("c");
+        put(&inner, &format!("items/acme/{c}.json"), b"{}").await;
+        put(&inner, &format!("markers/acme/{c}"), b"").await;
+        let store = Store::wrap(inner.clone(), super::super::ListOrder::Sorted, "memory://");
+        let ws = Workspace::parse("acme").unwrap();
+
+        store
+            .move_one(Path::from(format!("markers/acme/{c}")))
+            .await
+            .unwrap();
+        let mut want = vec![
+            Key::Record(ws.clone(), c.clone()).path().to_string(),
+            Key::Marker(ws, c).path().to_string(),
+        ];
+        want.sort();
         assert_eq!(paths(&inner).await, want);
     }
 }
