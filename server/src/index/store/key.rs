@@ -35,54 +35,49 @@ const RECORD_SUFFIX: &str = ".json";
 
 impl Key {
     pub fn path(&self) -> Path {
-        Path::from(match self {
-            Key::Marker(ws, id) => format!("{ROOT}/{ws}/markers/{id}"),
-            Key::Record(ws, id) => format!("{ROOT}/{ws}/items/{id}{RECORD_SUFFIX}"),
-            Key::Dismissal(ws, user, id) => format!("{ROOT}/{ws}/dismissed/{user}/{id}"),
-            Key::OwnerMarker(ws, user, id) => format!("{ROOT}/{ws}/owners/{user}/{id}"),
-        })
+        let (dir, name) = self.named();
+        Path::from(format!("{ROOT}/{}/{dir}/{name}", self.ws()))
+    }
+
+    /// Where the old kind-first layout kept this key.
+    pub fn legacy_path(&self) -> Path {
+        let (dir, name) = self.named();
+        Path::from(format!("{dir}/{}/{name}", self.ws()))
+    }
+
+    /// The directory of the key's kind, and the key's name in it: what both layouts are
+    /// made of, in their two orders.
+    fn named(&self) -> (&'static str, String) {
+        match self {
+            Key::Marker(_, id) => ("markers", id.to_string()),
+            Key::Record(_, id) => ("items", format!("{id}{RECORD_SUFFIX}")),
+            Key::Dismissal(_, user, id) => ("dismissed", format!("{user}/{id}")),
+            Key::OwnerMarker(_, user, id) => ("owners", format!("{user}/{id}")),
+        }
     }
 
     /// The key a path names, if it is one of Pickup's and every part is valid.
     pub fn parse(path: &Path) -> Option<Key> {
         let parts: Vec<_> = path.parts().collect();
-        let part = |i: usize| parts.get(i).map(|p| p.as_ref());
-        if part(0)? != ROOT {
-            return None;
+        match parts.iter().map(|p| p.as_ref()).collect::<Vec<_>>()[..] {
+            [root, ws, kind, ref rest @ ..] if root == ROOT => Self::of_kind(ws, kind, rest),
+            _ => None,
         }
-        let ws = Workspace::parse(part(1)?).ok()?;
-        Self::of_kind(
-            ws,
-            part(2)?,
-            &parts[3..].iter().map(|p| p.as_ref()).collect::<Vec<_>>(),
-        )
-    }
-
-    /// Where the old kind-first layout kept this key.
-    pub fn legacy_path(&self) -> Path {
-        Path::from(match self {
-            Key::Marker(ws, id) => format!("markers/{ws}/{id}"),
-            Key::Record(ws, id) => format!("items/{ws}/{id}{RECORD_SUFFIX}"),
-            Key::Dismissal(ws, user, id) => format!("dismissed/{ws}/{user}/{id}"),
-            Key::OwnerMarker(ws, user, id) => format!("owners/{ws}/{user}/{id}"),
-        })
     }
 
     /// The key a path of the old kind-first layout named (`markers/{ws}/{id}`,
     /// `items/{ws}/{id}.json`, `dismissed/{ws}/{user}/{id}`, `owners/{ws}/{user}/{id}`).
     pub fn parse_legacy(path: &Path) -> Option<Key> {
         let parts: Vec<_> = path.parts().collect();
-        let part = |i: usize| parts.get(i).map(|p| p.as_ref());
-        let ws = Workspace::parse(part(1)?).ok()?;
-        Self::of_kind(
-            ws,
-            part(0)?,
-            &parts[2..].iter().map(|p| p.as_ref()).collect::<Vec<_>>(),
-        )
+        match parts.iter().map(|p| p.as_ref()).collect::<Vec<_>>()[..] {
+            [kind, ws, ref rest @ ..] => Self::of_kind(ws, kind, rest),
+            _ => None,
+        }
     }
 
-    /// The key of kind `kind` in `ws` whose remaining path parts are `rest`.
-    fn of_kind(ws: Workspace, kind: &str, rest: &[&str]) -> Option<Key> {
+    /// The key of kind `kind` in workspace `ws` whose remaining path parts are `rest`.
+    fn of_kind(ws: &str, kind: &str, rest: &[&str]) -> Option<Key> {
+        let ws = Workspace::parse(ws).ok()?;
         let id = |s: &str| ItemId::parse(s).ok();
         let user = |s: &str| UserId::parse(s).ok();
         match (kind, rest) {
