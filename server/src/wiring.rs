@@ -116,8 +116,6 @@ pub async fn app(config: &Config) -> anyhow::Result<App> {
     Ok(App { router, pickup })
 }
 
-/// `pickup serve` (and `pickup demo`): listens on `addr` until SIGTERM or Ctrl-C, then finishes
-/// what is in flight within the shutdown grace.
 /// Moves keys of the old layout until a move succeeds (after one failed at start).
 async fn move_legacy_until_done(index: Arc<Index>) {
     loop {
@@ -131,6 +129,8 @@ async fn move_legacy_until_done(index: Arc<Index>) {
     }
 }
 
+/// `pickup serve` (and `pickup demo`): listens on `addr` until SIGTERM or Ctrl-C, then finishes
+/// what is in flight within the shutdown grace.
 pub async fn serve(
     config: Config,
     addr: &str,

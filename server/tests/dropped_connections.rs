@@ -13,6 +13,7 @@
 mod common;
 
 use common::backends::backend;
+use common::proxy::upstream_of;
 use common::server::Server;
 use pickup::index::store::{Scope, Store};
 use pickup::index::Workspace;
@@ -95,11 +96,6 @@ async fn cut_before_forwarding(mut client: TcpStream) {
     let mut buf = [0u8; 64];
     let _ = client.read(&mut buf).await;
     let _ = client.shutdown().await;
-}
-
-fn upstream_of(endpoint: &str) -> String {
-    let url = url::Url::parse(endpoint).unwrap();
-    format!("{}:{}", url.host_str().unwrap(), url.port().unwrap())
 }
 
 fn client() -> reqwest::Client {

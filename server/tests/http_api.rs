@@ -440,9 +440,12 @@ async fn sigterm_during_a_burst_keeps_every_acknowledged_registration() {
 }
 
 /// The read cache shares listings between requests, but an item registered through another
-/// server still reaches this server's readers within one second.
+/// server reaches every request to this server that starts one cache period (250 ms) after the
+/// registration was answered: well inside the widget's one second. Not a time bound: each read
+/// started after that point must show it, however slow the machine.
 #[tokio::test]
 async fn a_new_item_reaches_readers_of_another_server_within_a_second() {
+    const FRESH_FOR: Duration = Duration::from_millis(250);
     let reader = Server::start(&[("PICKUP_READ_CACHE", "250ms")]);
     let store = format!("file://{}", reader.dir.path().display());
     let writer = Server::start(&[("PICKUP_STORE", &store)]);
@@ -463,22 +466,21 @@ async fn a_new_item_reaches_readers_of_another_server_within_a_second() {
         "the reader's cache is warm"
     );
 
-    let registered = std::time::Instant::now();
     register(&writer, &token, "acme", "after").await;
-    let mut seen_after = None;
-    // Bounded polling: at most 3 s, then the assertion below fails.
-    while registered.elapsed() < Duration::from_secs(3) {
-        if recent().await.contains(&"item after".to_string()) {
-            seen_after = Some(registered.elapsed());
+    let answered = tokio::time::Instant::now();
+    // Reads until one starts a cache period after the answer: that one must show the item.
+    loop {
+        let started = tokio::time::Instant::now();
+        let seen = recent().await.contains(&"item after".to_string());
+        if started >= answered + FRESH_FOR {
+            assert!(
+                seen,
+                "a read started {:?} after the registration's answer did not show it",
+                started - answered
+            );
             break;
         }
     }
-    let seen_after = seen_after.expect("the new item never appeared");
-    assert!(
-        seen_after < Duration::from_secs(1),
-        "appeared after {seen_after:?}"
-    );
-    eprintln!("item registered on another server appeared after {seen_after:?}");
 }
 
 async fn put_as(url: &str, token: &str, body: &Value) -> reqwest::Response {

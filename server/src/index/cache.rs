@@ -4,8 +4,12 @@
 //!
 //! Why: a busy workspace's readers all ask the same question many times a second; on the local
 //! file system a listing reads the whole directory. Guarantees kept:
-//! - nothing is served older than `fresh_for`, so an item registered through any server shows
-//!   within that (plus the request), well inside the one second the widget promises;
+//! - nothing is served from a load that began `fresh_for` or more before the request did, so an
+//!   item registered through any server reaches every request that starts `fresh_for` after
+//!   its registration was answered, well inside the one second the widget promises. Time is
+//!   cut into windows of `fresh_for`, and a request shares only loads begun in its own window:
+//!   a TTL from a load's end would serve a slow load's answer for `fresh_for` longer, and a
+//!   request joining a load in flight would take an answer begun any time before it;
 //! - concurrent requests for the same thing share one load (moka's `try_get_with`);
 //! - errors are never cached: requests already waiting on a failed load share its error, the
 //!   next request loads again;
@@ -19,15 +23,27 @@ use moka::future::Cache;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio::time::Instant;
 
 /// The most listings, and separately records, kept at once.
 const MAX_ENTRIES: u64 = 10_000;
 
 pub(crate) struct ReadCache {
     store: Store,
-    lists: Cache<(Scope, u64), Arc<Found>>,
-    records: Cache<(Key, u64), Option<Stored>>,
+    lists: Cache<(Scope, Stamp), Arc<Found>>,
+    records: Cache<(Key, Stamp), Option<Stored>>,
     generations: Mutex<HashMap<Workspace, u64>>,
+    fresh_for: Duration,
+    /// Windows are counted from here (tokio's clock, so tests can move it).
+    born: Instant,
+}
+
+/// What a load is shared under, beside what it reads: the workspace's generation (moved on by
+/// each write through this server) and the window of `fresh_for` it began in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Stamp {
+    generation: u64,
+    window: u128,
 }
 
 impl ReadCache {
@@ -43,17 +59,22 @@ impl ReadCache {
                 .time_to_live(fresh_for)
                 .build(),
             generations: Mutex::default(),
+            fresh_for,
+            born: Instant::now(),
         }
     }
 
-    fn generation(&self, ws: &Workspace) -> u64 {
+    fn stamp(&self, ws: &Workspace) -> Stamp {
         let generations = self.generations.lock().expect("cache lock");
-        generations.get(ws).copied().unwrap_or(0)
+        Stamp {
+            generation: generations.get(ws).copied().unwrap_or(0),
+            window: self.born.elapsed().as_nanos() / self.fresh_for.as_nanos().max(1),
+        }
     }
 
     /// [`Store::list`], shared.
     pub(crate) async fn list(&self, scope: &Scope) -> Result<Arc<Found>> {
-        let key = (scope.clone(), self.generation(scope.ws()));
+        let key = (scope.clone(), self.stamp(scope.ws()));
         let entry = self
             .lists
             .entry(key)
@@ -66,7 +87,7 @@ impl ReadCache {
 
     /// [`Store::read`], shared.
     pub(crate) async fn read(&self, key: &Key) -> Result<Option<Stored>> {
-        let slot = (key.clone(), self.generation(key.ws()));
+        let slot = (key.clone(), self.stamp(key.ws()));
         let entry = self
             .records
             .entry(slot)
@@ -110,12 +131,15 @@ mod tests {
     };
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    /// Counts listings, and fails them while `down` is set.
+    /// Counts listings, and fails them while `down` is set; while `held` is set, a listing
+    /// waits for `gate` before it answers.
     #[derive(Debug, Default)]
     struct Counted {
         inner: InMemory,
         lists: AtomicUsize,
         down: std::sync::atomic::AtomicBool,
+        held: std::sync::atomic::AtomicBool,
+        gate: Arc<tokio::sync::Notify>,
     }
 
     impl std::fmt::Display for Counted {
@@ -166,7 +190,17 @@ mod tests {
                 };
                 return Box::pin(futures::stream::once(async { Err(e) }));
             }
-            self.inner.list(prefix)
+            let listing = self.inner.list(prefix);
+            if !self.held.load(Ordering::SeqCst) {
+                return listing;
+            }
+            let gate = self.gate.clone();
+            Box::pin(futures::StreamExt::flatten(futures::stream::once(
+                async move {
+                    gate.notified().await;
+                    listing
+                },
+            )))
         }
         async fn list_with_delimiter(
             &self,
@@ -239,6 +273,30 @@ mod tests {
         counted.down.store(false, Ordering::SeqCst);
         assert!(cache.list(&scope).await.is_ok());
         assert!(counted.lists.load(Ordering::SeqCst) >= 2);
+    }
+
+    /// A slow load is not shared with a request that starts a window after it began: the
+    /// answer would be older than `fresh_for` for that request.
+    #[tokio::test(start_paused = true)]
+    async fn a_request_never_joins_a_load_begun_fresh_for_before_it() {
+        let (counted, cache, scope, _) = setup(Duration::from_millis(250));
+        counted.held.store(true, Ordering::SeqCst);
+        let (first, second) = tokio::join!(cache.list(&scope), async {
+            while counted.lists.load(Ordering::SeqCst) == 0 {
+                tokio::task::yield_now().await;
+            }
+            tokio::time::advance(Duration::from_millis(250)).await;
+            counted.held.store(false, Ordering::SeqCst);
+            counted.gate.notify_one();
+            cache.list(&scope).await
+        });
+        first.unwrap();
+        second.unwrap();
+        assert_eq!(
+            counted.lists.load(Ordering::SeqCst),
+            2,
+            "the later request was handed the load begun a window before it"
+        );
     }
 
     #[tokio::test]

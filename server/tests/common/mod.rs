@@ -1,5 +1,5 @@
 //! Test helpers: the backends, a fault-injecting store wrapper, a GCS-like generations store, a
-//! naive shared-list comparator, the `pickup serve` harness, and builders.
+//! naive shared-list comparator, a TCP proxy that records each request, the `pickup serve` harness, and builders.
 #![allow(dead_code)]
 
 pub mod backends;
@@ -7,6 +7,7 @@ pub mod fault;
 pub mod generations;
 pub mod in_process;
 pub mod naive;
+pub mod proxy;
 pub mod redis;
 pub mod server;
 pub mod stream;
