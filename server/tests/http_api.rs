@@ -724,8 +724,9 @@ async fn half_sent_header(s: &Server) -> tokio::net::TcpStream {
 #[tokio::test]
 async fn the_header_timeout_closes_a_connection_that_stalls_in_its_header() {
     let s = Server::start(&[("PICKUP_HEADER_TIMEOUT", "1s")]);
-    let mut tcp = half_sent_header(&s).await;
+    // Before connecting: the server's timer starts no earlier than the connection.
     let started = std::time::Instant::now();
+    let mut tcp = half_sent_header(&s).await;
     let answer = read_until_closed(&mut tcp, Duration::from_secs(10)).await;
     assert!(
         answer.is_some(),
