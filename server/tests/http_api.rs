@@ -377,6 +377,35 @@ async fn cors_only_for_allowed_origins() {
         .await
         .unwrap();
     assert!(get.headers().get("access-control-allow-origin").is_none());
+    // A page on an allowed origin may read what a write answers: the ETag (of a GET, for the
+    // If-Match of an update), the request id, and how long until the TTL deletes the run.
+    let writer = s.token("alice", "acme", true);
+    let registered = client()
+        .post(format!("{}/api/v1/workspaces/acme/items", s.url))
+        .bearer_auth(&writer)
+        .header("origin", "http://allowed.test")
+        .json(&serde_json::json!({"key": "k", "title": "t", "status": "running"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(registered.status(), StatusCode::CREATED);
+    let exposed = registered
+        .headers()
+        .get("access-control-expose-headers")
+        .map(|v| v.to_str().unwrap().to_ascii_lowercase())
+        .unwrap_or_default();
+    for header in ["x-request-id", "pickup-expires-in"] {
+        assert!(
+            registered.headers().contains_key(header),
+            "{header} not sent"
+        );
+    }
+    for header in ["etag", "x-request-id", "pickup-expires-in"] {
+        assert!(
+            exposed.contains(header),
+            "{header} not exposed: {exposed:?}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -97,7 +97,12 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
             header::IF_MATCH,
             header::ACCEPT,
         ])
-        .expose_headers([header::ETAG, X_REQUEST_ID]);
+        // A page that registers or updates items reads the same answers `pickup run` does.
+        .expose_headers([
+            header::ETAG,
+            X_REQUEST_ID,
+            HeaderName::from_static(app::model::EXPIRES_IN),
+        ]);
     Router::new()
         .merge(api)
         .route_service("/embed.html", embed_page)
