@@ -70,30 +70,40 @@ fn a_request_timeout_longer_than_grace_plus_skew_is_refused() {
 
 /// A bucket (container) that does not exist is a refusal, said at start-up ("the store
 /// refused: …"), never retried as a store that "did not answer". The store is reached through
-/// a proxy that records each request: none the store refused is sent again. (Not a time bound:
-/// an emulator slowed by earlier tests answers late, and its 5xx are rightly retried.)
+/// a proxy that records each request: none is sent again once the store's refusal of it has
+/// reached the server. (Not a time bound: an emulator slowed by earlier tests answers late,
+/// and its 5xx, or a request that timed out, are rightly tried again.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_bucket_is_refused_at_start_up() {
-    for (name, url, endpoint, pool) in [
+    const TEST: &str = "a_missing_bucket_is_refused_at_start_up";
+    for (name, url, endpoint, aliases, pool) in [
         (
             "s3",
             "s3://pickup-no-such-bucket",
             "AWS_ENDPOINT",
+            &["AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"][..],
             "AWS_POOL_MAX_IDLE_PER_HOST",
         ),
         (
             "azure",
             "az://pickup-no-such-container",
             "AZURITE_BLOB_STORAGE_URL",
+            &["AZURE_STORAGE_ENDPOINT", "AZURE_ENDPOINT"][..],
             "AZURE_POOL_MAX_IDLE_PER_HOST",
         ),
     ] {
-        if common::backends::backend(name, "a_missing_bucket_is_refused_at_start_up").is_none() {
+        if common::backends::backend(name, TEST).is_none() {
             continue;
         }
-        let upstream = proxy::upstream_of(&std::env::var(endpoint).unwrap());
-        let (proxied, recorder) = proxy::recording(upstream).await;
-        let cmd = pickup(
+        // The proxy speaks plain HTTP on loopback: an emulator's endpoint, named by this
+        // variable (as scripts/emulators.sh sets it), or the test cannot stand in front.
+        let at = std::env::var(endpoint).unwrap_or_default();
+        if !at.starts_with("http://127.0.0.1:") {
+            println!("{TEST}: SKIPPED on backend {name}: {endpoint} is not an http://127.0.0.1:PORT emulator ({at:?})");
+            continue;
+        }
+        let (proxied, recorder) = proxy::recording(proxy::upstream_of(&at)).await;
+        let mut cmd = pickup(
             &["serve"],
             url,
             SECRET,
@@ -104,6 +114,9 @@ async fn a_missing_bucket_is_refused_at_start_up() {
                 (pool, "0"),
             ],
         );
+        for alias in aliases {
+            cmd.env_remove(alias);
+        }
         // Bounded only to catch a server that started: object_store gives up within 3 min.
         let out =
             tokio::task::spawn_blocking(move || refused_within(cmd, Duration::from_secs(240)))
@@ -116,18 +129,20 @@ async fn a_missing_bucket_is_refused_at_start_up() {
             "{name}: {err}"
         );
         let exchanges = recorder.exchanges().await;
-        let refused: Vec<_> = exchanges
+        let refusals: Vec<_> = exchanges
             .iter()
             .filter(|e| matches!(e.status, Some(400..=499)))
+            .filter_map(|e| Some((e, e.delivered?)))
             .collect();
         assert!(
-            !refused.is_empty(),
-            "{name}: the store refused nothing: {exchanges:#?}"
+            !refusals.is_empty(),
+            "{name}: no refusal reached the server: {exchanges:#?}"
         );
-        for r in refused {
-            assert_eq!(
-                exchanges.iter().filter(|e| e.request == r.request).count(),
-                1,
+        for (refused, at) in refusals {
+            assert!(
+                !exchanges
+                    .iter()
+                    .any(|e| e.request == refused.request && e.accepted > at),
                 "{name}: a request the store refused was sent again: {exchanges:#?}"
             );
         }

@@ -9,7 +9,9 @@
 //!   its registration was answered, well inside the one second the widget promises. Time is
 //!   cut into windows of `fresh_for`, and a request shares only loads begun in its own window:
 //!   a TTL from a load's end would serve a slow load's answer for `fresh_for` longer, and a
-//!   request joining a load in flight would take an answer begun any time before it;
+//!   request joining a load in flight would take an answer begun any time before it. The
+//!   price: a listing slower than `fresh_for` is not shared across windows, so a slow store
+//!   sees up to one load in flight per window of it, where a TTL saw one in all;
 //! - concurrent requests for the same thing share one load (moka's `try_get_with`);
 //! - errors are never cached: requests already waiting on a failed load share its error, the
 //!   next request loads again;
@@ -33,9 +35,7 @@ pub(crate) struct ReadCache {
     lists: Cache<(Scope, Stamp), Arc<Found>>,
     records: Cache<(Key, Stamp), Option<Stored>>,
     generations: Mutex<HashMap<Workspace, u64>>,
-    fresh_for: Duration,
-    /// Windows are counted from here (tokio's clock, so tests can move it).
-    born: Instant,
+    windows: Windows,
 }
 
 /// What a load is shared under, beside what it reads: the workspace's generation (moved on by
@@ -46,21 +46,57 @@ struct Stamp {
     window: u128,
 }
 
+/// Time cut into windows of `fresh_for`, counted from `born` (tokio's clock, so tests can
+/// move it).
+#[derive(Debug, Clone, Copy)]
+struct Windows {
+    born: Instant,
+    fresh_for: Duration,
+}
+
+impl Windows {
+    fn now(&self) -> u128 {
+        self.born.elapsed().as_nanos() / self.fresh_for.as_nanos().max(1)
+    }
+
+    /// How long until `window` is over.
+    fn left_in(&self, window: u128) -> Duration {
+        let end = self.fresh_for.as_nanos().saturating_mul(window + 1);
+        let left = end.saturating_sub(self.born.elapsed().as_nanos());
+        Duration::from_nanos(u64::try_from(left).unwrap_or(u64::MAX))
+    }
+}
+
+/// An entry is dropped when its window is over: no request can look it up after that.
+impl<K, V> moka::Expiry<(K, Stamp), V> for Windows {
+    fn expire_after_create(
+        &self,
+        key: &(K, Stamp),
+        _: &V,
+        _: std::time::Instant,
+    ) -> Option<Duration> {
+        Some(self.left_in(key.1.window))
+    }
+}
+
 impl ReadCache {
     pub(crate) fn new(store: Store, fresh_for: Duration) -> Self {
+        let windows = Windows {
+            born: Instant::now(),
+            fresh_for,
+        };
         ReadCache {
             store,
             lists: Cache::builder()
                 .max_capacity(MAX_ENTRIES)
-                .time_to_live(fresh_for)
+                .expire_after(windows)
                 .build(),
             records: Cache::builder()
                 .max_capacity(MAX_ENTRIES)
-                .time_to_live(fresh_for)
+                .expire_after(windows)
                 .build(),
             generations: Mutex::default(),
-            fresh_for,
-            born: Instant::now(),
+            windows,
         }
     }
 
@@ -68,7 +104,7 @@ impl ReadCache {
         let generations = self.generations.lock().expect("cache lock");
         Stamp {
             generation: generations.get(ws).copied().unwrap_or(0),
-            window: self.born.elapsed().as_nanos() / self.fresh_for.as_nanos().max(1),
+            window: self.windows.now(),
         }
     }
 
@@ -297,6 +333,26 @@ mod tests {
             2,
             "the later request was handed the load begun a window before it"
         );
+    }
+
+    /// An entry lives until its window ends, and one inserted after that is gone at once.
+    #[tokio::test(start_paused = true)]
+    async fn an_entry_lives_to_the_end_of_its_window() {
+        let windows = Windows {
+            born: Instant::now(),
+            fresh_for: Duration::from_millis(250),
+        };
+        tokio::time::advance(Duration::from_millis(100)).await;
+        assert_eq!(windows.now(), 0);
+        assert_eq!(windows.left_in(0), Duration::from_millis(150));
+        tokio::time::advance(Duration::from_millis(200)).await;
+        assert_eq!(windows.now(), 1);
+        assert_eq!(
+            windows.left_in(0),
+            Duration::ZERO,
+            "a slow load's window is over"
+        );
+        assert_eq!(windows.left_in(1), Duration::from_millis(200));
     }
 
     #[tokio::test]
