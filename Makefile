@@ -48,47 +48,52 @@ $(TRUNK):
 dev: setup server .dev-secret | $(TRUNK)
 	PATH="$(dir $(TRUNK)):$$PATH" ./scripts/dev.sh
 
-## test: cargo tests, then the Playwright suite in Debian's Chromium
-test: test-rust test-backends test-e2e
+## test: cargo tests (the widget builds beside them), the emulator tests, then the Playwright
+## suite in Debian's Chromium; each target says how long it took
+test: deps
+	@$(MAKE) --no-print-directory -j2 test-rust widget
+	@$(MAKE) --no-print-directory test-backends
+	@$(MAKE) --no-print-directory test-e2e
 
-# Services the Rust tests start themselves, on free loopback ports: Redis for the bus.
-.PHONY: test-services
-test-services:
-	@command -v redis-server >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
+# Every Debian package the suite needs, after one `apt-get update`, and only when one is missing:
+# the services the Rust tests start themselves on free loopback ports (Redis for the bus, nginx
+# for the rolling restart, libfaketime for servers with other clocks; none is ever started as a
+# system service) and the browser.
+DEBIAN_DEPS := redis-server nginx faketime chromium
+.PHONY: deps
+deps:
+	@dpkg -s $(DEBIAN_DEPS) >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_DEPS) >/dev/null; }
 
-# The Azure and S3 tests need their emulators: here they are filtered out (test-backends runs
-# them), not reported as passed. The last lines say how many tests did not run, and why.
-CLOUD_TESTS := --skip azure:: --skip s3:: --skip scale_out_azure --skip scale_out_s3
-test-rust: setup test-services test-deps clock-deps
-	set -o pipefail; cargo test --workspace --no-fail-fast -- $(CLOUD_TESTS) 2>&1 | ./scripts/test-summary.sh test-rust
-	@echo "test-rust: the filtered out are azure::*, s3::* and scale_out_{azure,s3}: make test-backends runs them on Azurite and moto"
+# `$(call timed,LABEL,COMMAND)`: runs COMMAND, then says how long it took, whatever it did.
+timed = start=$$(date +%s); $(2); status=$$?; echo "$(1): $$(( $$(date +%s) - start )) s"; exit $$status
 
-## test-deps: Debian's nginx for the rolling-restart test (server/tests/hardening_shutdown.rs);
-## nginx is never started as a service, the test runs its own on loopback
-test-deps:
-	@dpkg -s nginx >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null; }
+# The Azure and S3 tests need their emulators: every one of them sits in a module named `azure`
+# or `s3`. Here they are filtered out (test-backends runs them), not reported as passed. The
+# last lines say how many tests did not run, and why.
+test-rust: setup deps
+	@set -o pipefail; $(call timed,test-rust,cargo test --workspace --no-fail-fast -- --skip azure:: --skip s3:: 2>&1 | ./scripts/test-summary.sh test-rust)
+	@echo "test-rust: the filtered out are azure::* and s3::*: make test-backends runs them on Azurite and moto"
 
 ## test-backends: the marker index on real object stores (Azurite for Azure Blob, moto for S3,
 ## on free 127.0.0.1 ports; the local file system too) and two `pickup serve` on one shared store
 .PHONY: test-backends
-# Two emulator sessions, each with fresh emulators: Azurite's in-memory store slows with every
-# blob it holds (at about 60% of a core after the scale-out runs' thousands), and the scenarios
-# after it saw requests time out at 30 s.
-test-backends: setup server test-services
-	set -o pipefail; { ./scripts/emulators.sh run -- cargo test --workspace --no-fail-fast --test scenarios -- --nocapture; a=$$?; \
-	  ./scripts/emulators.sh run -- cargo test --workspace --no-fail-fast --test scale_out --test dropped_connections --test settings -- --nocapture; b=$$?; \
-	  exit $$((a | b)); } 2>&1 | ./scripts/test-summary.sh test-backends
+# Only the tests test-rust filtered out (azure::*, s3::*), in two emulator sessions, each with
+# fresh emulators: Azurite's in-memory store slows with every blob it holds, and scenarios run
+# after the scale-out's thousands saw requests time out at 30 s.
+test-backends: setup server deps
+	@set -o pipefail; $(call timed,test-backends,{ ./scripts/emulators.sh run -- cargo test -p pickup --no-fail-fast --test scenarios -- azure:: s3:: --nocapture; a=$$?; \
+	  ./scripts/emulators.sh run -- cargo test -p pickup --no-fail-fast --test server -- azure:: s3:: --nocapture; b=$$?; \
+	  exit $$((a | b)); } 2>&1 | ./scripts/test-summary.sh test-backends)
 
-e2e-deps:
-	@dpkg -s chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+e2e-deps: deps
 	@[ end2end/node_modules/.installed -nt end2end/package-lock.json ] || \
 	  { (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --silent --no-audit --no-fund) && touch end2end/node_modules/.installed; }
 
 test-e2e: builds e2e-deps
-	cd end2end && PICKUP_BIN=$(CURDIR)/$(PICKUP) PICKUP_SITE=$(CURDIR)/dist npx playwright test
+	@$(call timed,test-e2e,cd end2end && PICKUP_BIN=$(CURDIR)/$(PICKUP) PICKUP_SITE=$(CURDIR)/dist npx playwright test)
 
 ## bench: every benchmark in one run, written to BENCHMARKS.md and docs/bench/*.svg (~12 min after the builds)
-bench: setup widget e2e-deps test-services
+bench: setup widget e2e-deps
 	@command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
 	cargo build --release -p pickup -p pickup-bench
 	./scripts/emulators.sh run -- target/release/pickup-bench designs
@@ -113,7 +118,3 @@ lint: setup
 clean:
 	rm -rf target dist
 
-## clock-deps: libfaketime (Debian's faketime), for tests/clocks.rs's servers with other clocks
-.PHONY: clock-deps
-clock-deps:
-	@dpkg -s faketime >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime >/dev/null; }

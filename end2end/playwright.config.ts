@@ -5,8 +5,10 @@ export default defineConfig({
   testDir: "./tests",
   timeout: 60_000,
   expect: { timeout: 10_000 },
+  // Each test starts its own `pickup serve` (own port, store and secret), so spec files run on
+  // two workers, one per core; the tests of one file run in order.
   fullyParallel: false,
-  workers: 1,
+  workers: 2,
   forbidOnly: !!process.env.CI,
   reporter: [["list"]],
   use: {

@@ -1,6 +1,6 @@
 // Tokens that expire while the page stays open: the widget renews them through the host's
 // getToken (ahead of expiry, and after a 401), without a reload; when getToken fails it says so.
-import { Page } from "@playwright/test";
+import { Page, Request } from "@playwright/test";
 import { test, expect, startPickup, titles, Pickup } from "./pickup";
 import { HostPage } from "./host";
 
@@ -185,11 +185,14 @@ test("with getToken and no token, the first calls, the stream included, wait for
     const bot = pickup.token("bot", ["acme"], { write: true });
     await pickup.register(bot, "acme", { key: "first", title: "Seen with getToken's token", status: "running" });
     // Every call to Pickup and the bearer it carried (read before the test looks at them).
+    // The listener is taken off before they are awaited, so no header read it starts outlives
+    // the test (a request still in flight at the end made `allHeaders` fail with "Test ended").
     const sent: Promise<{ url: string; bearer: string }>[] = [];
-    page.on("request", (r) => {
+    const onRequest = (r: Request) => {
       if (r.url().startsWith(pickup.url) && /\/(api|live)/.test(r.url()))
         sent.push(r.allHeaders().then((h) => ({ url: r.url(), bearer: (h["authorization"] ?? "").replace(/^Bearer\s*/, "") })));
-    });
+    };
+    page.on("request", onRequest);
     const consoleErrors: string[] = [];
     page.on("console", (m) => {
       if (m.type() === "error") consoleErrors.push(m.text());
@@ -197,6 +200,7 @@ test("with getToken and no token, the first calls, the stream included, wait for
     await hostWithGetToken(page, pickup, host, "", { mint: () => pickup.token("alice", ["acme"], { ttl: "1h" }) });
     await expect(titles(page)).toHaveText(["Seen with getToken's token"]);
     await expect(page.locator("section.pickup")).toHaveAttribute("data-live", "live");
+    page.off("request", onRequest);
     const calls_ = await Promise.all(sent);
     expect(calls_.filter((c) => c.url.includes("/live?")).length).toBeGreaterThanOrEqual(1);
     expect(calls_.filter((c) => c.bearer === "")).toEqual([]);

@@ -34,9 +34,11 @@ mod grace;
 mod janitor;
 mod lifecycle;
 mod listing;
+mod marker_index;
 mod mine;
 mod ownership;
 mod register;
+mod stress;
 mod support;
 mod unreadable;
 

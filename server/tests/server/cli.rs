@@ -1,6 +1,6 @@
 //! The `pickup` binary as scripts use it.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

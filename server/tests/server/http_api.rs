@@ -1,8 +1,6 @@
 //! The contract over real HTTP against a real `pickup serve` on a file store.
 
-mod common;
-
-use common::server::{Server, SECRET};
+use crate::common::server::{Server, SECRET};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use std::time::Duration;

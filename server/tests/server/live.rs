@@ -1,13 +1,11 @@
 //! Live streams over real HTTP: `pickup serve` processes, a file store, server-sent events
 //! read as a browser's `fetch` reads them.
 
-mod common;
-
-use common::server::Server;
+use crate::common::server::Server;
 use serde_json::{json, Value};
 use std::time::Duration;
 
-use common::stream::{client, get_json, register, token, Events, PATIENCE};
+use crate::common::stream::{client, get_json, register, token, Events, PATIENCE};
 
 /// With a period of an hour, only the writes through this server can explain each page: a
 /// new item, its update, a dismissal by this viewer from elsewhere, and a removal.

@@ -2,9 +2,9 @@
 //! Prometheus text-format parser, and `/api/v1/openapi.json` parsed as OpenAPI 3.1 and checked
 //! against the routes the server answers and the README's API list.
 
-mod common;
+use crate::common;
 
-use common::server::Server;
+use crate::common::server::Server;
 use openmetrics_parser::{MetricsExposition, PrometheusType, PrometheusValue};
 use reqwest::{Method, StatusCode};
 use serde_json::json;

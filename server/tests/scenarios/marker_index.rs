@@ -3,11 +3,11 @@
 //! loses a concurrent registration), a GCS-like store that compares generations, and a model of
 //! the whole read path checked by property tests on memory.
 
-mod common;
+use crate::common;
 
+use crate::common::naive::NaiveList;
+use crate::common::*;
 use app::model::{Filter, Status};
-use common::naive::NaiveList;
-use common::*;
 
 use pickup::index::ItemId;
 use pickup::index::ManualClock;

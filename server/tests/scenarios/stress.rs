@@ -2,13 +2,11 @@
 //! readers load and prune in a loop. Every registered item must still be listed at the end.
 //! The same workload against the naive read-modify-written list reports how many it lost.
 //!
-//! The figures are printed (`cargo test --test stress -- --nocapture`).
+//! The figures are printed (`cargo test --test scenarios stress:: -- --nocapture`).
 
-mod common;
-
+use crate::common::naive::NaiveList;
+use crate::common::*;
 use app::model::{Filter, Status};
-use common::naive::NaiveList;
-use common::*;
 use pickup::index::ManualClock;
 use pickup::index::UserId;
 use std::collections::HashSet;

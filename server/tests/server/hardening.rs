@@ -3,13 +3,11 @@
 //! chunked body streamed lazily, an error message with terminal escapes), and the environment
 //! the wrapped command gets.
 
-mod common;
-
+use crate::common::server::Server;
 use axum::body::Body;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use common::server::Server;
 use futures::StreamExt;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -2,9 +2,7 @@
 //! here: precompressed copies chosen by `Accept-Encoding` (sent as they are, with `Vary`),
 //! hashed files kept for a year, stable names revalidated.
 
-mod common;
-
-use common::server::Server;
+use crate::common::server::Server;
 use reqwest::header::{
     ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, IF_MODIFIED_SINCE, LAST_MODIFIED, VARY,
 };

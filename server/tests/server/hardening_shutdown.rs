@@ -4,10 +4,8 @@
 //! balancer would, and no request may be reset after it connected. Through Debian's nginx (an
 //! upstream of the two), no answer may be a 5xx.
 
-mod common;
-
-use common::redis::free_port;
-use common::server::{Server, SECRET};
+use crate::common::redis::free_port;
+use crate::common::server::{Server, SECRET};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

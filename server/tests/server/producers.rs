@@ -2,9 +2,9 @@
 //! commands are `sh -c` scripts; where a test must act while one runs, the script waits on a
 //! fifo the test writes to (no sleeps).
 
-mod common;
+use crate::common;
 
-use common::server::{Server, SECRET};
+use crate::common::server::{Server, SECRET};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Write};

@@ -2,9 +2,9 @@
 //! widget's viewer reads it. Its workers' progress moves, a run finishes and the next one
 //! starts, and nothing but the one item meant to stall is ever shown stalled.
 
-mod common;
+use crate::common;
 
-use common::server::Server;
+use crate::common::server::Server;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 

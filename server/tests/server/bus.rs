@@ -3,11 +3,9 @@
 //! fact (or a reconcile the bus itself asks for) can carry a change from one server to
 //! another's viewer; each viewer's page must come to equal the REST page.
 
-mod common;
-
-use common::redis::Redis;
-use common::server::{Server, SECRET};
-use common::stream::{client, register, token, Events};
+use crate::common::redis::Redis;
+use crate::common::server::{Server, SECRET};
+use crate::common::stream::{client, register, token, Events};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 

@@ -4,10 +4,9 @@
 //! step it mid-run the way NTP steps a clock. The monotonic clock is left alone
 //! (`DONT_FAKE_MONOTONIC=1`), as NTP leaves it.
 
-#[path = "common/mod.rs"]
-mod common;
+use crate::common;
 
-use common::server::{Server, SECRET};
+use crate::common::server::{Server, SECRET};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

@@ -2,11 +2,9 @@
 //! `tower::ServiceExt::oneshot`): who may call what, and what a refusal says. No socket and no
 //! child process: `http_api.rs` keeps the tests where the process is the point.
 
-mod common;
-
+use crate::common::in_process::InProcess;
+use crate::common::server::SECRET;
 use axum::http::{Method, StatusCode};
-use common::in_process::InProcess;
-use common::server::SECRET;
 use serde_json::{json, Value};
 use std::time::Duration;
 

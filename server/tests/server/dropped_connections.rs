@@ -6,15 +6,14 @@
 //! (the store never saw it). Every connection carries one request
 //! (`*_POOL_MAX_IDLE_PER_HOST=0`), so the cuts fall on requests, not on pooled connections.
 //!
-//! Run under `scripts/emulators.sh run -- cargo test -p pickup --test dropped_connections`;
+//! Run under `scripts/emulators.sh run -- cargo test -p pickup --test server dropped_connections::`;
 //! without the emulators each test says SKIPPED and passes.
 
-#[path = "common/mod.rs"]
-mod common;
+use crate::common;
 
-use common::backends::backend;
-use common::proxy::upstream_of;
-use common::server::Server;
+use crate::common::backends::backend;
+use crate::common::proxy::upstream_of;
+use crate::common::server::Server;
 use pickup::index::store::{Scope, Store};
 use pickup::index::Workspace;
 use reqwest::StatusCode;
@@ -197,24 +196,28 @@ async fn lose_nothing(name: &str, endpoint_var: &str, pool_var: &str, test: &str
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn s3_dropped_connections_lose_nothing_and_add_nothing() {
-    lose_nothing(
-        "s3",
-        "AWS_ENDPOINT",
-        "AWS_POOL_MAX_IDLE_PER_HOST",
-        "s3_dropped_connections",
-    )
-    .await;
+mod s3 {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn dropped_connections_lose_nothing_and_add_nothing() {
+        super::lose_nothing(
+            "s3",
+            "AWS_ENDPOINT",
+            "AWS_POOL_MAX_IDLE_PER_HOST",
+            "s3_dropped_connections",
+        )
+        .await;
+    }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn azure_dropped_connections_lose_nothing_and_add_nothing() {
-    lose_nothing(
-        "azure",
-        "AZURITE_BLOB_STORAGE_URL",
-        "AZURE_POOL_MAX_IDLE_PER_HOST",
-        "azure_dropped_connections",
-    )
-    .await;
+mod azure {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn dropped_connections_lose_nothing_and_add_nothing() {
+        super::lose_nothing(
+            "azure",
+            "AZURITE_BLOB_STORAGE_URL",
+            "AZURE_POOL_MAX_IDLE_PER_HOST",
+            "azure_dropped_connections",
+        )
+        .await;
+    }
 }
