@@ -3,7 +3,7 @@
 use crate::http::{ClaimMapping, HttpConfig};
 use crate::index::{Clock, Index, Limits, SystemClock};
 use crate::index::{NewItem, Workspace};
-use crate::live::{LiveConfig, StreamLimits};
+use crate::live::{BusConfig, BusKey, LiveConfig, StreamLimits};
 use crate::producer::{Client, Item, Timing};
 use crate::wiring::{Config, JwksConfig, Tokens};
 use anyhow::Context;
@@ -136,8 +136,17 @@ pub struct ServeArgs {
     /// Facts between servers: redis://HOST:PORT (Redis or Valkey pub/sub). With it, a write on
     /// one server reaches the viewers of every server without a store read, and one server
     /// reconciles each watched workspace for all. Without it, each server's watchers poll.
-    #[arg(long, env = "PICKUP_BUS")]
+    #[arg(long, env = "PICKUP_BUS", hide_env_values = true)]
     pub bus: Option<String>,
+    /// The key the servers seal their facts on the bus with, shared by every server of the
+    /// deployment (at least 32 bytes). Default: derived from PICKUP_SECRET; set it when the
+    /// servers have no PICKUP_SECRET (tokens only from an identity provider).
+    #[arg(long, env = "PICKUP_BUS_KEY", hide_env_values = true)]
+    pub bus_key: Option<String>,
+    /// PEM file of the certificates to trust for a rediss:// PICKUP_BUS whose certificate no
+    /// public authority signed (a private CA), beside the system's.
+    #[arg(long, env = "PICKUP_BUS_CA")]
+    pub bus_ca: Option<PathBuf>,
     /// How often the store is listed to reconcile a watched workspace while the bus is up.
     #[arg(long, env = "PICKUP_RECONCILE_EVERY", default_value = "30s", value_parser = positive_duration)]
     pub reconcile_every: Duration,
@@ -634,25 +643,26 @@ impl ServeArgs {
                 request_timeout: self.request_timeout,
             },
             read_cache: self.read_cache,
-            live: (!self.live_every.is_zero()).then(|| {
-                let server = self
-                    .max_streams
-                    .unwrap_or(self.max_connections / 4 * 3)
-                    .max(1) as usize;
-                LiveConfig {
-                    every: self.live_every,
-                    reconcile_every: self.reconcile_every,
-                    bus: self.bus.clone(),
-                    limits: StreamLimits {
-                        server,
-                        workspace: self
-                            .max_streams_per_workspace
-                            .map_or((server / 2).max(1), |n| n as usize),
-                        viewer: self.max_streams_per_viewer as usize,
-                    },
-                    drop_every: self.test_drop_facts,
-                }
-            }),
+            live: (!self.live_every.is_zero())
+                .then(|| {
+                    let server = self
+                        .max_streams
+                        .unwrap_or(self.max_connections / 4 * 3)
+                        .max(1) as usize;
+                    Ok::<_, anyhow::Error>(LiveConfig {
+                        every: self.live_every,
+                        reconcile_every: self.reconcile_every,
+                        bus: self.bus_config()?,
+                        limits: StreamLimits {
+                            server,
+                            workspace: self
+                                .max_streams_per_workspace
+                                .map_or((server / 2).max(1), |n| n as usize),
+                            viewer: self.max_streams_per_viewer as usize,
+                        },
+                    })
+                })
+                .transpose()?,
             janitor_every: self.janitor_every,
             serve: crate::http::Limits {
                 header_read: self.header_timeout,
@@ -660,6 +670,40 @@ impl ServeArgs {
                 grace: self.shutdown_grace,
             },
         })
+    }
+
+    /// `PICKUP_BUS` with its key and certificates; refused without a key to seal facts with.
+    fn bus_config(&self) -> anyhow::Result<Option<BusConfig>> {
+        let Some(url) = &self.bus else {
+            return Ok(None);
+        };
+        let shown = crate::live::redacted(url);
+        if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
+            anyhow::bail!("PICKUP_BUS {shown}: use redis://HOST:PORT or rediss://HOST:PORT (TLS)");
+        }
+        let key = match (&self.bus_key, &self.secret) {
+            (Some(key), _) if key.len() < 32 => {
+                anyhow::bail!("PICKUP_BUS_KEY must be at least 32 bytes (it is {})", key.len())
+            }
+            (Some(key), _) => BusKey::derive(key.as_bytes()),
+            (None, Some(secret)) => BusKey::derive(secret.as_bytes()),
+            (None, None) => anyhow::bail!(
+                "PICKUP_BUS needs a key the servers share, to seal their facts so that nothing else on Redis can publish one: set PICKUP_SECRET, or PICKUP_BUS_KEY (at least 32 bytes, the same on every server)"
+            ),
+        };
+        let ca = match &self.bus_ca {
+            Some(path) => Some(
+                std::fs::read(path)
+                    .map_err(|e| anyhow::anyhow!("PICKUP_BUS_CA {}: {e}", path.display()))?,
+            ),
+            None => None,
+        };
+        Ok(Some(BusConfig {
+            url: url.clone(),
+            key,
+            ca,
+            drop_every: self.test_drop_facts,
+        }))
     }
 
     /// A registration writes its record, then its markers, within the request timeout; the

@@ -43,6 +43,7 @@ pub const LIVE_RECONCILES: &str = "pickup_live_reconciles_total";
 pub const LIVE_POLLING: &str = "pickup_live_polling";
 /// Facts on the bus: published by this server, heard from others, or refused as unreadable.
 pub const BUS_FACTS: &str = "pickup_bus_facts_total";
+pub const BUS_REFUSED: &str = "pickup_bus_refused_total";
 pub const DELETIONS: &str = "pickup_deletions_total";
 /// Deletes that failed (retried by a later read or sweep), by who found the key dead.
 pub const DELETION_FAILURES: &str = "pickup_deletion_failures_total";
@@ -151,7 +152,13 @@ pub const ALL: &[Metric] = &[
         name: BUS_FACTS,
         kind: Kind::Counter,
         labels: &["dir"],
-        help: "Facts on the bus: dir=published, heard (from another server), refused (unreadable), gap (a peer's facts were missed)",
+        help: "Facts on the bus: dir=published, heard (from another server), refused (see pickup_bus_refused_total), gap (a peer's facts were missed)",
+    },
+    Metric {
+        name: BUS_REFUSED,
+        kind: Kind::Counter,
+        labels: &["why"],
+        help: "Messages on the bus refused, changing nothing, by why: unsealed or bad_tag (not sealed with the deployment's bus key), malformed, stale (dated outside the clock skew: a replay), replayed (a sequence number already heard), invalid (a fact a request saying the same would be refused for)",
     },
     Metric {
         name: REGISTRATIONS,

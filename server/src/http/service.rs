@@ -47,11 +47,7 @@ impl Pickup {
 
     /// Serve live streams, kept up to date as `config` says.
     pub fn with_live(mut self, config: LiveConfig) -> anyhow::Result<Self> {
-        self.live = Some(Live::new(
-            self.index.clone(),
-            config,
-            self.background.clone(),
-        )?);
+        self.live = Some(Live::new(self.index.clone(), config)?);
         Ok(self)
     }
 
@@ -121,15 +117,14 @@ impl Pickup {
     pub fn subscribe(
         &self,
         who: &Authorized<Read>,
-        filter: Filter,
-        cap: Option<u32>,
-    ) -> Result<(Subscription, u64)> {
+        views: &[(Filter, Option<u32>)],
+    ) -> Result<(Vec<Subscription>, u64)> {
         let live = self
             .live
             .as_ref()
             .ok_or_else(|| Error::NotSupported("this server does not serve live streams".into()))?;
-        let sub = live.subscribe(who.ws(), who.user(), filter, cap)?;
-        Ok((sub, who.caller().expires_at))
+        let subs = live.subscribe(who.ws(), who.user(), views)?;
+        Ok((subs, who.caller().expires_at))
     }
 
     /// Registers a new run of `item.key`, owned by the caller. Counted here, in the write,

@@ -4,7 +4,7 @@ use super::auth::{Authorized, Read};
 use super::extract::{bearer, recent_query, views, RecentQuery, RecentQueryResult, View};
 use super::state::AppState;
 use crate::error::Error;
-use crate::live::Recheck;
+use crate::live::{Recheck, Rechecks};
 use app::error::ApiError;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue};
@@ -76,13 +76,12 @@ pub(super) async fn live(
             .map(|(f, cap)| (Some((f, cap)), Some(cap), f))
             .collect(),
     };
-    let mut subs = Vec::with_capacity(wanted.len());
-    let mut expires_at = 0;
-    for (view, cap, filter) in wanted {
-        let (sub, exp) = s.pickup.subscribe(&who, filter, cap)?;
-        expires_at = exp;
-        subs.push((view, sub));
-    }
+    let asked: Vec<_> = wanted
+        .iter()
+        .map(|&(_, cap, filter)| (filter, cap))
+        .collect();
+    let (subs, expires_at) = s.pickup.subscribe(&who, &asked)?;
+    let subs = wanted.into_iter().map(|(view, _, _)| view).zip(subs);
     // The stream lasts while what allowed it holds: the token's key is still in the identity
     // provider's set (after its refreshes), the caller still a member; `exp` is checked too.
     let (auth, token, ws) = (
@@ -90,12 +89,14 @@ pub(super) async fn live(
         bearer(&headers),
         who.ws().to_string(),
     );
-    let recheck: Recheck = Arc::new(move || {
+    let keys = auth.key_set_changes();
+    let check: Recheck = Arc::new(move || {
         let (auth, token, ws) = (auth.clone(), token.clone(), ws.clone());
         Box::pin(async move { auth.authorize::<Read>(token.as_deref(), &ws).await.is_ok() })
     });
-    let frames = futures::stream::select_all(subs.into_iter().map(|(view, sub)| {
-        sub.frames(expires_at, recheck.clone())
+    let rechecks = Rechecks { check, keys };
+    let frames = futures::stream::select_all(subs.map(|(view, sub)| {
+        sub.frames(expires_at, rechecks.clone())
             .map(move |frame| (view, frame))
             .boxed()
     }));

@@ -29,7 +29,7 @@ pub use self::core::names::{NameError, SubKey, UserId, Workspace};
 pub use self::core::plan::{Ages, Budget, Listing, Planner, Reason, RIVALS_PER_KEY};
 pub use self::core::record::{
     check_title, check_url, is_unsafe_char, BodyError, ItemRecord, ItemUpdate, NewItem, Producer,
-    MAX_TITLE_CHARS,
+    RecordError, MAX_TITLE_CHARS,
 };
 pub use self::core::verdict::{judge, Limits, Lookup, Verdict};
 pub use self::error::{IndexError, Result};

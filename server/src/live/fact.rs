@@ -4,7 +4,7 @@
 //! record again at its next reconcile.
 
 use crate::index::store::{Key, Version};
-use crate::index::{ItemId, ItemRecord, UserId, Workspace};
+use crate::index::{Index, IndexError, ItemId, ItemRecord, RecordError, UserId, Workspace};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -135,50 +135,75 @@ impl From<&Fact> for WireFact {
     }
 }
 
-impl TryFrom<WireFact> for Fact {
-    type Error = String;
+/// Why a fact heard on the bus was refused: what a request saying the same would be refused for.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum FactError {
+    #[error(transparent)]
+    Name(#[from] crate::index::NameError),
+    #[error("item id: {0}")]
+    Id(#[from] IndexError),
+    #[error("record: {0}")]
+    Record(#[from] RecordError),
+    #[error("{0} keys in one fact: at most {MAX_KEYS}")]
+    TooManyKeys(usize),
+    #[error("not a key of {ws}: {key:?}")]
+    ForeignKey { ws: Workspace, key: String },
+}
 
-    fn try_from(w: WireFact) -> Result<Self, String> {
-        let ws = Workspace::parse(&w.ws).map_err(|e| e.to_string())?;
-        let id = |s: &str| ItemId::parse(s).map_err(|e| e.to_string());
-        let user = |s: &str| UserId::parse(s).map_err(|e| e.to_string());
+/// Keys one `deleted` fact may name: what one read's prune deletes, with room to spare.
+const MAX_KEYS: usize = 1024;
+
+impl Fact {
+    /// A fact a peer published, checked as the same write arriving by HTTP would be: names
+    /// parse, a record belongs to its workspace, id, key and owner and passes the body rules,
+    /// no id is dated beyond now plus the clock skew (by `index`'s clock, as at the door).
+    pub(super) fn from_wire(w: WireFact, index: &Index) -> Result<Fact, FactError> {
+        let ws = Workspace::parse(&w.ws)?;
         let change = match w.change {
             WireChange::Record {
                 record,
                 registered,
                 version,
             } => {
-                if record.ws != ws.as_str() {
-                    return Err("a record of another workspace".into());
-                }
+                let id = index.item_id(&record.id)?;
+                record.check_as_written(&ws, &id)?;
                 // A version this server cannot read costs a read at the next reconcile, not
                 // the fact.
                 let version = version.and_then(|v| Version::from_validator(&v).ok());
                 Change::Record {
-                    id: id(&record.id)?,
+                    id,
                     record,
                     registered,
                     version,
                 }
             }
-            WireChange::Removed { id: i, owner } => Change::Removed {
-                id: id(&i)?,
-                owner: user(&owner)?,
+            WireChange::Removed { id, owner } => Change::Removed {
+                id: index.item_id(&id)?,
+                owner: UserId::parse(&owner)?,
             },
-            WireChange::Dismissed { user: u, id: i } => Change::Dismissed {
-                user: user(&u)?,
-                id: id(&i)?,
+            WireChange::Dismissed { user, id } => Change::Dismissed {
+                user: UserId::parse(&user)?,
+                id: index.item_id(&id)?,
             },
-            WireChange::Deleted { keys } => Change::Deleted {
-                keys: keys
+            WireChange::Deleted { keys } => {
+                if keys.len() > MAX_KEYS {
+                    return Err(FactError::TooManyKeys(keys.len()));
+                }
+                let keys = keys
                     .iter()
                     .map(|k| {
-                        Key::parse(&object_store::path::Path::from(k.as_str()))
-                            .filter(|k| k.ws() == &ws)
-                            .ok_or_else(|| format!("not a key of {ws}: {k:?}"))
+                        let key = Key::parse(&object_store::path::Path::from(k.as_str()))
+                            .filter(|key| key.ws() == &ws)
+                            .ok_or_else(|| FactError::ForeignKey {
+                                ws: ws.clone(),
+                                key: k.clone(),
+                            })?;
+                        index.item_id(&key.id().to_string())?;
+                        Ok(key)
                     })
-                    .collect::<Result<_, _>>()?,
-            },
+                    .collect::<Result<_, FactError>>()?;
+                Change::Deleted { keys }
+            }
         };
         Ok(Fact { ws, change })
     }
@@ -187,12 +212,25 @@ impl TryFrom<WireFact> for Fact {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::{NewItem, SubKey};
+    use crate::index::store::{ListOrder, Store};
+    use crate::index::{Limits, ManualClock, NewItem, SubKey};
     use app::model::Owner;
+    use std::sync::Arc;
+
+    const NOW: u64 = 1_700_000_000_000;
+
+    fn index() -> Index {
+        let store = Store::wrap(
+            Arc::new(object_store::memory::InMemory::new()),
+            ListOrder::Sorted,
+            "memory://",
+        );
+        Index::new(store, Limits::default(), 8, Arc::new(ManualClock::new(NOW)))
+    }
 
     fn record_fact(version: Option<Version>) -> Fact {
         let ws = Workspace::parse("acme").unwrap();
-        let id = ItemId::new(1_700_000_000_000, SubKey::parse("k").unwrap()).unwrap();
+        let id = ItemId::new(NOW - 1000, SubKey::parse("k").unwrap()).unwrap();
         let item = NewItem {
             key: "k".into(),
             title: "t".into(),
@@ -208,9 +246,12 @@ mod tests {
         Fact::record(&ws, &record, true, version).unwrap()
     }
 
-    fn round_trip(fact: &Fact) -> Fact {
-        let wire = serde_json::to_string(&WireFact::from(fact)).unwrap();
-        Fact::try_from(serde_json::from_str::<WireFact>(&wire).unwrap()).unwrap()
+    fn wire(fact: &Fact) -> serde_json::Value {
+        serde_json::to_value(WireFact::from(fact)).unwrap()
+    }
+
+    fn read(wire: serde_json::Value) -> Result<Fact, FactError> {
+        Fact::from_wire(serde_json::from_value::<WireFact>(wire).unwrap(), &index())
     }
 
     /// What a record's fact says travels whole, its version too: both an ETag alone and a
@@ -229,17 +270,77 @@ mod tests {
             }),
         ] {
             let fact = record_fact(version);
-            assert_eq!(round_trip(&fact), fact);
+            assert_eq!(read(wire(&fact)).unwrap(), fact);
         }
-        let mut wire = serde_json::to_value(WireFact::from(&record_fact(None))).unwrap();
-        wire["version"] = "".into();
-        let bad = serde_json::from_value::<WireFact>(wire).unwrap();
-        let Change::Record { version, .. } = Fact::try_from(bad).unwrap().change else {
+        let mut bad = wire(&record_fact(None));
+        bad["version"] = "".into();
+        let Change::Record { version, .. } = read(bad).unwrap().change else {
             panic!("a record fact");
         };
         assert_eq!(
             version, None,
             "a malformed version is dropped, the fact kept"
         );
+    }
+
+    /// A fact is refused for what a request saying the same would be refused for.
+    #[test]
+    fn a_fact_is_checked_as_a_request_would_be() {
+        let good = wire(&record_fact(None));
+        let bent = |path: &[&str], value: serde_json::Value| {
+            let mut w = good.clone();
+            let mut at = &mut w;
+            for p in &path[..path.len() - 1] {
+                at = &mut at[*p];
+            }
+            at[path[path.len() - 1]] = value;
+            w
+        };
+        let future = ItemId::new(NOW + 3 * 60_000, SubKey::parse("k").unwrap()).unwrap();
+        for (what, w) in [
+            ("another workspace's record", bent(&["ws"], "beta".into())),
+            (
+                "a record of another workspace",
+                bent(&["record", "ws"], "beta".into()),
+            ),
+            ("a bad workspace name", bent(&["ws"], "../x".into())),
+            (
+                "a record under another key",
+                bent(&["record", "key"], "other".into()),
+            ),
+            (
+                "an id dated beyond the skew",
+                bent(&["record", "id"], future.to_string().into()),
+            ),
+            ("a malformed id", bent(&["record", "id"], "nope".into())),
+            (
+                "a bad owner",
+                bent(&["record", "owner", "sub"], "a/b".into()),
+            ),
+            (
+                "a title with a control character",
+                bent(&["record", "title"], "a\u{7}b".into()),
+            ),
+            ("an empty title", bent(&["record", "title"], "".into())),
+            (
+                "a javascript: link",
+                bent(&["record", "url"], "javascript:alert(1)".into()),
+            ),
+            ("progress past 1", bent(&["record", "progress"], 2.0.into())),
+        ] {
+            assert!(read(w.clone()).is_err(), "{what} was taken: {w}");
+        }
+        let dismissal = |user: &str, id: &str| serde_json::json!({"ws": "acme", "change": "dismissed", "user": user, "id": id});
+        let id = ItemId::new(NOW, SubKey::parse("k").unwrap())
+            .unwrap()
+            .to_string();
+        assert!(read(dismissal("ada", &id)).is_ok());
+        assert!(read(dismissal("a/b", &id)).is_err());
+        assert!(read(dismissal("ada", &future.to_string())).is_err());
+        let deleted = |keys: Vec<String>| serde_json::json!({"ws": "acme", "change": "deleted", "keys": keys});
+        assert!(read(deleted(vec![format!("ws/acme/markers/{id}")])).is_ok());
+        assert!(read(deleted(vec![format!("ws/beta/markers/{id}")])).is_err());
+        assert!(read(deleted(vec![format!("ws/acme/markers/{future}")])).is_err());
+        assert!(read(deleted(vec![format!("ws/acme/markers/{id}"); MAX_KEYS + 1])).is_err());
     }
 }

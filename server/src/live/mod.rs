@@ -16,22 +16,23 @@
 mod bus;
 mod fact;
 mod replica;
+mod seal;
 mod subscription;
 
+pub use bus::{redacted, BusConfig};
 pub use fact::{Change, Fact};
-pub use subscription::{Event, Frame, Recheck, Subscription, RECHECK_EVERY};
+pub use seal::BusKey;
+pub use subscription::{Event, Frame, Recheck, Rechecks, Subscription, RECHECK_EVERY};
 
 use crate::error::Error;
-use crate::index::{Index, Prune, UserId, Workspace};
+use crate::index::{Index, UserId, Workspace};
 use app::model::{Filter, RecentPage, MAX_CAP};
 use replica::{Applied, Replica};
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 /// How live pages are kept up to date, and what they may cost.
 #[derive(Debug, Clone)]
@@ -41,11 +42,9 @@ pub struct LiveConfig {
     pub every: Duration,
     /// How often one server reconciles a workspace for all, while the bus is up.
     pub reconcile_every: Duration,
-    /// `PICKUP_BUS` (`redis://…`): facts between servers.
-    pub bus: Option<String>,
+    /// `PICKUP_BUS` (`redis://…` or `rediss://…`): facts between servers.
+    pub bus: Option<BusConfig>,
     pub limits: StreamLimits,
-    /// Tests only: drop every n-th fact heard on the bus (0: none).
-    pub drop_every: u64,
 }
 
 /// Live streams open at once: on the server, of one workspace, of one viewer. Each holds a
@@ -74,8 +73,6 @@ pub struct Live {
     index: Arc<Index>,
     config: LiveConfig,
     watchers: Mutex<HashMap<Workspace, Arc<Watcher>>>,
-    /// Deletes found by the watchers; graceful shutdown waits for them.
-    background: TaskTracker,
     /// Cancelled on shutdown: every stream ends, telling its client to reconnect elsewhere.
     stop: CancellationToken,
     streams: Arc<Mutex<Streams>>,
@@ -98,6 +95,23 @@ impl Streams {
     }
 }
 
+/// One open stream's place in [`Streams`], shared by its subscriptions and given back when the
+/// last of them is dropped.
+pub(crate) struct StreamSlot {
+    streams: Arc<Mutex<Streams>>,
+    ws: Workspace,
+    viewer: UserId,
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        self.streams
+            .lock()
+            .expect("live lock")
+            .release(&self.ws, &self.viewer);
+    }
+}
+
 fn release<K: std::hash::Hash + Eq + Clone>(counts: &mut HashMap<K, usize>, key: &K) {
     if let Some(n) = counts.get_mut(key) {
         *n -= 1;
@@ -106,6 +120,11 @@ fn release<K: std::hash::Hash + Eq + Clone>(counts: &mut HashMap<K, usize>, key:
         }
     }
 }
+
+/// A doubt heard within this of a watcher's last full reconcile waits until this has passed:
+/// however many doubts peers send (or gaps the bus shows), a watcher reads its workspace whole
+/// at most once in this.
+const DOUBT_EVERY: Duration = Duration::from_secs(5);
 
 /// What a watcher is told.
 enum Input {
@@ -159,20 +178,15 @@ pub(crate) struct Snapshot {
 }
 
 impl Live {
-    pub fn new(
-        index: Arc<Index>,
-        config: LiveConfig,
-        background: TaskTracker,
-    ) -> anyhow::Result<Arc<Self>> {
+    pub fn new(index: Arc<Index>, config: LiveConfig) -> anyhow::Result<Arc<Self>> {
         let bus = match &config.bus {
-            Some(url) => Some(bus::Bus::new(url, config.drop_every)?),
+            Some(bus) => Some(bus::Bus::new(bus, index.clone())?),
             None => None,
         };
         let live = Arc::new(Live {
             index,
             config,
             watchers: Mutex::default(),
-            background,
             stop: CancellationToken::new(),
             streams: Arc::default(),
             bus,
@@ -203,42 +217,16 @@ impl Live {
         self.mode() != Mode::Bus
     }
 
-    /// Watch `ws` for `viewer`; the watcher starts with the first subscriber.
+    /// Watch `ws` for `viewer`, one subscription per view asked for, all of one stream: it
+    /// counts once against the limits, however many views it carries. The watcher starts with
+    /// the first subscriber.
     pub fn subscribe(
         self: &Arc<Self>,
         ws: &Workspace,
         viewer: &UserId,
-        filter: Filter,
-        cap: Option<u32>,
-    ) -> Result<Subscription, Error> {
-        {
-            let limits = self.config.limits;
-            let mut open = self.streams.lock().expect("live lock");
-            let in_ws = open.workspace.get(ws).copied().unwrap_or(0);
-            let of_viewer = open
-                .viewer
-                .get(&(ws.clone(), viewer.clone()))
-                .copied()
-                .unwrap_or(0);
-            if open.server >= limits.server {
-                return Err(Error::TooManyStreams(open.server));
-            }
-            if in_ws >= limits.workspace || of_viewer >= limits.viewer {
-                return Err(Error::TooManyStreamsHere {
-                    workspace: in_ws,
-                    viewer: of_viewer,
-                });
-            }
-            open.server += 1;
-            *open.workspace.entry(ws.clone()).or_default() += 1;
-            *open.viewer.entry((ws.clone(), viewer.clone())).or_default() += 1;
-        }
-        let cap = cap.unwrap_or(self.index.default_cap).clamp(1, MAX_CAP);
-        let view = View {
-            viewer: viewer.clone(),
-            mine: filter == Filter::Mine,
-            cap,
-        };
+        views: &[(Filter, Option<u32>)],
+    ) -> Result<Vec<Subscription>, Error> {
+        let slot = Arc::new(self.open_stream(ws, viewer)?);
         let mut watchers = self.watchers.lock().expect("live lock");
         let watcher = watchers
             .entry(ws.clone())
@@ -256,20 +244,61 @@ impl Live {
             })
             .clone();
         // Subscribed under the lock, so the watcher cannot retire between lookup and here.
-        let rx = watcher.tx.subscribe();
+        let receivers: Vec<_> = views.iter().map(|_| watcher.tx.subscribe()).collect();
         metrics::gauge!(crate::metrics::LIVE_WATCHERS).set(watchers.len() as f64);
-        metrics::gauge!(crate::metrics::LIVE_SUBSCRIBERS).increment(1);
         drop(watchers);
-        let version = watcher.want(|w| *w.views.entry(view.clone()).or_default() += 1);
+        let subs = views
+            .iter()
+            .zip(receivers)
+            .map(|(&(filter, cap), rx)| {
+                let view = View {
+                    viewer: viewer.clone(),
+                    mine: filter == Filter::Mine,
+                    cap: cap.unwrap_or(self.index.default_cap).clamp(1, MAX_CAP),
+                };
+                metrics::gauge!(crate::metrics::LIVE_SUBSCRIBERS).increment(1);
+                let version = watcher.want(|w| *w.views.entry(view.clone()).or_default() += 1);
+                Subscription::new(
+                    rx,
+                    slot.clone(),
+                    self.stop.clone(),
+                    watcher.clone(),
+                    view,
+                    version,
+                )
+            })
+            .collect();
         let _ = watcher.input.send(Input::Wants);
-        Ok(Subscription::new(
-            rx,
-            self.streams.clone(),
-            self.stop.clone(),
-            watcher,
-            view,
-            version,
-        ))
+        Ok(subs)
+    }
+
+    /// A place for one more stream of `viewer` in `ws`, or why there is none.
+    fn open_stream(&self, ws: &Workspace, viewer: &UserId) -> Result<StreamSlot, Error> {
+        let limits = self.config.limits;
+        let mut open = self.streams.lock().expect("live lock");
+        let in_ws = open.workspace.get(ws).copied().unwrap_or(0);
+        let of_viewer = open
+            .viewer
+            .get(&(ws.clone(), viewer.clone()))
+            .copied()
+            .unwrap_or(0);
+        if open.server >= limits.server {
+            return Err(Error::TooManyStreams(open.server));
+        }
+        if in_ws >= limits.workspace || of_viewer >= limits.viewer {
+            return Err(Error::TooManyStreamsHere {
+                workspace: in_ws,
+                viewer: of_viewer,
+            });
+        }
+        open.server += 1;
+        *open.workspace.entry(ws.clone()).or_default() += 1;
+        *open.viewer.entry((ws.clone(), viewer.clone())).or_default() += 1;
+        Ok(StreamSlot {
+            streams: self.streams.clone(),
+            ws: ws.clone(),
+            viewer: viewer.clone(),
+        })
     }
 
     /// A write went through this server: its watcher applies it now, and the other servers
@@ -311,27 +340,32 @@ impl Live {
     /// again each period (and after every change), reconcile as [`Live`] says; stop once
     /// nobody subscribes.
     async fn watch(self: Arc<Self>, w: Arc<Watcher>, mut input: mpsc::UnboundedReceiver<Input>) {
+        use tokio::time::Instant;
         let mut replica = Replica::new(&w.ws, &self.index);
         let mut reconciled: Result<(), String> = Err(String::new());
-        let mut doubt = true;
+        // A full reconcile owed, and why: at start, and after a doubt (at most one per
+        // `DOUBT_EVERY`, however many doubts arrive).
+        let mut doubt: Option<&'static str> = Some("start");
+        let mut last_full: Option<Instant> = None;
         // A fact the copy could not place (`Applied::Doubtful`): the store settles it.
         let mut recheck = false;
-        let mut why = "start";
-        let pruning = Arc::new(AtomicBool::new(false));
         let mut tick = tokio::time::interval(self.config.every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut period = tokio::time::interval(self.config.reconcile_every);
         period.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         period.tick().await;
         loop {
-            if doubt {
+            let doubt_due = last_full.is_none_or(|t| t.elapsed() >= DOUBT_EVERY);
+            if let (Some(why), true) = (doubt, doubt_due) {
                 reconciled = self.reconcile(&w.ws, &mut replica, why, true).await;
-                (doubt, recheck) = (false, false);
+                (doubt, recheck) = (None, false);
+                last_full = Some(Instant::now());
             } else if recheck {
                 reconciled = self.reconcile(&w.ws, &mut replica, "fact", false).await;
                 recheck = false;
             }
-            self.publish(&w, &replica, &reconciled, &pruning).await;
+            self.publish(&w, &replica, &reconciled).await;
+            let doubt_at = doubt.and(last_full).map(|t| t + DOUBT_EVERY);
             tokio::select! {
                 // Stopping: the streams end on their own; the watcher reads no more.
                 () = self.stop.cancelled() => return,
@@ -344,15 +378,16 @@ impl Live {
                                 Input::Fact(fact) => {
                                     recheck |= replica.apply(&fact).await == Applied::Doubtful;
                                 }
-                                Input::Doubt => { doubt = true; why = "doubt"; }
+                                Input::Doubt => doubt = doubt.or(Some("doubt")),
                                 Input::Wants => {}
                             }
                         }
                     }
-                    Some(Input::Doubt) => { doubt = true; why = "doubt"; }
+                    Some(Input::Doubt) => doubt = doubt.or(Some("doubt")),
                     Some(Input::Wants) => {}
                     None => return,
                 },
+                () = tokio::time::sleep_until(doubt_at.unwrap_or_else(Instant::now)), if doubt_at.is_some() => {}
                 _ = tick.tick() => {
                     // No bus (or it is down): the store is read each period, as before, but
                     // only what changed since the last listing.
@@ -362,11 +397,8 @@ impl Live {
                     }
                 }
                 _ = period.tick() => {
-                    if let Some(bus) = &self.bus {
-                        if bus.is_up() && bus.lease(&w.ws, self.config.reconcile_every).await {
-                            let before = self.reconcile(&w.ws, &mut replica, "period", false).await;
-                            reconciled = before;
-                        }
+                    if self.holds_the_lease(&w.ws).await {
+                        reconciled = self.reconcile(&w.ws, &mut replica, "period", false).await;
                     }
                 }
                 () = w.tx.closed() => {
@@ -374,6 +406,22 @@ impl Live {
                         return;
                     }
                 }
+            }
+        }
+    }
+
+    /// Whether this server reconciles `ws` for all this period: while the bus is up, the
+    /// holder of its lease does; when the lease cannot be asked for, this server does (an
+    /// error is not "not mine"). While the bus is down every watcher polls anyway.
+    async fn holds_the_lease(&self, ws: &Workspace) -> bool {
+        let Some(bus) = self.bus.as_ref().filter(|b| b.is_up()) else {
+            return false;
+        };
+        match bus.lease(ws, self.config.reconcile_every).await {
+            Ok(mine) => mine,
+            Err(e) => {
+                tracing::warn!(%ws, error = %e, "live: the reconcile lease could not be asked for; reconciling here");
+                true
             }
         }
     }
@@ -406,25 +454,19 @@ impl Live {
     }
 
     /// Compute every view's page from the copy and hand the snapshot to the subscribers (who
-    /// each send only what changed for them).
-    async fn publish(
-        &self,
-        w: &Watcher,
-        replica: &Replica,
-        reconciled: &Result<(), String>,
-        pruning: &Arc<AtomicBool>,
-    ) {
+    /// each send only what changed for them). What the copy's read finds dead is not deleted:
+    /// the copy may hold what a fact said, and nothing is deleted in the store on a fact's word
+    /// (reads of the store and the janitor prune; a dead item is on no page meanwhile).
+    async fn publish(&self, w: &Watcher, replica: &Replica, reconciled: &Result<(), String>) {
         let wants = w.wants.lock().expect("live lock").clone();
         let pages = match reconciled {
             Err(e) if !e.is_empty() => Err(e.clone()),
             Err(_) => return,
             Ok(()) => {
                 let mut pages = HashMap::new();
-                let mut deletes = Vec::new();
                 for view in wants.views.keys() {
                     match replica.page(&view.viewer, view.filter(), view.cap).await {
                         Ok(read) => {
-                            deletes.extend(read.prune.deletes);
                             pages.insert(view.clone(), read.page);
                         }
                         // The copy is memory: this is a bug, not the store.
@@ -433,7 +475,6 @@ impl Live {
                         }
                     }
                 }
-                self.prune(&w.ws, pruning, deletes);
                 Ok(pages)
             }
         };
@@ -460,42 +501,6 @@ impl Live {
         }
         metrics::gauge!(crate::metrics::LIVE_WATCHERS).set(watchers.len() as f64);
         true
-    }
-
-    /// Delete in the store what the copy's read found dead (the read path would have), in the
-    /// background; one prune at a time per watcher. The copy forgets them once they are gone.
-    fn prune(
-        &self,
-        ws: &Workspace,
-        pruning: &Arc<AtomicBool>,
-        mut deletes: Vec<(crate::index::store::Key, crate::index::Reason)>,
-    ) {
-        // Several views' reads find the same dead keys.
-        let mut seen = std::collections::HashSet::new();
-        deletes.retain(|(k, _)| seen.insert(k.clone()));
-        if deletes.is_empty() || pruning.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        let (index, pruning) = (self.index.clone(), pruning.clone());
-        let prune = Prune {
-            deletes,
-            by: crate::index::FoundBy::Read,
-        };
-        let keys: Vec<_> = prune.deletes.iter().map(|(k, _)| k.clone()).collect();
-        let ws = ws.clone();
-        let watcher = self.watchers.lock().expect("live lock").get(&ws).cloned();
-        self.background.spawn(async move {
-            let report = index.apply(&prune).await;
-            if report.failed == 0 && report.held == 0 {
-                if let Some(w) = watcher {
-                    let _ = w.input.send(Input::Fact(Fact {
-                        ws,
-                        change: Change::Deleted { keys },
-                    }));
-                }
-            }
-            pruning.store(false, Ordering::SeqCst);
-        });
     }
 }
 

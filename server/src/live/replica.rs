@@ -109,8 +109,16 @@ impl Replica {
                     .is_none_or(|held| held.updated_at <= record.updated_at && held != &**record);
                 // The store holds this record at this version: the next reconcile, listing
                 // it there, need not read it.
-                if let (true, Some(version)) = (newer || same, version) {
-                    self.listed.insert(id.clone(), version.clone());
+                match (newer || same, version) {
+                    (true, Some(version)) => {
+                        self.listed.insert(id.clone(), version.clone());
+                    }
+                    // A record the fact names no version for is not known to be the store's:
+                    // the next reconcile reads it again, whatever the store lists.
+                    (true, None) if newer => {
+                        self.listed.remove(id);
+                    }
+                    _ => {}
                 }
                 if newer {
                     let bytes =

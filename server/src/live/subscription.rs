@@ -1,9 +1,9 @@
 //! One viewer's subscription to a watcher: the pages it is sent, and the frames of its stream.
 
-use super::{Snapshot, Streams, View, Watcher};
+use super::{Snapshot, StreamSlot, View, Watcher};
 use app::model::RecentPage;
 use futures::future::BoxFuture;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -23,7 +23,8 @@ pub enum Event {
 /// One viewer's subscription. Dropping it unsubscribes.
 pub struct Subscription {
     rx: watch::Receiver<Arc<Snapshot>>,
-    streams: Arc<Mutex<Streams>>,
+    /// The stream's place, released with its last subscription.
+    _slot: Arc<StreamSlot>,
     stop: CancellationToken,
     watcher: Arc<Watcher>,
     view: View,
@@ -48,7 +49,7 @@ fn same_event(a: &Event, b: &Event) -> bool {
 impl Subscription {
     pub(super) fn new(
         rx: watch::Receiver<Arc<Snapshot>>,
-        streams: Arc<Mutex<Streams>>,
+        slot: Arc<StreamSlot>,
         stop: CancellationToken,
         watcher: Arc<Watcher>,
         view: View,
@@ -56,7 +57,7 @@ impl Subscription {
     ) -> Self {
         Subscription {
             rx,
-            streams,
+            _slot: slot,
             stop,
             watcher,
             view,
@@ -102,14 +103,37 @@ pub enum Frame {
 /// Whether the token that opened a stream still holds.
 pub type Recheck = Arc<dyn Fn() -> BoxFuture<'static, bool> + Send + Sync>;
 
+/// When a stream checks that its token still holds.
+#[derive(Clone)]
+pub struct Rechecks {
+    pub check: Recheck,
+    /// Told when the identity provider's key set changes: checked at once then, so a stream
+    /// whose key was withdrawn ends at that refresh (`None`: no identity provider).
+    pub keys: Option<watch::Receiver<u64>>,
+}
+
+/// Waits for the next change of the key set, or for ever without one.
+async fn keys_changed(keys: &mut Option<watch::Receiver<u64>>) {
+    let gone = match keys {
+        Some(rx) => rx.changed().await.is_err(),
+        None => true,
+    };
+    if gone {
+        // No identity provider, or its refresher is gone: nothing will change.
+        *keys = None;
+        std::future::pending::<()>().await;
+    }
+}
+
 impl Subscription {
     /// The stream of frames for this subscription, ending when the token expires
-    /// (`expires_at`, seconds since the epoch), stops holding (`recheck`, every
-    /// [`RECHECK_EVERY`]), or the server stops.
+    /// (`expires_at`, seconds since the epoch), stops holding (checked every
+    /// [`RECHECK_EVERY`] on a timer of its own, however busy the stream, and at once when the
+    /// key set changes), or the server stops.
     pub fn frames(
         self,
         expires_at: u64,
-        recheck: Recheck,
+        rechecks: Rechecks,
     ) -> impl futures::Stream<Item = Frame> + Send {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -118,27 +142,34 @@ impl Subscription {
         // A far-off `exp` (signed, so the issuer's choice) waits a year at most.
         let left = left.min(Duration::from_secs(365 * 24 * 3600));
         let expiry = tokio::time::Instant::now() + left;
-        futures::stream::unfold(Some(self), move |sub| {
+        let check =
+            tokio::time::interval_at(tokio::time::Instant::now() + RECHECK_EVERY, RECHECK_EVERY);
+        let Rechecks {
+            check: recheck,
+            keys,
+        } = rechecks;
+        futures::stream::unfold(Some((self, check, keys)), move |state| {
             let recheck = recheck.clone();
             async move {
-                let mut sub = sub?;
+                let (mut sub, mut check, mut keys) = state?;
                 let stop = sub.stop.clone();
-                let mut check = tokio::time::interval_at(
-                    tokio::time::Instant::now() + RECHECK_EVERY,
-                    RECHECK_EVERY,
-                );
                 loop {
                     tokio::select! {
                         biased;
                         () = stop.cancelled() => return Some((Frame::Reconnect, None)),
                         () = tokio::time::sleep_until(expiry) => return Some((Frame::Unauthenticated, None)),
+                        () = keys_changed(&mut keys) => {
+                            if !recheck().await {
+                                return Some((Frame::Unauthenticated, None));
+                            }
+                        }
                         _ = check.tick() => {
                             if !recheck().await {
                                 return Some((Frame::Unauthenticated, None));
                             }
                         }
                         event = sub.next() => return match event {
-                            Some(event) => Some((Frame::Event(event), Some(sub))),
+                            Some(event) => Some((Frame::Event(event), Some((sub, check, keys)))),
                             None => Some((Frame::Reconnect, None)),
                         },
                     }
@@ -150,10 +181,6 @@ impl Subscription {
 
 impl Drop for Subscription {
     fn drop(&mut self) {
-        self.streams
-            .lock()
-            .expect("live lock")
-            .release(&self.watcher.ws, &self.view.viewer);
         metrics::gauge!(crate::metrics::LIVE_SUBSCRIBERS).decrement(1);
         let view = self.view.clone();
         self.watcher.want(|w| {

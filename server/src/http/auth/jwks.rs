@@ -85,6 +85,9 @@ pub struct Jwks {
     set: RwLock<Arc<KeySet>>,
     /// When the last fetch started; held across a fetch (single flight).
     last_fetch: tokio::sync::Mutex<Option<Instant>>,
+    /// Moves on with every document installed: open streams check their tokens at once, so
+    /// a key the provider withdrew ends them at that refresh.
+    installed: tokio::sync::watch::Sender<u64>,
 }
 
 impl Jwks {
@@ -108,7 +111,13 @@ impl Jwks {
             min_refresh,
             set: RwLock::new(Arc::new(KeySet::default())),
             last_fetch: tokio::sync::Mutex::new(None),
+            installed: tokio::sync::watch::Sender::new(0),
         })
+    }
+
+    /// Told of every key set installed.
+    pub fn installs(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.installed.subscribe()
     }
 
     pub fn url(&self) -> &str {
@@ -226,6 +235,8 @@ impl Jwks {
                     loaded: true,
                     last_error: None,
                 });
+                drop(guard);
+                self.installed.send_replace(generation);
                 Ok(usable)
             }
             Err(e) => {

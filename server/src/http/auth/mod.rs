@@ -301,6 +301,12 @@ impl Auth {
 
     /// Tokens of the identity provider whose keys `jwks` holds, and no HS256 (unless made with
     /// [`Auth::new`] and [`Auth::with_jwks`]); `None`: no tokens at all.
+    /// Told whenever the identity provider's key set is replaced (`None` without one): what
+    /// a token was verified with may be gone.
+    pub fn key_set_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        self.jwks.as_ref().map(|j| j.installs())
+    }
+
     pub fn from_jwks(jwks: Option<Arc<Jwks>>) -> Self {
         let mut validation = Validation::new(Algorithm::HS256);
         validation.set_required_spec_claims(&["exp", "sub"]);

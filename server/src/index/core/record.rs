@@ -158,6 +158,15 @@ pub enum BodyError {
     OwnerName,
 }
 
+/// Why a record is not one a server could have written ([`ItemRecord::check_as_written`]).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum RecordError {
+    #[error("the record's {0} is not its key's")]
+    Mismatch(&'static str),
+    #[error(transparent)]
+    Body(#[from] BodyError),
+}
+
 pub(crate) const MAX_NAME_CHARS: usize = 200;
 
 /// Characters no displayed text may hold: control characters, and the bidirectional controls
@@ -299,6 +308,34 @@ impl ItemRecord {
             // Likewise the finish: which finished run of a key wins compares these times.
             finished_at: up.status.is_finished().then_some(now),
         })
+    }
+
+    /// Whether this record could have been written by a server (a peer's fact carries one): it
+    /// belongs to `ws` and `id`, and each field passes the rule a request's body passes. A record
+    /// read from the store is not held to this (an older server's records still show).
+    pub fn check_as_written(&self, ws: &Workspace, id: &ItemId) -> Result<(), RecordError> {
+        if self.ws != ws.as_str() {
+            return Err(RecordError::Mismatch("ws"));
+        }
+        if self.id != id.to_string() {
+            return Err(RecordError::Mismatch("id"));
+        }
+        if self.key != id.key().as_str() {
+            return Err(RecordError::Mismatch("key"));
+        }
+        UserId::parse(&self.owner.sub).map_err(|_| RecordError::Mismatch("owner"))?;
+        if check_title(&self.title)? != self.title {
+            return Err(BodyError::Title.into());
+        }
+        if check_url(self.url.as_deref())? != self.url {
+            return Err(BodyError::Url.into());
+        }
+        if check_name(&self.owner.name)? != self.owner.name {
+            return Err(BodyError::OwnerName.into());
+        }
+        check_status(self.status)?;
+        check_progress(self.progress)?;
+        Ok(())
     }
 
     pub fn to_card(&self, stalled: bool) -> Card {
