@@ -11,6 +11,85 @@ pub struct Redis {
     pub url: String,
     port: u16,
     child: Option<Child>,
+    /// Arguments beside the port's (a password, TLS).
+    extra: Vec<String>,
+    /// Answers PING in plain text on `port` (not with TLS only).
+    plain: bool,
+}
+
+/// A CA and a certificate for 127.0.0.1 signed by it, made with `openssl` in `dir`: what a
+/// managed Redis's TLS looks like to a client that trusts that CA.
+pub struct Certificates {
+    pub ca: std::path::PathBuf,
+    pub cert: std::path::PathBuf,
+    pub key: std::path::PathBuf,
+}
+
+impl Certificates {
+    pub fn make(dir: &std::path::Path) -> Certificates {
+        let at = |name: &str| dir.join(name).display().to_string();
+        let run = |args: &[&str]| {
+            let out = Command::new("openssl")
+                .args(args)
+                .output()
+                .expect("openssl");
+            assert!(
+                out.status.success(),
+                "openssl {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        run(&[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=Pickup test CA",
+            "-keyout",
+            &at("ca.key"),
+            "-out",
+            &at("ca.pem"),
+        ]);
+        run(&[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-keyout",
+            &at("redis.key"),
+            "-out",
+            &at("redis.csr"),
+        ]);
+        std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+        run(&[
+            "x509",
+            "-req",
+            "-in",
+            &at("redis.csr"),
+            "-CA",
+            &at("ca.pem"),
+            "-CAkey",
+            &at("ca.key"),
+            "-CAcreateserial",
+            "-days",
+            "1",
+            "-extfile",
+            &at("san.ext"),
+            "-out",
+            &at("redis.pem"),
+        ]);
+        Certificates {
+            ca: dir.join("ca.pem"),
+            cert: dir.join("redis.pem"),
+            key: dir.join("redis.key"),
+        }
+    }
 }
 
 /// A loopback port nothing listens on (yet).
@@ -38,17 +117,82 @@ impl Redis {
             url: format!("redis://127.0.0.1:{port}"),
             port,
             child: None,
+            extra: Vec::new(),
+            plain: true,
         };
         r.restart();
         r
     }
 
+    /// A Redis that asks for `password` (`requirepass`): its URL carries it.
+    pub fn with_password(password: &str) -> Redis {
+        let port = free_port();
+        let mut r = Redis {
+            url: format!("redis://:{password}@127.0.0.1:{port}"),
+            port,
+            child: None,
+            extra: vec!["--requirepass".into(), password.into()],
+            plain: true,
+        };
+        r.restart();
+        r
+    }
+
+    /// A Redis that speaks TLS only, with `certs` (`rediss://`), and asks for `password`.
+    pub fn with_tls(certs: &Certificates, password: &str) -> Redis {
+        let port = free_port();
+        let path = |p: &std::path::Path| p.display().to_string();
+        let mut r = Redis {
+            url: format!("rediss://:{password}@127.0.0.1:{port}"),
+            port,
+            child: None,
+            extra: vec![
+                "--tls-port".into(),
+                port.to_string(),
+                "--tls-cert-file".into(),
+                path(&certs.cert),
+                "--tls-key-file".into(),
+                path(&certs.key),
+                "--tls-ca-cert-file".into(),
+                path(&certs.ca),
+                "--tls-auth-clients".into(),
+                "no".into(),
+                "--requirepass".into(),
+                password.into(),
+            ],
+            plain: false,
+        };
+        r.restart();
+        r
+    }
+
+    /// Stop it answering without closing anything (`SIGSTOP`), as a hung Redis does; `cont`
+    /// lets it go on.
+    pub fn pause(&self) {
+        self.signal(libc::SIGSTOP);
+    }
+
+    pub fn resume(&self) {
+        self.signal(libc::SIGCONT);
+    }
+
+    fn signal(&self, sig: libc::c_int) {
+        let pid = self.child.as_ref().expect("running").id();
+        assert_eq!(unsafe { libc::kill(pid as libc::pid_t, sig) }, 0);
+    }
+
     /// (Re)start on the same port, and wait until it answers.
     pub fn restart(&mut self) {
+        let port = if self.plain {
+            self.port.to_string()
+        } else {
+            "0".into()
+        };
         let child = Command::new("redis-server")
+            .args(&self.extra)
             .args([
                 "--port",
-                &self.port.to_string(),
+                &port,
                 "--bind",
                 "127.0.0.1",
                 "--save",
@@ -62,7 +206,16 @@ impl Redis {
             .expect("redis-server (Debian's redis-server; `make test` installs it)");
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(20);
-        while !pong(self.port) {
+        // With a password PING answers NOAUTH, with TLS only the port accepts: either says
+        // it is up.
+        let up = |port| {
+            if self.plain && self.extra.is_empty() {
+                pong(port)
+            } else {
+                TcpStream::connect(("127.0.0.1", port)).is_ok()
+            }
+        };
+        while !up(self.port) {
             assert!(Instant::now() < deadline, "redis-server did not answer");
             std::thread::sleep(Duration::from_millis(20));
         }

@@ -693,6 +693,53 @@ async fn a_live_stream_ends_when_its_key_leaves_the_key_set() {
     );
 }
 
+/// A busy stream is checked too: while a writer keeps changing its page, its key leaves the
+/// set, and the stream ends at that refresh (the check used to be re-armed by every page, so a
+/// busy stream lasted until `exp`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_live_stream_ends_at_the_refresh_that_drops_its_key() {
+    let (leaving, staying) = (Key::rsa("leaving"), Key::ed25519("staying"));
+    let (idp, url) = Idp::start(&[&leaving, &staying]).await;
+    let mut env = jwks_env(&url, "0s");
+    env.push(("PICKUP_JWKS_REFRESH", "1s"));
+    env.push(("PICKUP_LIVE_EVERY", "100ms"));
+    let pickup = Arc::new(Pickup::start(&env, false).await);
+    let res = reqwest::Client::new()
+        .get(format!("{}/api/v1/workspaces/acme/live", pickup.url))
+        .bearer_auth(leaving.sign(&claims("alice", false)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    // A page for the stream every few hundred milliseconds, until the test ends.
+    let writer = staying.sign(&claims("bob", true));
+    let busy = {
+        let (pickup, writer) = (pickup.clone(), writer.clone());
+        tokio::spawn(async move {
+            for i in 0.. {
+                let res = reqwest::Client::new()
+                    .post(format!("{}/api/v1/workspaces/acme/items", pickup.url))
+                    .bearer_auth(&writer)
+                    .json(&json!({"key": format!("k{i}"), "title": "busy", "status": "running"}))
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(res.status(), StatusCode::CREATED);
+                tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+            }
+        })
+    };
+    idp.set(&[&staying]);
+    let closing = closing_event(res, std::time::Duration::from_secs(20)).await;
+    busy.abort();
+    let _ = busy.await;
+    assert_eq!(
+        closing.as_deref(),
+        Some("unauthenticated"),
+        "the busy stream of a withdrawn key ends"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // A hostile identity provider (issue 26)
 

@@ -11,6 +11,7 @@
 mod common;
 
 mod bus;
+mod bus_peers;
 mod cli;
 mod clocks;
 mod contract;

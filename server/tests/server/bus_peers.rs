@@ -1,0 +1,539 @@
+//! The bus is a peer, not an authority: real `pickup serve` processes on one file store and a
+//! real redis-server, with messages published by hand as anything that reaches Redis could
+//! publish them; a Redis that stops answering; the reconcile lease; Redis with TLS and a
+//! password.
+
+use crate::common::redis::{Certificates, Redis};
+use crate::common::server::{Server, SECRET};
+use crate::common::stream::{client, register, token, Events};
+use pickup::live::BusKey;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+/// Long enough for a busy machine.
+const BOUND: Duration = Duration::from_secs(20);
+
+/// Two servers on one store and one bus, each with metrics; `env` on top.
+fn servers(redis: &Redis, env: &[(&str, &str)]) -> (Server, Server) {
+    let mut all = vec![
+        ("PICKUP_BUS", redis.url.as_str()),
+        ("PICKUP_METRICS_ADDR", "127.0.0.1:0"),
+    ];
+    all.extend_from_slice(env);
+    let a = Server::start(&all);
+    let store = format!("file://{}", a.dir.path().display());
+    let b = Server::start_on("b", &store, SECRET, &all);
+    (a, b)
+}
+
+async fn readyz(s: &Server) -> String {
+    client()
+        .get(format!("{}/readyz", s.url))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+/// Wait until `/readyz` says `mode`.
+async fn wait_for_mode(s: &Server, mode: &str) {
+    let deadline = Instant::now() + BOUND;
+    loop {
+        let body = readyz(s).await;
+        if body.contains(mode) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{}: /readyz says {body:?}, not {mode:?}",
+            s.name
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The sum of `metric`'s samples whose labels contain `labels` (`why="unsealed"`).
+async fn metric(s: &Server, metric: &str, labels: &str) -> f64 {
+    let text = client()
+        .get(s.metrics_url.as_ref().expect("started with metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{metric}{{")) && l.contains(labels))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// Wait until `metric` with `labels` on `s` is at least `n`.
+async fn wait_for_metric(s: &Server, name: &str, labels: &str, n: f64) {
+    let deadline = Instant::now() + BOUND;
+    loop {
+        let v = metric(s, name, labels).await;
+        if v >= n {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{}: {name}{{{labels}}} is {v}, not {n}",
+            s.name
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn publish(redis: &Redis, payload: Vec<u8>) {
+    let mut conn = redis::Client::open(redis.url.as_str())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let _: () = redis::AsyncCommands::publish(&mut conn, "pickup:facts", payload)
+        .await
+        .unwrap();
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// A message as a server would publish it, before it is sealed.
+fn envelope(from: &str, seq: u64, body: Value) -> Vec<u8> {
+    let mut msg = json!({"from": from, "seq": seq, "at": now_ms()});
+    msg.as_object_mut()
+        .unwrap()
+        .extend(body.as_object().unwrap().clone());
+    serde_json::to_vec(&msg).unwrap()
+}
+
+fn record_fact(record: &Value) -> Value {
+    json!({"kind": "fact", "ws": "acme", "change": "record", "record": record, "registered": false})
+}
+
+async fn item(s: &Server, token: &str, id: &str) -> Value {
+    let res = client()
+        .get(format!("{}/api/v1/workspaces/acme/items/{id}", s.url))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200, "GET {id}");
+    res.json().await.unwrap()
+}
+
+fn cards(page: &Value) -> Vec<(String, String, String)> {
+    page["cards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().into(),
+                c["title"].as_str().unwrap().into(),
+                c["status"].as_str().unwrap().into(),
+            )
+        })
+        .collect()
+}
+
+/// A viewer's stream and its last page.
+struct Viewer {
+    events: Events,
+    token: String,
+    latest: Vec<(String, String, String)>,
+}
+
+impl Viewer {
+    async fn open(s: &Server, sub: &str) -> Viewer {
+        let token = token(sub, "acme", false, "1h");
+        let mut events = Events::open(s, "acme", &token).await;
+        let (_, page) = events.next().await.expect("a first page");
+        Viewer {
+            events,
+            token,
+            latest: cards(&page),
+        }
+    }
+
+    /// Read pages until `want` holds of one.
+    async fn until(&mut self, what: &str, want: impl Fn(&[(String, String, String)]) -> bool) {
+        let deadline = Instant::now() + BOUND;
+        while !want(&self.latest) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(left, self.events.next()).await {
+                Ok(Some((name, page))) if name == "page" => self.latest = cards(&page),
+                Ok(Some(_)) => {}
+                Ok(None) => panic!("{what}: the stream ended"),
+                Err(_) => panic!("{what}: the live page stayed {:?}", self.latest),
+            }
+        }
+    }
+
+    /// Read pages until the live page is the REST page of `s`.
+    async fn agrees_with(&mut self, s: &Server, what: &str) {
+        let deadline = Instant::now() + BOUND;
+        loop {
+            let rest = cards(&s.recent_page(&self.token, "acme", "").await);
+            if self.latest == rest {
+                return;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(left, self.events.next()).await {
+                Ok(Some((name, page))) if name == "page" => self.latest = cards(&page),
+                Ok(Some(_)) => {}
+                Ok(None) => panic!("{what}: the stream ended"),
+                Err(_) => panic!(
+                    "{what}: the live page {:?} never became the REST page {rest:?}",
+                    self.latest
+                ),
+            }
+        }
+    }
+}
+
+/// Hostile messages on the channel: unsealed, sealed with another key, a valid fact replayed,
+/// an id dated centuries ahead, another workspace's record, forged dismissals. None changes
+/// the store; each is counted as refused; the facts a server's key did seal (a forged title,
+/// a forged dismissal) may show on the live pages, but one reconcile later every live page is
+/// the REST page again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_facts_change_nothing_in_the_store_and_nothing_after_a_reconcile() {
+    let redis = Redis::start();
+    let (a, b) = servers(
+        &redis,
+        &[
+            ("PICKUP_LIVE_EVERY", "1h"),
+            ("PICKUP_RECONCILE_EVERY", "1s"),
+        ],
+    );
+    wait_for_mode(&a, "facts on the bus").await;
+    wait_for_mode(&b, "facts on the bus").await;
+    let alice = token("alice", "acme", true, "1h");
+    let x = register(&a, &alice, "x").await;
+    let y = register(&a, &alice, "y").await;
+    let mut on_a = Viewer::open(&a, "bob").await;
+    let mut on_b = Viewer::open(&b, "bob").await;
+    on_a.agrees_with(&a, "before").await;
+    on_b.agrees_with(&b, "before").await;
+
+    // A valid fact of A's, heard on the channel as anyone subscribed hears it.
+    let mut sub = redis::Client::open(redis.url.as_str())
+        .unwrap()
+        .get_async_pubsub()
+        .await
+        .unwrap();
+    sub.subscribe("pickup:facts").await.unwrap();
+    let z = register(&a, &alice, "z").await;
+    let captured = {
+        let mut messages = sub.on_message();
+        let deadline = Instant::now() + BOUND;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let msg = tokio::time::timeout(left, futures::StreamExt::next(&mut messages))
+                .await
+                .expect("A's fact on the channel")
+                .unwrap();
+            let payload = msg.get_payload_bytes().to_vec();
+            if String::from_utf8_lossy(&payload).contains(&z) {
+                break payload;
+            }
+        }
+    };
+    on_b.agrees_with(&b, "z registered").await;
+
+    let real_x = item(&a, &alice, &x).await;
+    let mut finished = real_x.clone();
+    finished["status"] = "succeeded".into();
+    finished["finished_at"] = "2019-01-01T00:00:00.000Z".into();
+    finished["updated_at"] = "2099-01-01T00:00:00.000Z".into();
+    let future_id = format!("0000000000000_{}", "y"); // created at the largest time: centuries ahead
+    let mut future = item(&a, &alice, &y).await;
+    future["id"] = future_id.clone().into();
+    let mut other_ws = real_x.clone();
+    other_ws["ws"] = "beta".into();
+    let dismissal =
+        json!({"kind": "fact", "ws": "acme", "change": "dismissed", "user": "bob", "id": x});
+    let servers_key = BusKey::derive(SECRET.as_bytes());
+    let other_key = BusKey::derive(b"another deployment's secret, 32 bytes or more");
+
+    publish(&redis, envelope("mallory", 1, record_fact(&finished))).await;
+    publish(
+        &redis,
+        other_key.seal(&envelope("mallory", 2, record_fact(&finished))),
+    )
+    .await;
+    publish(
+        &redis,
+        other_key.seal(&envelope("mallory", 3, dismissal.clone())),
+    )
+    .await;
+    publish(&redis, captured).await;
+    publish(
+        &redis,
+        servers_key.seal(&envelope("mallory", 1, record_fact(&future))),
+    )
+    .await;
+    publish(
+        &redis,
+        servers_key.seal(&envelope("mallory", 2, record_fact(&other_ws))),
+    )
+    .await;
+    let mut old = envelope("mallory", 3, record_fact(&finished));
+    let stale = serde_json::from_slice::<Value>(&old).unwrap();
+    let mut stale = stale;
+    stale["at"] = (now_ms() - 3_600_000).into();
+    old = serde_json::to_vec(&stale).unwrap();
+    publish(&redis, servers_key.seal(&old)).await;
+    for s in [&a, &b] {
+        wait_for_metric(s, "pickup_bus_refused_total", "why=\"unsealed\"", 1.0).await;
+        wait_for_metric(s, "pickup_bus_refused_total", "why=\"bad_tag\"", 2.0).await;
+        wait_for_metric(s, "pickup_bus_refused_total", "why=\"invalid\"", 2.0).await;
+        wait_for_metric(s, "pickup_bus_refused_total", "why=\"stale\"", 1.0).await;
+    }
+    // A hears its own message again as its own; B had heard it already.
+    wait_for_metric(&b, "pickup_bus_refused_total", "why=\"replayed\"", 1.0).await;
+
+    // Facts sealed with the servers' key, that a request could have made: a new title with no
+    // version, then a dismissal. Each is taken by the copies, and one reconcile later gone.
+    let mut retitled = real_x.clone();
+    retitled["title"] = "Forged title".into();
+    retitled["updated_at"] = "2099-01-01T00:00:00.000Z".into();
+    let retitled = servers_key.seal(&envelope("mallory", 3, record_fact(&retitled)));
+    let dismissed = servers_key.seal(&envelope("mallory", 4, dismissal));
+    for forged in [retitled, dismissed] {
+        taken_then_reconciled(&redis, &a, &b, forged).await;
+    }
+    on_a.agrees_with(&a, "after the hostile facts").await;
+    on_b.agrees_with(&b, "after the hostile facts").await;
+
+    // The store is as the writes left it: every item there, running, with its own title.
+    for (id, key) in [(&x, "x"), (&y, "y"), (&z, "z")] {
+        for s in [&a, &b] {
+            let got = item(s, &alice, id).await;
+            assert_eq!(got["status"], "running", "{key} on {}", s.name);
+            assert_eq!(got["title"], format!("item {key}"), "{key} on {}", s.name);
+        }
+    }
+    let bob_page = cards(&b.recent_page(&on_b.token, "acme", "").await);
+    assert_eq!(bob_page.len(), 3, "bob's page: {bob_page:?}");
+    assert!(!bob_page.iter().any(|c| c.1 == "Forged title"));
+    assert!(!format!("{bob_page:?}").contains(&future_id));
+}
+
+/// Publish `forged`, a fact the servers' key sealed, wait until both servers have taken it and
+/// the lease holder's second period reconcile since (so after its watcher applied it) found
+/// the drift and made the other reconcile too; then every live page is the REST page.
+async fn taken_then_reconciled(redis: &Redis, a: &Server, b: &Server, forged: Vec<u8>) {
+    let heard = |s| metric(s, "pickup_bus_facts_total", "dir=\"heard\"");
+    let period = |s| metric(s, "pickup_live_reconciles_total", "why=\"period\"");
+    let doubted = |s| metric(s, "pickup_live_reconciles_total", "why=\"doubt\"");
+    let (heard_a, heard_b) = (heard(a).await, heard(b).await);
+    let (doubt_a, doubt_b) = (doubted(a).await, doubted(b).await);
+    publish(redis, forged).await;
+    wait_for_metric(a, "pickup_bus_facts_total", "dir=\"heard\"", heard_a + 1.0).await;
+    wait_for_metric(b, "pickup_bus_facts_total", "dir=\"heard\"", heard_b + 1.0).await;
+    let (period_a, period_b) = (period(a).await, period(b).await);
+    let deadline = Instant::now() + BOUND;
+    let holder_is_a = loop {
+        if period(a).await >= period_a + 2.0 {
+            break true;
+        }
+        if period(b).await >= period_b + 2.0 {
+            break false;
+        }
+        assert!(Instant::now() < deadline, "no server reconciled by period");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let (other, doubt_before) = if holder_is_a {
+        (b, doubt_b)
+    } else {
+        (a, doubt_a)
+    };
+    wait_for_metric(
+        other,
+        "pickup_live_reconciles_total",
+        "why=\"doubt\"",
+        doubt_before + 1.0,
+    )
+    .await;
+    // A new stream's pages, on both servers.
+    for s in [a, b] {
+        Viewer::open(s, "bob")
+            .await
+            .agrees_with(s, "a new stream after one reconcile")
+            .await;
+    }
+}
+
+/// A Redis that stops answering (`SIGSTOP`) closes nothing: the servers notice that their own
+/// beats no longer come back, say so on `/readyz`, and poll, so a write through one reaches
+/// the other's viewer; when Redis goes on, facts drive the watchers again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_that_stops_answering_is_noticed_and_polled_around() {
+    let redis = Redis::start();
+    let (a, b) = servers(&redis, &[("PICKUP_LIVE_EVERY", "200ms")]);
+    wait_for_mode(&a, "facts on the bus").await;
+    wait_for_mode(&b, "facts on the bus").await;
+    let alice = token("alice", "acme", true, "1h");
+    let mut on_b = Viewer::open(&b, "bob").await;
+
+    redis.pause();
+    wait_for_mode(&b, "the bus is down").await;
+    wait_for_mode(&a, "the bus is down").await;
+    let during = register(&a, &alice, "during").await;
+    on_b.until("registered while Redis hung", |cards| {
+        cards.iter().any(|c| c.0 == during)
+    })
+    .await;
+
+    redis.resume();
+    wait_for_mode(&b, "facts on the bus").await;
+    wait_for_mode(&a, "facts on the bus").await;
+    let after = register(&a, &alice, "after").await;
+    on_b.until("registered after Redis went on", |cards| {
+        cards.iter().any(|c| c.0 == after)
+    })
+    .await;
+    on_b.agrees_with(&b, "after").await;
+}
+
+/// One server holds a watched workspace's reconcile lease and renews it before it lapses, so
+/// the store is reconciled once per period, not every other period.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lease_holder_reconciles_once_per_period() {
+    const PERIOD_MS: u64 = 250;
+    let redis = Redis::start();
+    let (a, b) = servers(
+        &redis,
+        &[
+            ("PICKUP_LIVE_EVERY", "1h"),
+            ("PICKUP_RECONCILE_EVERY", "250ms"),
+        ],
+    );
+    wait_for_mode(&a, "facts on the bus").await;
+    wait_for_mode(&b, "facts on the bus").await;
+    let _on_a = Viewer::open(&a, "bob").await;
+    let _on_b = Viewer::open(&b, "bob").await;
+    let count = |a: f64, b: f64| a + b;
+    let reconciles = |s| metric(s, "pickup_live_reconciles_total", "why=\"period\"");
+    // Settle first: both watchers are running and one holds the lease.
+    wait_for_metric(&a, "pickup_live_reconciles_total", "why=\"start\"", 1.0).await;
+    wait_for_metric(&b, "pickup_live_reconciles_total", "why=\"start\"", 1.0).await;
+    let started = Instant::now();
+    let before = count(reconciles(&a).await, reconciles(&b).await);
+    // 32 periods, by the test's clock (the reconciles are counted, not timed).
+    tokio::time::sleep(Duration::from_millis(32 * PERIOD_MS)).await;
+    let after = count(reconciles(&a).await, reconciles(&b).await);
+    let periods = started.elapsed().as_millis() as f64 / PERIOD_MS as f64;
+    let done = after - before;
+    assert!(
+        done <= periods + 2.0,
+        "{done} period reconciles in {periods:.1} periods: more than one server reconciled"
+    );
+    assert!(
+        done >= periods * 0.75,
+        "{done} period reconciles in {periods:.1} periods: the lease lapsed between periods"
+    );
+}
+
+/// A managed Redis: TLS only (`rediss://`, a certificate of a private CA given by
+/// PICKUP_BUS_CA) and a password. Facts travel; the password is printed nowhere; a wrong
+/// password is said at `warn`, with its reason, and the server polls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_with_tls_and_a_password_carries_facts() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = Certificates::make(dir.path());
+    let redis = Redis::with_tls(&certs, "s3cret-pass");
+    let ca = certs.ca.display().to_string();
+    let (a, b) = servers(
+        &redis,
+        &[
+            ("PICKUP_BUS_CA", ca.as_str()),
+            ("PICKUP_LIVE_EVERY", "1h"),
+            ("PICKUP_RECONCILE_EVERY", "1h"),
+        ],
+    );
+    wait_for_mode(&a, "facts on the bus").await;
+    wait_for_mode(&b, "facts on the bus").await;
+    let alice = token("alice", "acme", true, "1h");
+    let mut on_b = Viewer::open(&b, "bob").await;
+    let id = register(&a, &alice, "over-tls").await;
+    on_b.until("a fact over TLS", |cards| cards.iter().any(|c| c.0 == id))
+        .await;
+
+    // The wrong password: refused, said at warn with the reason, never printed.
+    let wrong = redis.url.replace("s3cret-pass", "wrong-pass");
+    let c = Server::start(&[
+        ("PICKUP_BUS", wrong.as_str()),
+        ("PICKUP_BUS_CA", ca.as_str()),
+        ("PICKUP_LOG", "warn"),
+    ]);
+    let deadline = Instant::now() + BOUND;
+    while !c.log().contains("bus: cannot") {
+        assert!(Instant::now() < deadline, "no warning: {}", c.log());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let log = c.log();
+    assert!(log.contains("WARN"), "{log}");
+    assert!(
+        log.to_lowercase().contains("auth") || log.contains("WRONGPASS"),
+        "the reason: {log}"
+    );
+    assert!(
+        readyz(&c).await.contains("the bus is down"),
+        "{}",
+        readyz(&c).await
+    );
+    for s in [&a, &b, &c] {
+        assert!(!s.log().contains("s3cret-pass"), "{}: {}", s.name, s.log());
+        assert!(!s.log().contains("wrong-pass"), "{}: {}", s.name, s.log());
+    }
+}
+
+/// A Redis with a password (`requirepass`), as most managed ones have, over plain TCP.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_with_a_password_carries_facts() {
+    let redis = Redis::with_password("pass-word");
+    let (a, b) = servers(
+        &redis,
+        &[
+            ("PICKUP_LIVE_EVERY", "1h"),
+            ("PICKUP_RECONCILE_EVERY", "1h"),
+        ],
+    );
+    wait_for_mode(&a, "facts on the bus").await;
+    wait_for_mode(&b, "facts on the bus").await;
+    let alice = token("alice", "acme", true, "1h");
+    let mut on_b = Viewer::open(&b, "bob").await;
+    let id = register(&a, &alice, "with-password").await;
+    on_b.until("a fact", |cards| cards.iter().any(|c| c.0 == id))
+        .await;
+}
+
+/// A bus without a key to seal facts with is refused at start, with what to set.
+#[test]
+fn a_bus_without_a_key_is_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pickup"))
+        .arg("serve")
+        .env("PICKUP_ADDR", "127.0.0.1:0")
+        .env("PICKUP_STORE", format!("file://{}", dir.path().display()))
+        .env("PICKUP_JWKS_URL", "http://127.0.0.1:9/certs")
+        .env_remove("PICKUP_SECRET")
+        .env_remove("PICKUP_BUS_KEY")
+        .env("PICKUP_BUS", "redis://:hunter2@127.0.0.1:9")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("PICKUP_BUS_KEY"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+}
