@@ -16,7 +16,7 @@ setup:
 ## widget: the release build of the widget into dist/ (only when its sources changed)
 widget: dist/index.html
 dist/index.html: $(WIDGET_SRC) scripts/wasm-env.sh scripts/build-widget.sh scripts/wasm-opt.sh scripts/site.mjs | setup
-	./scripts/build-widget.sh
+	+./scripts/build-widget.sh
 
 ## server: the pickup binary
 server: $(PICKUP)
@@ -50,9 +50,10 @@ dev: setup server .dev-secret | $(TRUNK)
 
 ## test: cargo tests (the widget builds beside them), the emulator tests, then the Playwright
 ## suite in Debian's Chromium; each target says how long it took
+# The widget and the emulator tests go beside test-rust: its build is the longest step, and the
+# emulator tests' cargo waits for it (one target directory), then runs while test-rust's tests do.
 test: deps
-	@$(MAKE) --no-print-directory -j2 test-rust widget
-	@$(MAKE) --no-print-directory test-backends
+	@$(MAKE) --no-print-directory -j3 test-rust widget test-backends
 	@$(MAKE) --no-print-directory test-e2e
 
 # Every Debian package the suite needs, after one `apt-get update`, and only when one is missing:
@@ -71,7 +72,7 @@ timed = start=$$(date +%s); $(2); status=$$?; echo "$(1): $$(( $$(date +%s) - st
 # or `s3`. Here they are filtered out (test-backends runs them), not reported as passed. The
 # last lines say how many tests did not run, and why.
 test-rust: setup deps
-	@set -o pipefail; $(call timed,test-rust,cargo test --workspace --no-fail-fast -- --skip azure:: --skip s3:: 2>&1 | ./scripts/test-summary.sh test-rust)
+	+@set -o pipefail; $(call timed,test-rust,cargo test --workspace --no-fail-fast -- --skip azure:: --skip s3:: 2>&1 | ./scripts/test-summary.sh test-rust)
 	@echo "test-rust: the filtered out are azure::* and s3::*: make test-backends runs them on Azurite and moto"
 
 ## test-backends: the marker index on real object stores (Azurite for Azure Blob, moto for S3,
@@ -80,9 +81,11 @@ test-rust: setup deps
 # Only the tests test-rust filtered out (azure::*, s3::*), in two emulator sessions, each with
 # fresh emulators: Azurite's in-memory store slows with every blob it holds, and scenarios run
 # after the scale-out's thousands saw requests time out at 30 s.
-test-backends: setup server deps
-	@set -o pipefail; $(call timed,test-backends,{ ./scripts/emulators.sh run -- cargo test -p pickup --no-fail-fast --test scenarios -- azure:: s3:: --nocapture; a=$$?; \
-	  ./scripts/emulators.sh run -- cargo test -p pickup --no-fail-fast --test server -- azure:: s3:: --nocapture; b=$$?; \
+# `--workspace`, as test-rust builds: the same features, so the same artifacts (with `-p pickup`
+# cargo rebuilt a few crates for pickup's own feature set).
+test-backends: setup deps
+	+@set -o pipefail; $(call timed,test-backends,{ ./scripts/emulators.sh run -- cargo test --workspace --no-fail-fast --test scenarios -- azure:: s3:: --nocapture; a=$$?; \
+	  ./scripts/emulators.sh run -- cargo test --workspace --no-fail-fast --test server -- azure:: s3:: --nocapture; b=$$?; \
 	  exit $$((a | b)); } 2>&1 | ./scripts/test-summary.sh test-backends)
 
 e2e-deps: deps

@@ -45,7 +45,7 @@ function widget(page, mine) {
     h(
       "header",
       { class: "pickup-header", part: "header" },
-      h("h2", { class: "pickup-title" }, title),
+      h("h2", { class: "pickup-title", tabindex: "-1" }, title),
       h(
         "div",
         { class: "pickup-controls", role: "group", "aria-label": "Whose items" },
@@ -96,10 +96,19 @@ function card(c) {
       "div",
       { class: "pickup-card-meta" },
       h("span", { class: "pickup-owner" }, c.owner.name),
-      h("time", { datetime: when }, ago(Date.parse(when), Date.now())),
+      h("time", { datetime: when, title: full(when) }, ago(Date.parse(when), Date.now())),
+      h("span", { class: "pickup-visually-hidden" }, `, ${full(when)}`),
       button({ class: "pickup-dismiss", part: "dismiss", "aria-label": fill("Dismiss {title}", c.title) }, "×"),
     ),
   );
+}
+
+const dates = new Intl.DateTimeFormat([], { dateStyle: "long", timeStyle: "short" });
+
+/** card.rs's `full_time`: the date and time a relative time stands for. */
+function full(when) {
+  const t = Date.parse(when);
+  return Number.isNaN(t) ? when : dates.format(t);
 }
 
 /** relative.rs's `relative_time`, worded by Intl as the widget words it. */

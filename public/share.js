@@ -30,10 +30,34 @@ export function fetchLive(url, init = {}) {
   const cap = Number(u.searchParams.get("cap"));
   if (!ws || !Number.isInteger(cap) || cap < 1 || u.searchParams.has("views")) return fetch(url, init);
   const authorization = new Headers(init.headers).get("Authorization") ?? "";
-  const key = `${u.origin}${u.pathname}|${viewer(authorization)}`;
-  let group = groups.get(key);
-  if (!group) groups.set(key, (group = new Group(key, `${u.origin}${u.pathname}`)));
-  return group.open({ filter, cap, authorization, signal: init.signal });
+  const stream = `${u.origin}${u.pathname}`;
+  return check(stream, authorization, init.signal).then((refused) => {
+    if (refused) return new Response(refused.body.slice(0), { status: refused.status, headers: refused.headers });
+    const key = `${stream}|${viewer(authorization)}`;
+    let group = groups.get(key);
+    if (!group) groups.set(key, (group = new Group(key, stream)));
+    return group.open({ filter, cap, authorization, signal: init.signal });
+  });
+}
+
+/** Each token's answer from the server: a page of one card (shared by its read cache). */
+const checked = new Map();
+
+/** Whether the server takes this tab's own token, asked once per token: a tab is shown the
+ *  group's pages (which another tab's token opened) only with a token the server would have
+ *  opened its stream for. `null`, or the refusal as the server gave it (401, 403, 503, …),
+ *  which the widget then handles as it would its own stream's. */
+function check(stream, authorization, signal) {
+  const key = `${stream}|${authorization}`;
+  let asked = checked.get(key);
+  if (!asked) {
+    asked = fetch(`${stream.replace(/\/live$/, "/recent")}?cap=1`, { headers: { Authorization: authorization } })
+      .then(async (res) => (res.ok ? null : { status: res.status, headers: [...res.headers], body: await res.arrayBuffer() }));
+    checked.set(key, asked);
+    // Not an answer (the server unreachable, or busy): the next stream asks again.
+    asked.then((refused) => refused && refused.status !== 401 && refused.status !== 403 && checked.delete(key), () => checked.delete(key));
+  }
+  return signal ? Promise.race([asked, aborted(signal)]) : asked;
 }
 
 /** Whom a token is for: its claims but the times (unverified: only tabs of this origin, which
@@ -47,6 +71,24 @@ function viewer(authorization) {
     return authorization;
   }
 }
+
+/** When a token says it expires (ms; unverified: it only ends a tab's share sooner). */
+function expiry(authorization) {
+  try {
+    const part = authorization.replace(/^Bearer /, "").split(".")[1];
+    const exp = JSON.parse(atob(part.replace(/-/g, "+").replace(/_/g, "/"))).exp;
+    return Number.isFinite(exp) ? exp * 1000 : Infinity;
+  } catch {
+    return Infinity;
+  }
+}
+
+/** Rejects when `signal` aborts. */
+const aborted = (signal) =>
+  new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
 
 /** `all:8,mine:20` from the views wanted: per filter, the largest cap. */
 function union(views) {
@@ -71,6 +113,7 @@ class Group {
   holding = false;
   release = null;
   authorization = "";
+  left = false;
 
   constructor(key, url) {
     this.key = key;
@@ -96,7 +139,7 @@ class Group {
   open({ filter, cap, authorization, signal }) {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
-      const sub = { filter, cap, authorization, resolve, reject, out: null };
+      const sub = { filter, cap, authorization, resolve, reject, out: null, timer: null };
       signal?.addEventListener("abort", () => this.drop(sub, signal.reason), { once: true });
       this.subs.add(sub);
       this.authorization = authorization;
@@ -117,6 +160,15 @@ class Group {
 
   /** Hands `sub` its stream (status 200), and its page at once when this tab has it. */
   start(sub) {
+    // Its token's own end (the holder's stream goes on with the holder's token): as the server
+    // ends a stream at `exp`, so the widget renews it. Only ever earlier than the server would.
+    const left = expiry(sub.authorization) - Date.now();
+    if (left < 2 ** 31) {
+      sub.timer = setTimeout(() => {
+        this.send(sub, "unauthenticated", "{}");
+        this.drop(sub);
+      }, Math.max(0, left));
+    }
     const body = new ReadableStream({
       start: (out) => (sub.out = out),
       cancel: () => this.drop(sub),
@@ -137,6 +189,7 @@ class Group {
   /** Ends `sub`'s stream (or its wait for one) and leaves the group when it was the last. */
   drop(sub, reason) {
     if (!this.subs.delete(sub)) return;
+    clearTimeout(sub.timer);
     try {
       if (sub.out) reason ? sub.out.error(reason) : sub.out.close();
       else sub.reject(reason ?? new Error("the stream ended"));
@@ -147,7 +200,9 @@ class Group {
   }
 
   leave() {
-    groups.delete(this.key);
+    if (this.left) return;
+    this.left = true;
+    if (groups.get(this.key) === this) groups.delete(this.key);
     this.upstream?.abort.abort();
     this.upstream = null;
     this.post({ t: "bye", tab: TAB });
@@ -157,7 +212,12 @@ class Group {
   }
 
   post(message) {
-    this.channel?.postMessage(message);
+    if (this.left) return;
+    try {
+      this.channel?.postMessage(message);
+    } catch {
+      // closed under us (the page is going away): nobody left to tell
+    }
   }
 
   /** This tab's turn to hold the stream. */
@@ -201,9 +261,15 @@ class Group {
       if (!current()) return;
       this.upstream = null;
       for (const sub of [...this.subs]) {
-        if (sub.out) this.drop(sub);
-        else {
+        if (sub.out) {
+          // Its stream was open already: a refused token is said as the server says it on an
+          // open stream, so the widget renews it; any other refusal ends the stream, and the
+          // widget's next try is answered with the refusal itself.
+          if (res.status === 401) this.send(sub, "unauthenticated", "{}");
+          this.drop(sub);
+        } else {
           this.subs.delete(sub);
+          clearTimeout(sub.timer);
           sub.resolve(new Response(body, { status: res.status, headers: res.headers }));
         }
       }

@@ -1,6 +1,95 @@
-// Accessibility: no axe violations in light and dark, and everything works from the keyboard.
+// Accessibility: no axe violations of any impact in light and dark, at 1280 and 320 CSS px and at
+// 200 % zoom, on the home page, on a host page and in the drawing before the wasm; and
+// everything works from the keyboard.
 import AxeBuilder from "@axe-core/playwright";
-import { test, expect, titles } from "./pickup";
+import { Page } from "@playwright/test";
+import { test, expect, titles, startPickup, Pickup } from "./pickup";
+import { HostPage } from "./host";
+
+/** Every status a card can show, a link, progress, and a stalled run. */
+async function seed(pickup: Pickup) {
+  const bot = pickup.token("bot", ["acme"], { name: "Bot", write: true });
+  const stalled = await pickup.register(bot, "acme", { key: "stalled", title: "Stalled run", status: "running" });
+  for (const [key, status] of [["ok", "succeeded"], ["bad", "failed"], ["stop", "cancelled"], ["wait", "queued"]]) {
+    await pickup.register(bot, "acme", { key, title: `A ${status} run`, status });
+  }
+  await pickup.register(bot, "acme", { key: "link", title: "Linked run", url: "/runs/1", status: "running", progress: 0.4 });
+  return stalled;
+}
+
+/** The wasm held until the returned function lets it go (and waits for the route to end). */
+async function holdWasm(page: Page): Promise<() => Promise<void>> {
+  let release: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  await page.route("**/*.wasm", async (route) => {
+    await held;
+    await route.continue().catch(() => {});
+  });
+  return async () => {
+    release!();
+    await page.unrouteAll({ behavior: "wait" });
+  };
+}
+
+async function noViolations(page: Page, what: string) {
+  const results = await new AxeBuilder({ page }).analyze();
+  expect(results.violations, `${what}: ${JSON.stringify(results.violations, null, 1)}`).toEqual([]);
+}
+
+// 1280 and 320 CSS px, and a 1280 px window at 200 % zoom (640 CSS px, 2 device px each).
+const SIZES = [
+  { name: "1280 px", width: 1280, height: 900, scale: 1 },
+  { name: "320 px", width: 320, height: 900, scale: 1 },
+  { name: "200 % zoom", width: 640, height: 450, scale: 2 },
+];
+
+test("no axe violations of any impact in any scheme, size or page, before the wasm and after", async ({ browser }) => {
+  test.setTimeout(180_000);
+  const host = await HostPage.start();
+  const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin, PICKUP_STALE_AFTER: "2s" });
+  try {
+    await seed(pickup);
+    const alice = pickup.token("alice", ["acme"], { name: "Alice" });
+    // Until the server calls the first run stalled (its heartbeat older than 2 s), so every
+    // drawing shows a stalled badge too.
+    const recent = async () => {
+      const res = await fetch(`${pickup.url}/api/v1/workspaces/acme/recent`, { headers: { authorization: `Bearer ${alice}` } });
+      return ((await res.json()).cards as any[]).filter((c) => c.stalled).length;
+    };
+    await expect.poll(recent, { timeout: 15_000 }).toBeGreaterThan(0);
+    host.serve(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Host app</title></head><body><main><h1>Host app</h1>
+<pickup-recent workspace="acme" server="${pickup.url}" token="${alice}" refresh="600"></pickup-recent></main>
+<script type="module" src="${pickup.url}/pickup.js"></script></body></html>`);
+    const pages = [
+      { name: "home page", url: pickup.home("acme", alice), cards: ".pickup-card" },
+      { name: "host page", url: host.origin, cards: "pickup-recent .pickup-card" },
+    ];
+    for (const size of SIZES) {
+      for (const scheme of ["light", "dark"] as const) {
+        const context = await browser.newContext({ viewport: { width: size.width, height: size.height }, deviceScaleFactor: size.scale, colorScheme: scheme });
+        try {
+          for (const p of pages) {
+            const page = await context.newPage();
+            const release = await holdWasm(page);
+            await page.goto(p.url);
+            await expect(page.locator(p.cards)).toHaveCount(6);
+            await expect(page.locator(`${p.cards}[data-status="stalled"]`).first()).toBeVisible();
+            await noViolations(page, `${p.name}, ${scheme}, ${size.name}, drawn before the wasm`);
+            await release();
+            await expect(page.getByRole("button", { name: "Refresh" })).toBeEnabled();
+            await noViolations(page, `${p.name}, ${scheme}, ${size.name}`);
+            await page.close();
+          }
+        } finally {
+          await context.close();
+        }
+      }
+    }
+  } finally {
+    await pickup.stop();
+    await host.stop();
+  }
+});
 
 test("no accessibility violations, and everything works from the keyboard", async ({ page, pickup }) => {
   const alice = pickup.token("alice", ["acme"], { name: "Alice", write: true });

@@ -32,88 +32,165 @@ fn safe_href(url: &str) -> Option<String> {
     ok.then(|| u.to_string())
 }
 
-/// One card. Its accessible name is its title (`aria-labelledby`), so tests and assistive
-/// technology find it as `listitem` by title; `id_prefix` keeps element ids unique per widget.
+/// The date and time `when` (RFC 3339) says, in full, in the viewer's locale: what a relative
+/// time stands for, for a pointer (`title`) and a screen reader.
+fn full_time(when: &str, times: &RelativeTimeFormat) -> String {
+    let options = js_sys::Object::new();
+    for (k, v) in [("dateStyle", "long"), ("timeStyle", "short")] {
+        let _ = js_sys::Reflect::set(&options, &k.into(), &v.into());
+    }
+    // The relative times' locale (the viewer's, or the one the host set).
+    let locales = js_sys::Reflect::get(&times.resolved_options(), &"locale".into())
+        .map(|l| js_sys::Array::of1(&l))
+        .unwrap_or_default();
+    let format = js_sys::Intl::DateTimeFormat::new(&locales, &options);
+    let date = js_sys::Date::new(&wasm_bindgen::JsValue::from_str(when));
+    format
+        .format()
+        .call1(&format, &date)
+        .ok()
+        .and_then(|s| s.as_string())
+        .unwrap_or_else(|| when.to_string())
+}
+
+/// After "Dismiss" on a card, where focus goes, as its card leaves: the next card's dismiss
+/// button, else the previous card's, else the widget's heading (never the page's body).
+fn move_focus_on(button: &web_sys::Element) {
+    use wasm_bindgen::JsCast;
+    let card = button.closest("li.pickup-card").ok().flatten();
+    let neighbour = card.as_ref().and_then(|c| {
+        c.next_element_sibling()
+            .or_else(|| c.previous_element_sibling())
+    });
+    let target = match neighbour.and_then(|n| n.query_selector(".pickup-dismiss").ok().flatten()) {
+        Some(next) => Some(next),
+        None => button
+            .closest("section.pickup")
+            .ok()
+            .flatten()
+            .and_then(|s| s.query_selector(".pickup-title").ok().flatten()),
+    };
+    if let Some(el) = target.and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()) {
+        let _ = el.focus();
+    }
+}
+
+/// One card, its elements its item's for as long as the item is listed (the list is keyed by
+/// id): what changes in the item changes in place, so nothing a viewer focused or points at
+/// ever comes to mean another item. Its accessible name is its title (`aria-labelledby`), so
+/// tests and assistive technology find it as `listitem` by title; `id_prefix` keeps element
+/// ids unique per widget.
 #[component]
 pub fn CardView(
-    card: Card,
+    /// The item's id: what this card is, for good.
+    id: String,
+    /// The item as it is now.
+    card: Signal<Card>,
     now: Signal<f64>,
     labels: Arc<Labels>,
     times: StoredValue<RelativeTimeFormat, LocalStorage>,
     id_prefix: String,
     /// The viewer opens the card's link; false: the host cancelled `pickup:open`.
-    on_open: impl Fn() -> bool + 'static,
+    on_open: impl Fn() -> bool + Send + Sync + 'static,
     on_dismiss: impl Fn() + Clone + Send + Sync + 'static,
 ) -> AnyView {
-    let badge = card.badge();
+    let badge = Memo::new(move |_| card.with(|c| c.badge()));
     // Finished items say when they finished; others when they last changed.
-    let when = card
-        .finished_at
-        .clone()
-        .unwrap_or_else(|| card.updated_at.clone());
-    let when_ms = js_sys::Date::parse(&when);
-    let title_id = format!("{id_prefix}-{}", card.id);
-    let title = match card.url.as_deref().and_then(safe_href) {
-        Some(href) => view! {
-            <a
-                class="pickup-card-title"
-                part="title"
-                id=title_id.clone()
-                href=href
-                on:click=move |ev| {
-                    if !on_open() {
-                        ev.prevent_default();
-                    }
-                }
-            >
-                {card.title.clone()}
-            </a>
-        }
-        .into_any(),
-        None => view! { <span class="pickup-card-title" part="title" id=title_id.clone()>{card.title.clone()}</span> }
-            .into_any(),
-    };
-    let progress_label = fill(&labels.progress, &card.title);
-    let progress = card.progress.map(|p| {
-        // A whole percent: also keeps float formatting out of the bundle.
-        let pct = (p.clamp(0.0, 1.0) * 100.0).round() as u32;
-        view! {
-            <div
-                class="pickup-progress"
-                part="progress"
-                role="progressbar"
-                aria-label=progress_label
-                aria-valuemin="0"
-                aria-valuemax="100"
-                aria-valuenow=pct.to_string()
-            >
-                // A CSSOM property, not a style attribute: the site's CSP allows no inline styles.
-                <div class="pickup-progress-fill" style:width=format!("{pct}%")></div>
-            </div>
-        }
+    let when = Memo::new(move |_| {
+        card.with(|c| c.finished_at.clone().unwrap_or_else(|| c.updated_at.clone()))
     });
+    let title_text = Memo::new(move |_| card.with(|c| c.title.clone()));
+    let href = Memo::new(move |_| card.with(|c| c.url.as_deref().and_then(safe_href)));
+    let title_id = format!("{id_prefix}-{id}");
+    let on_open = Arc::new(on_open);
+    let title = {
+        let title_id = title_id.clone();
+        move || match href.get() {
+            Some(href) => {
+                let on_open = on_open.clone();
+                view! {
+                    <a
+                        class="pickup-card-title"
+                        part="title"
+                        id=title_id.clone()
+                        href=href
+                        on:click=move |ev| {
+                            if !on_open() {
+                                ev.prevent_default();
+                            }
+                        }
+                    >
+                        {move || title_text.get()}
+                    </a>
+                }
+                .into_any()
+            }
+            None => view! { <span class="pickup-card-title" part="title" id=title_id.clone()>{move || title_text.get()}</span> }
+                .into_any(),
+        }
+    };
+    let pct = Memo::new(move |_| {
+        // A whole percent: also keeps float formatting out of the bundle.
+        card.with(|c| c.progress.map(|p| (p.clamp(0.0, 1.0) * 100.0).round() as u32))
+    });
+    let progress_labels = labels.clone();
+    let progress = move || {
+        pct.get().map(|pct| {
+            view! {
+                <div
+                    class="pickup-progress"
+                    part="progress"
+                    role="progressbar"
+                    aria-label=fill(&progress_labels.progress, &title_text.get())
+                    aria-valuemin="0"
+                    aria-valuemax="100"
+                    aria-valuenow=pct.to_string()
+                >
+                    // A CSSOM property, not a style attribute: the site's CSP allows no inline styles.
+                    <div class="pickup-progress-fill" style:width=format!("{pct}%")></div>
+                </div>
+            }
+        })
+    };
     let ago = move || {
-        let (n, unit) = relative_time(when_ms, now.get());
+        let (n, unit) = relative_time(js_sys::Date::parse(&when.get()), now.get());
         times
             .try_with_value(|t| String::from(t.format(n, unit.as_str())))
             .unwrap_or_default()
     };
+    let full = Memo::new(move |_| {
+        let when = when.get();
+        times
+            .try_with_value(|t| full_time(&when, t))
+            .unwrap_or_default()
+    });
+    let badge_labels = labels.clone();
+    let dismiss_labels = labels.clone();
     view! {
-        <li class="pickup-card" part="card" data-status=badge data-id=card.id.clone() aria-labelledby=title_id>
+        <li class="pickup-card" part="card" data-status=move || badge.get() data-id=id aria-labelledby=title_id>
             <div class="pickup-card-top">
                 {title}
-                <span class=format!("pickup-badge pickup-badge-{badge}") part="badge">{labels.badge(badge).to_string()}</span>
+                <span class=move || format!("pickup-badge pickup-badge-{}", badge.get()) part="badge">
+                    {move || badge_labels.badge(badge.get()).to_string()}
+                </span>
             </div>
             {progress}
             <div class="pickup-card-meta">
-                <span class="pickup-owner">{card.owner.name.clone()}</span>
-                <time datetime=when>{ago}</time>
+                <span class="pickup-owner">{move || card.with(|c| c.owner.name.clone())}</span>
+                <time datetime=move || when.get() title=move || full.get()>{ago}</time>
+                <span class="pickup-visually-hidden">{move || format!(", {}", full.get())}</span>
                 <button
                     type="button"
                     class="pickup-dismiss"
                     part="dismiss"
-                    aria-label=fill(&labels.dismiss, &card.title)
-                    on:click=move |_| on_dismiss()
+                    aria-label=move || fill(&dismiss_labels.dismiss, &title_text.get())
+                    on:click=move |ev| {
+                        use wasm_bindgen::JsCast;
+                        if let Some(button) = ev.current_target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) {
+                            move_focus_on(&button);
+                        }
+                        on_dismiss()
+                    }
                 >
                     "×"
                 </button>

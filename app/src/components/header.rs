@@ -25,7 +25,8 @@ pub fn Header(
     };
     view! {
         <header class="pickup-header" part="header">
-            <h2 class="pickup-title">{labels.title.clone()}</h2>
+            // Focusable by script only: where focus goes when the last card is dismissed.
+            <h2 class="pickup-title" tabindex="-1">{labels.title.clone()}</h2>
             <div class="pickup-controls" role="group" aria-label=labels.whose_items.clone()>
                 {toggle(Filter::Mine, labels.mine.clone())}
                 {toggle(Filter::All, labels.everyone.clone())}

@@ -38,6 +38,36 @@ pub struct WidgetConfig {
     pub filter: Filter,
 }
 
+/// What a widget's body shows.
+#[derive(Clone, PartialEq)]
+enum Shown {
+    Loading,
+    Forbidden,
+    Unauthenticated,
+    Failed(ApiError),
+    Empty,
+    List,
+}
+
+/// Focus the card of `id`: its link, else its dismiss button.
+fn focus_card(root: NodeRef<leptos::html::Section>, id: &str) {
+    use wasm_bindgen::JsCast;
+    let Some(section) = root.get_untracked() else {
+        return;
+    };
+    let selector = format!(
+        "li[data-id=\"{id}\"] a.pickup-card-title, li[data-id=\"{id}\"] .pickup-dismiss"
+    );
+    if let Some(el) = section
+        .query_selector(&selector)
+        .ok()
+        .flatten()
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        let _ = el.focus();
+    }
+}
+
 #[component]
 pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
     let labels = config.labels.clone();
@@ -277,64 +307,115 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
     };
     let stored_host = StoredValue::new_local(host.clone());
     let id_prefix = config.id_prefix.clone();
+    // The cards shown: the first page, then the older pages asked for, less the dismissed.
+    let visible = Memo::new(move |_| {
+        let hidden = dismissed.get();
+        let first = last_good.with(|p| p.as_ref().map(|p| p.cards.clone()).unwrap_or_default());
+        older.with(|older| {
+            first
+                .into_iter()
+                .chain(older.iter().cloned())
+                .filter(|c| !hidden.contains(&c.id))
+                .collect::<Vec<_>>()
+        })
+    });
+    // What the body shows. Only a change of this redraws it; within the list, each card is
+    // its item's (keyed by id), so a page that arrives changes cards in place.
+    let shown = Memo::new(move |_| match (last_good.with(Option::is_some), error.get()) {
+        (false, None) => Shown::Loading,
+        (false, Some(e)) if e.error == ErrorCode::Forbidden => Shown::Forbidden,
+        (_, Some(e)) if e.error == ErrorCode::Unauthenticated => Shown::Unauthenticated,
+        (false, Some(e)) => Shown::Failed(e),
+        (true, stale) if stale.is_none() && visible.with(Vec::is_empty) => Shown::Empty,
+        (true, _) => Shown::List,
+    });
+    let root = NodeRef::<leptos::html::Section>::new();
+    let show_older_now = {
+        let show = show_older_now.clone();
+        move |before: String| {
+            // Once the older cards are in, focus goes to the first of them.
+            let known = visible.get_untracked().len();
+            show(before);
+            Effect::new(move |done: Option<bool>| {
+                if done == Some(true) || older_pending.get() {
+                    return done.unwrap_or(false);
+                }
+                let target = visible.with_untracked(|v| v.get(known).map(|c| c.id.clone()));
+                if let Some(id) = target {
+                    request_animation_frame(move || focus_card(root, &id));
+                }
+                true
+            });
+        }
+    };
     let body = move || {
         let l = labels.clone();
-        match (last_good.get(), error.get()) {
-            (None, None) => view! { <Skeleton labels=l/> }.into_any(),
-            (None, Some(e)) if e.error == ErrorCode::Forbidden => view! {
+        match shown.get() {
+            Shown::Loading => view! { <Skeleton labels=l/> }.into_any(),
+            Shown::Forbidden => view! {
                 <p class="pickup-state pickup-forbidden" part="error" role="alert">{l.forbidden.clone()}</p>
             }
             .into_any(),
-            (_, Some(e)) if e.error == ErrorCode::Unauthenticated => view! {
+            Shown::Unauthenticated => view! {
                 <p class="pickup-state pickup-unauthenticated" part="error" role="alert">{l.unauthenticated.clone()}</p>
             }
             .into_any(),
-            (None, Some(e)) => view! { <ErrorState error=e labels=l retry=bump/> }.into_any(),
-            (Some(page), stale) => {
-                let hidden = dismissed.get();
-                let older = older.get();
+            Shown::Failed(e) => view! { <ErrorState error=e labels=l retry=bump/> }.into_any(),
+            Shown::Empty => view! { <EmptyState labels=l/> }.into_any(),
+            Shown::List => {
                 // The older pages continue after the last card of all, hidden ones included.
-                let cursor = older.last().or(page.cards.last()).map(|c| c.id.clone());
-                let show_older = older_more.get().unwrap_or(page.more);
-                let cards: Vec<_> = page.cards.into_iter().chain(older).filter(|c| !hidden.contains(&c.id)).collect();
-                if cards.is_empty() && stale.is_none() {
-                    return view! { <EmptyState labels=l/> }.into_any();
-                }
-                view! {
-                    {stale.map(|_| view! {
-                        <p class="pickup-note pickup-stale" role="status">{l.stale.clone()}</p>
-                    })}
-                    <ul class="pickup-list" aria-label=l.list.clone()>
-                        {cards.into_iter().map(|card| {
-                            let (id, key, url) = (card.id.clone(), card.key.clone(), card.url.clone());
-                            let opened = id.clone();
-                            view! {
-                                <CardView
-                                    card=card
-                                    now=now.into()
-                                    labels=l.clone()
-                                    times=times
-                                    id_prefix=id_prefix.clone()
-                                    on_open=move || {
-                                        let detail = [
-                                            ("id", JsValue::from_str(&opened)),
-                                            ("key", JsValue::from_str(&key)),
-                                            ("url", url.as_deref().map_or(JsValue::NULL, JsValue::from_str)),
-                                        ];
-                                        stored_host.try_with_value(|h| h.emit("open", &detail)).unwrap_or(true)
-                                    }
-                                    on_dismiss=move || {
-                                        // Hidden at once; if the server refuses, a refresh brings it back.
-                                        dismiss_now(id.clone());
-                                        dismissed.update(|d| d.push(id.clone()));
-                                        stored_host.try_with_value(|h| h.emit("dismiss", &[("id", JsValue::from_str(&id))]));
-                                    }
-                                />
+                let cursor = move || {
+                    let last_first = last_good.with(|p| p.as_ref().and_then(|p| p.cards.last().map(|c| c.id.clone())));
+                    older.with(|o| o.last().map(|c| c.id.clone())).or(last_first)
+                };
+                let more = move || older_more.get().unwrap_or_else(|| last_good.with(|p| p.as_ref().is_some_and(|p| p.more)));
+                let (stale, older_note, partial) = (l.stale.clone(), l.older_failed.clone(), l.partial.clone());
+                let show_older_label = l.show_older.clone();
+                let show_older_now = show_older_now.clone();
+                let (id_prefix, list_label, card_labels) = (id_prefix.clone(), l.list.clone(), l.clone());
+                let card = move |card: Card| {
+                    let (id, key, url) = (card.id.clone(), card.key.clone(), card.url.clone());
+                    let (opened, dismissed_id, current_id) = (id.clone(), id.clone(), id.clone());
+                    let current = Signal::derive(move || {
+                        visible
+                            .with(|v| v.iter().find(|c| c.id == current_id).cloned())
+                            .unwrap_or_else(|| card.clone())
+                    });
+                    view! {
+                        <CardView
+                            id=id
+                            card=current
+                            now=now.into()
+                            labels=card_labels.clone()
+                            times=times
+                            id_prefix=id_prefix.clone()
+                            on_open=move || {
+                                let detail = [
+                                    ("id", JsValue::from_str(&opened)),
+                                    ("key", JsValue::from_str(&key)),
+                                    ("url", url.as_deref().map_or(JsValue::NULL, JsValue::from_str)),
+                                ];
+                                stored_host.try_with_value(|h| h.emit("open", &detail)).unwrap_or(true)
                             }
-                        }).collect_view()}
+                            on_dismiss=move || {
+                                // Hidden at once; if the server refuses, a refresh brings it back.
+                                let id = dismissed_id.clone();
+                                dismiss_now(id.clone());
+                                dismissed.update(|d| d.push(id.clone()));
+                                stored_host.try_with_value(|h| h.emit("dismiss", &[("id", JsValue::from_str(&id))]));
+                            }
+                        />
+                    }
+                };
+                view! {
+                    {move || (error.with(Option::is_some)).then(|| view! {
+                        <p class="pickup-note pickup-stale" role="status">{stale.clone()}</p>
+                    })}
+                    <ul class="pickup-list" aria-label=list_label>
+                        <For each=move || visible.get() key=|c| c.id.clone() children=card/>
                     </ul>
-                    {older_failed.get().then(|| view! { <p class="pickup-note" role="status">{l.older_failed.clone()}</p> })}
-                    {cursor.filter(|_| show_older).map(|before| {
+                    {move || older_failed.get().then(|| view! { <p class="pickup-note" role="status">{older_note.clone()}</p> })}
+                    {move || cursor().filter(|_| more()).map(|before| {
                         let show_older = show_older_now.clone();
                         view! {
                         <button
@@ -343,10 +424,10 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
                             disabled=move || older_pending.get()
                             on:click=move |_| show_older(before.clone())
                         >
-                            {l.show_older.clone()}
+                            {show_older_label.clone()}
                         </button>
                     }})}
-                    {page.partial.then(|| view! { <p class="pickup-note">{l.partial.clone()}</p> })}
+                    {move || last_good.with(|p| p.as_ref().is_some_and(|p| p.partial)).then(|| view! { <p class="pickup-note">{partial.clone()}</p> })}
                 }
                 .into_any()
             }
@@ -356,6 +437,7 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
     view! {
         // Says quietly (a muted line from the stylesheet) when the cards are not live.
         <section
+            node_ref=root
             class="pickup"
             aria-label=config.labels.title.clone()
             data-live=move || match liveness.get() {
