@@ -97,7 +97,11 @@ pub fn CardView(
     let badge = Memo::new(move |_| card.with(|c| c.badge()));
     // Finished items say when they finished; others when they last changed.
     let when = Memo::new(move |_| {
-        card.with(|c| c.finished_at.clone().unwrap_or_else(|| c.updated_at.clone()))
+        card.with(|c| {
+            c.finished_at
+                .clone()
+                .unwrap_or_else(|| c.updated_at.clone())
+        })
     });
     let title_text = Memo::new(move |_| card.with(|c| c.title.clone()));
     let href = Memo::new(move |_| card.with(|c| c.url.as_deref().and_then(safe_href)));
@@ -105,7 +109,8 @@ pub fn CardView(
     let on_open = Arc::new(on_open);
     let title = {
         let title_id = title_id.clone();
-        move || match href.get() {
+        move || {
+            match href.get() {
             Some(href) => {
                 let on_open = on_open.clone();
                 view! {
@@ -128,10 +133,14 @@ pub fn CardView(
             None => view! { <span class="pickup-card-title" part="title" id=title_id.clone()>{move || title_text.get()}</span> }
                 .into_any(),
         }
+        }
     };
     let pct = Memo::new(move |_| {
         // A whole percent: also keeps float formatting out of the bundle.
-        card.with(|c| c.progress.map(|p| (p.clamp(0.0, 1.0) * 100.0).round() as u32))
+        card.with(|c| {
+            c.progress
+                .map(|p| (p.clamp(0.0, 1.0) * 100.0).round() as u32)
+        })
     });
     let progress_labels = labels.clone();
     let progress = move || {

@@ -55,9 +55,8 @@ fn focus_card(root: NodeRef<leptos::html::Section>, id: &str) {
     let Some(section) = root.get_untracked() else {
         return;
     };
-    let selector = format!(
-        "li[data-id=\"{id}\"] a.pickup-card-title, li[data-id=\"{id}\"] .pickup-dismiss"
-    );
+    let selector =
+        format!("li[data-id=\"{id}\"] a.pickup-card-title, li[data-id=\"{id}\"] .pickup-dismiss");
     if let Some(el) = section
         .query_selector(&selector)
         .ok()
@@ -321,14 +320,16 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
     });
     // What the body shows. Only a change of this redraws it; within the list, each card is
     // its item's (keyed by id), so a page that arrives changes cards in place.
-    let shown = Memo::new(move |_| match (last_good.with(Option::is_some), error.get()) {
-        (false, None) => Shown::Loading,
-        (false, Some(e)) if e.error == ErrorCode::Forbidden => Shown::Forbidden,
-        (_, Some(e)) if e.error == ErrorCode::Unauthenticated => Shown::Unauthenticated,
-        (false, Some(e)) => Shown::Failed(e),
-        (true, stale) if stale.is_none() && visible.with(Vec::is_empty) => Shown::Empty,
-        (true, _) => Shown::List,
-    });
+    let shown = Memo::new(
+        move |_| match (last_good.with(Option::is_some), error.get()) {
+            (false, None) => Shown::Loading,
+            (false, Some(e)) if e.error == ErrorCode::Forbidden => Shown::Forbidden,
+            (_, Some(e)) if e.error == ErrorCode::Unauthenticated => Shown::Unauthenticated,
+            (false, Some(e)) => Shown::Failed(e),
+            (true, stale) if stale.is_none() && visible.with(Vec::is_empty) => Shown::Empty,
+            (true, _) => Shown::List,
+        },
+    );
     let root = NodeRef::<leptos::html::Section>::new();
     let show_older_now = {
         let show = show_older_now.clone();

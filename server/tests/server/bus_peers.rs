@@ -389,7 +389,10 @@ async fn a_redis_that_stops_answering_is_noticed_and_polled_around() {
     let paused = Instant::now();
     wait_for_mode(&b, "the bus is down").await;
     wait_for_mode(&a, "the bus is down").await;
-    println!("SIGSTOP: both servers polled {:.1} s after Redis stopped answering", paused.elapsed().as_secs_f64());
+    println!(
+        "SIGSTOP: both servers polled {:.1} s after Redis stopped answering",
+        paused.elapsed().as_secs_f64()
+    );
     let during = register(&a, &alice, "during").await;
     on_b.until("registered while Redis hung", |cards| {
         cards.iter().any(|c| c.0 == during)
@@ -400,7 +403,10 @@ async fn a_redis_that_stops_answering_is_noticed_and_polled_around() {
     let resumed = Instant::now();
     wait_for_mode(&b, "facts on the bus").await;
     wait_for_mode(&a, "facts on the bus").await;
-    println!("SIGCONT: both servers on facts again {:.1} s after", resumed.elapsed().as_secs_f64());
+    println!(
+        "SIGCONT: both servers on facts again {:.1} s after",
+        resumed.elapsed().as_secs_f64()
+    );
     let after = register(&a, &alice, "after").await;
     on_b.until("registered after Redis went on", |cards| {
         cards.iter().any(|c| c.0 == after)
@@ -438,7 +444,9 @@ async fn the_lease_holder_reconciles_once_per_period() {
     let after = count(reconciles(&a).await, reconciles(&b).await);
     let periods = started.elapsed().as_millis() as f64 / PERIOD_MS as f64;
     let done = after - before;
-    println!("lease: {done} period reconciles in {periods:.1} periods of {PERIOD_MS} ms, two servers");
+    println!(
+        "lease: {done} period reconciles in {periods:.1} periods of {PERIOD_MS} ms, two servers"
+    );
     assert!(
         done <= periods + 2.0,
         "{done} period reconciles in {periods:.1} periods: more than one server reconciled"
