@@ -119,7 +119,17 @@ async fn the_later_run_wins_whatever_the_servers_clocks() {
     let token = a.token("alice", "acme", true);
 
     let run1 = register(&a, &token, "nightly").await;
-    assert_eq!(update(&a, &token, &run1, "failed").await.0, StatusCode::OK);
+    let (status, failed) = update(&a, &token, &run1, "failed").await;
+    assert_eq!(status, StatusCode::OK);
+    // B dates its writes by the store's clock, which it knows only to within its measurement
+    // (1.5 s plus half the probe's round trip, more on a loaded machine): run 2 comes after
+    // run 1 by more than that, as a re-run does, or "later" is within what no clock can tell.
+    let finished = chrono::DateTime::parse_from_rfc3339(failed["finished_at"].as_str().unwrap())
+        .unwrap()
+        .timestamp_millis();
+    while chrono::Utc::now().timestamp_millis() < finished + 3_000 {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     let run2 = register(&b, &token, "nightly").await;
     assert_eq!(
         update(&b, &token, &run2, "succeeded").await.0,

@@ -54,29 +54,38 @@ fn producer(url: &str, args: &[&str]) -> Command {
     cmd
 }
 
-/// Runs `cmd` to its end: exit code, stdout, stderr, and its peak resident memory (VmHWM, as
-/// `wait4` reports it for that one child) in KiB.
-// Waited for by `wait4`, which std's `Child` cannot do (it has no rusage).
-#[allow(clippy::zombie_processes)]
-fn run_measured(mut cmd: Command) -> (Option<i32>, String, String, i64) {
-    let child = cmd.spawn().unwrap();
-    let pid = child.id() as libc::pid_t;
-    let (mut out, mut err) = (child.stdout.unwrap(), child.stderr.unwrap());
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut out, &mut s).unwrap();
-        s
-    });
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut err, &mut stderr).unwrap();
-    let stdout = reader.join().unwrap();
-    let mut status = 0;
-    // SAFETY: plain system call on our own child, with valid out-pointers.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(waited, pid, "wait4");
-    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-    (code, stdout, stderr, usage.ru_maxrss)
+/// Runs `cmd` to its end: exit code, stdout, stderr, and its peak resident memory in KiB.
+fn run_measured(cmd: Command) -> (Option<i32>, String, String, i64) {
+    // The peak is the child's own, measured by a parent that is not this test process:
+    // Linux counts a child's resident set from before its exec, and a child spawned from the
+    // suite's one test binary (hundreds of MB, sharing its memory until exec) would carry the
+    // binary's peak. python3 waits for the command and prints its peak (RUSAGE_CHILDREN).
+    const WRAP: &str = "import resource, subprocess, sys\n\
+        code = subprocess.run(sys.argv[1:]).returncode\n\
+        sys.stderr.write('\\nmaxrss_kib=%d\\n' % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n\
+        sys.exit(code if code >= 0 else 128 - code)\n";
+    let mut wrapped = Command::new("python3");
+    wrapped
+        .args(["-c", WRAP])
+        .arg(cmd.get_program())
+        .args(cmd.get_args())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => wrapped.env(k, v),
+            None => wrapped.env_remove(k),
+        };
+    }
+    let out = wrapped.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let (stderr, maxrss) = stderr
+        .rsplit_once("\nmaxrss_kib=")
+        .map(|(rest, kib)| (rest.to_string(), kib.trim().parse().unwrap()))
+        .unwrap_or_else(|| panic!("no peak from the wrapper: {stderr}"));
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    (out.status.code(), stdout, stderr, maxrss)
 }
 
 /// An item record as the API answers it, with `id`.

@@ -162,6 +162,29 @@ async fn streams_beyond_the_limit_are_refused_and_a_closed_one_frees_its_place()
     assert!(opened.is_ok(), "the closed stream's place was never freed");
 }
 
+/// A stream is one stream against the limits, however many views it carries: a viewer's
+/// share of 2 holds two streams of two views each (each view was counted before, so the second
+/// stream was refused), and no third.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_of_several_views_counts_once() {
+    let s = Server::start(&[("PICKUP_MAX_STREAMS_PER_VIEWER", "2")]);
+    let bob = token("bob", "acme", false, "1h");
+    let url = format!("{}/api/v1/workspaces/acme/live?views=all:5,mine:5", s.url);
+    let mut open = Vec::new();
+    for n in 1..=2 {
+        let res = client().get(&url).bearer_auth(&bob).send().await.unwrap();
+        assert_eq!(res.status(), 200, "stream {n} of two views");
+        open.push(res);
+    }
+    let res = client().get(&url).bearer_auth(&bob).send().await.unwrap();
+    assert_eq!(
+        res.status(),
+        503,
+        "a third stream is past the viewer's share"
+    );
+    drop(open);
+}
+
 /// Streams are shared fairly: one member's streams stop at the viewer's share, one
 /// workspace's at the workspace's, and members of other workspaces (or other members) still
 /// get theirs. Server 20, workspace 10, viewer 4 here.
