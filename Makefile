@@ -55,12 +55,14 @@ dev: setup server .dev-secret | $(TRUNK)
 test: deps
 	@$(MAKE) --no-print-directory -j3 test-rust widget test-backends
 	@$(MAKE) --no-print-directory test-e2e
+	@$(MAKE) --no-print-directory test-engines
 
 # Every Debian package the suite needs, after one `apt-get update`, and only when one is missing:
 # the services the Rust tests start themselves on free loopback ports (Redis for the bus, nginx
 # for the rolling restart, libfaketime for servers with other clocks; none is ever started as a
-# system service) and the browser.
-DEBIAN_DEPS := redis-server nginx faketime chromium
+# system service), the browsers (Chromium for Playwright; Firefox ESR and WebKitGTK's WebDriver,
+# under Xvfb, for the engines' smoke run: Playwright's own builds of those cannot be had here).
+DEBIAN_DEPS := redis-server nginx faketime chromium firefox-esr webkit2gtk-driver xvfb
 .PHONY: deps
 deps:
 	@dpkg -s $(DEBIAN_DEPS) >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBIAN_DEPS) >/dev/null; }
@@ -94,6 +96,12 @@ e2e-deps: deps
 
 test-e2e: builds e2e-deps
 	@$(call timed,test-e2e,cd end2end && PICKUP_BIN=$(CURDIR)/$(PICKUP) PICKUP_SITE=$(CURDIR)/dist npx playwright test)
+
+## test-engines: the widget in Firefox ESR (WebDriver BiDi) and WebKitGTK (WebKitWebDriver, under
+## Xvfb): home page, live, <pickup-recent>, a refused stream; no uncaught error, one wasm fetch
+.PHONY: test-engines
+test-engines: builds e2e-deps
+	@$(call timed,test-engines,cd end2end && PICKUP_BIN=$(CURDIR)/$(PICKUP) PICKUP_SITE=$(CURDIR)/dist xvfb-run -a node engines/smoke.mjs)
 
 ## bench: every benchmark in one run, written to BENCHMARKS.md and docs/bench/*.svg (~12 min after the builds)
 bench: setup widget e2e-deps

@@ -20,10 +20,13 @@ globalThis[Symbol.for("pickup:share")] ??= { fetch: fetchLive };
 /** The glue, its wasm started (once per page): resolves to its exports (`mount`). */
 export function load() {
   globalThis[key] ??= (async () => {
+    // The wasm's download starts first, beside the glue's: no `<link rel=preload>` for it,
+    // which WebKit does not match to this fetch (it fetched the wasm twice).
+    const wasm = fetch(new URL(WASM, here));
     // Imported only when asked for, not with a static import, which would hold the caller
     // until the glue had arrived.
     const glue = await import(GLUE);
-    await glue.default({ module_or_path: new URL(WASM, here) });
+    await glue.default({ module_or_path: wasm });
     return glue;
   })();
   return globalThis[key];

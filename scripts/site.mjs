@@ -4,7 +4,7 @@
 //   1. assets/: the glue (minified), the wasm and the stylesheet (style/pickup.css) under
 //      content-hashed names, which the server lets browsers keep for a year;
 //   2. public/'s files, and index.html, with those names written into the stable loader pickup.js
-//      (then minified) and into index.html's stylesheet and preload links, which name unhashed
+//      (then minified) and into index.html's stylesheet and modulepreload links, which name unhashed
 //      files in the sources;
 //   3. pickup.css, a stable copy of the stylesheet for host pages that link it themselves;
 //   4. a Brotli (quality 11) and a gzip (level 9) copy beside every compressible file, which the
@@ -102,7 +102,6 @@ fill("index.html", [], (text) => {
 fill("index.html", [
   [`<link rel="stylesheet" href="/pickup.css" />`, `<link rel="stylesheet" href="/${css}" integrity="${integrity}" />`],
   [`<link rel="modulepreload" href="/app.js" />`, `<link rel="modulepreload" href="/${glue}" />`],
-  [`<link rel="preload" href="/app_bg.wasm"`, `<link rel="preload" href="/${wasm}"`],
   [`<script type="module" async data-pickup-inline="home.js"></script>`, `<script type="module" async>${home}</script>`],
 ]);
 // Bundled into the two above; not served on their own.
