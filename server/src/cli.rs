@@ -144,7 +144,7 @@ pub struct ServeArgs {
     #[arg(long, env = "PICKUP_BUS_KEY", hide_env_values = true)]
     pub bus_key: Option<String>,
     /// PEM file of the certificates to trust for a rediss:// PICKUP_BUS whose certificate no
-    /// public authority signed (a private CA), beside the system's.
+    /// public authority signed (a private CA), instead of the system's.
     #[arg(long, env = "PICKUP_BUS_CA")]
     pub bus_ca: Option<PathBuf>,
     /// How often the store is listed to reconcile a watched workspace while the bus is up.

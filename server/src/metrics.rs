@@ -44,6 +44,7 @@ pub const LIVE_POLLING: &str = "pickup_live_polling";
 /// Facts on the bus: published by this server, heard from others, or refused as unreadable.
 pub const BUS_FACTS: &str = "pickup_bus_facts_total";
 pub const BUS_REFUSED: &str = "pickup_bus_refused_total";
+pub const BUS_PEERS: &str = "pickup_bus_peers";
 pub const DELETIONS: &str = "pickup_deletions_total";
 /// Deletes that failed (retried by a later read or sweep), by who found the key dead.
 pub const DELETION_FAILURES: &str = "pickup_deletion_failures_total";
@@ -153,6 +154,12 @@ pub const ALL: &[Metric] = &[
         kind: Kind::Counter,
         labels: &["dir"],
         help: "Facts on the bus: dir=published, heard (from another server), refused (see pickup_bus_refused_total), gap (a peer's facts were missed)",
+    },
+    Metric {
+        name: BUS_PEERS,
+        kind: Kind::Gauge,
+        labels: &[],
+        help: "Other servers heard on the bus lately (sealed with the deployment's key): a server with another key, or one that cannot reach Redis, is missing here",
     },
     Metric {
         name: BUS_REFUSED,

@@ -48,17 +48,27 @@ const COMPLAIN_EVERY: Duration = Duration::from_secs(60);
 const COMPLAINTS: usize = 64;
 
 /// `PICKUP_BUS` and what goes with it.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct BusConfig {
     /// `redis://` or `rediss://` (TLS), with a password or an ACL user and password if any.
     pub url: String,
     /// The servers' shared key: from `PICKUP_SECRET`, or `PICKUP_BUS_KEY`.
     pub key: BusKey,
-    /// PEM certificates to trust for a `rediss://` server (`PICKUP_BUS_CA`), beside the
+    /// PEM certificates to trust for a `rediss://` server (`PICKUP_BUS_CA`), instead of the
     /// system's.
     pub ca: Option<Vec<u8>>,
     /// Tests only: drop every n-th fact heard (0: none).
     pub drop_every: u64,
+}
+
+impl std::fmt::Debug for BusConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BusConfig")
+            .field("url", &redacted(&self.url))
+            .field("ca", &self.ca.as_ref().map(Vec::len))
+            .field("drop_every", &self.drop_every)
+            .finish_non_exhaustive()
+    }
 }
 
 /// `url` with its password, if any, replaced: what may be printed.
@@ -118,7 +128,7 @@ struct Sender {
 /// How a message's sequence number stands against its sender's last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Sequence {
-    /// The next one (or a sender heard for the first time, or a beat that says no more).
+    /// The next one (or a sender's very first, or a beat that says no more).
     InOrder,
     /// Some were missed: reconcile.
     Gap,
@@ -130,7 +140,14 @@ enum Sequence {
 /// next), after `last`. No arithmetic that can overflow: a peer chooses these numbers.
 fn sequence(last: Option<u64>, seq: u64, beat: bool) -> Sequence {
     let Some(last) = last else {
-        return Sequence::InOrder;
+        // A sender heard for the first time that has said something before (a fact numbered
+        // past the first, a beat past none): what it said may have been missed.
+        let first = if beat { 0 } else { 1 };
+        return if seq > first {
+            Sequence::Gap
+        } else {
+            Sequence::InOrder
+        };
     };
     match (beat, seq.cmp(&last)) {
         (true, std::cmp::Ordering::Less)
@@ -167,17 +184,17 @@ impl Complaints {
     }
 }
 
-/// Takes (or keeps) the lease when nobody else holds it, renewing it for its holder.
+/// Takes (or keeps) the lease when nobody else holds it, renewing it for its holder; a lease
+/// that would outlast two periods (set by hand, with no expiry) is taken too. Answers who holds
+/// it.
 const LEASE: &str = r"
 local held = redis.call('GET', KEYS[1])
-if held == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-elseif not held then
+local ttl = redis.call('PTTL', KEYS[1])
+if held == ARGV[1] or not held or ttl < 0 or ttl > tonumber(ARGV[2]) then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return 1
+  return ARGV[1]
 end
-return 0
+return held
 ";
 
 pub(super) struct Bus {
@@ -200,6 +217,8 @@ pub(super) struct Bus {
     conn: tokio::sync::Mutex<Option<redis::aio::MultiplexedConnection>>,
     drop_every: u64,
     heard_count: AtomicU64,
+    /// Something heard did not fit the watchers' queue: the next that fits is a reconcile.
+    overflowed: AtomicBool,
     senders: Mutex<HashMap<String, Sender>>,
     complaints: Mutex<Complaints>,
     lease: redis::Script,
@@ -237,6 +256,7 @@ impl Bus {
             conn: tokio::sync::Mutex::new(None),
             drop_every: config.drop_every,
             heard_count: AtomicU64::new(0),
+            overflowed: AtomicBool::new(false),
             senders: Mutex::default(),
             complaints: Mutex::new(Complaints::new()),
             lease: redis::Script::new(LEASE),
@@ -322,14 +342,17 @@ impl Bus {
         let mut conn = self.connection().await.ok_or_else(|| {
             redis::RedisError::from((redis::ErrorKind::Io, "no connection to the bus"))
         })?;
-        let held: i64 = self
+        let holder: String = self
             .lease
             .key(format!("pickup:reconcile:{ws}"))
             .arg(&self.me)
             .arg((period.as_millis().max(1) as u64).saturating_mul(2))
             .invoke_async(&mut conn)
             .await?;
-        Ok(held == 1)
+        // Another holder counts only if it is a server heard, sealed, lately: a name written
+        // into Redis by anything else (or by a server with another key) does not stop this
+        // one reconciling.
+        Ok(holder == self.me || !self.senders.lock().expect("bus lock").contains_key(&holder))
     }
 
     async fn connection(&self) -> Option<redis::aio::MultiplexedConnection> {
@@ -358,11 +381,7 @@ impl Bus {
 
     /// Listen until `stop`: every message another server published goes to `tx`; a lost
     /// connection is retried, and its loss and return are said too.
-    pub(super) async fn listen(
-        self: Arc<Self>,
-        tx: mpsc::UnboundedSender<Heard>,
-        stop: CancellationToken,
-    ) {
+    pub(super) async fn listen(self: Arc<Self>, tx: mpsc::Sender<Heard>, stop: CancellationToken) {
         let beats = {
             let (bus, stop, tx) = (self.clone(), stop.clone(), tx.clone());
             tokio::spawn(async move {
@@ -397,6 +416,7 @@ impl Bus {
                         // The bus is up once this server hears itself: say so at once.
                         self.send(Body::Beat);
                         let mut messages = pubsub.on_message();
+                        let mut deaf = tokio::time::interval(BEAT_EVERY);
                         loop {
                             tokio::select! {
                                 () = stop.cancelled() => break,
@@ -404,6 +424,9 @@ impl Bus {
                                     Some(msg) => self.heard(msg.get_payload_bytes(), &tx),
                                     None => break,
                                 },
+                                // A subscription that hears nothing of its own (a half-open
+                                // socket after a failover) is given up and made again.
+                                _ = deaf.tick() => if self.is_deaf() { break },
                             }
                         }
                     }
@@ -429,33 +452,50 @@ impl Bus {
         }
     }
 
-    fn down(&self, tx: &mpsc::UnboundedSender<Heard>, why: &str) {
+    /// Hand `heard` to the watchers. Their queue is bounded: when it is full (the watchers
+    /// are stuck on a slow store), what does not fit is dropped, and the next that fits is a
+    /// reconcile of everything, so nothing dropped is lost for good.
+    fn tell(&self, tx: &mpsc::Sender<Heard>, heard: Heard) {
+        if self.overflowed.swap(false, Ordering::SeqCst) && tx.try_send(Heard::DoubtAll).is_err() {
+            self.overflowed.store(true, Ordering::SeqCst);
+            return;
+        }
+        if tx.try_send(heard).is_err() {
+            self.overflowed.store(true, Ordering::SeqCst);
+        }
+    }
+
+    fn down(&self, tx: &mpsc::Sender<Heard>, why: &str) {
         if self.up.swap(false, Ordering::SeqCst) {
             tracing::warn!(
                 why,
                 "bus: down; live watchers poll the store until it is back"
             );
-            let _ = tx.send(Heard::Up(false));
+            self.tell(tx, Heard::Up(false));
         }
     }
 
     /// A server that no longer hears its own beats is deaf (Redis stopped answering, or the
     /// subscription died without a word): the bus is down for it.
-    fn watch_itself(&self, tx: &mpsc::UnboundedSender<Heard>) {
-        let silent = self.heard_self.lock().expect("bus lock").elapsed();
-        if silent > DEAF_AFTER {
+    fn watch_itself(&self, tx: &mpsc::Sender<Heard>) {
+        if self.is_deaf() {
             self.down(tx, "this server's own beats did not come back");
         }
+    }
+
+    fn is_deaf(&self) -> bool {
+        self.heard_self.lock().expect("bus lock").elapsed() > DEAF_AFTER
     }
 
     /// Senders not heard for longer than a replay could be dated are forgotten, so peers that
     /// come and go cost nothing for good.
     fn forget_the_silent(&self) {
-        let window = self.window();
-        self.senders
-            .lock()
-            .expect("bus lock")
-            .retain(|_, s| s.heard.elapsed() <= window);
+        // A message dated `window` ahead of this clock is taken for `window` after that too:
+        // its sender is kept as long, or a replay of it would pass as first heard.
+        let kept = self.window() * 2;
+        let mut senders = self.senders.lock().expect("bus lock");
+        senders.retain(|_, s| s.heard.elapsed() <= kept);
+        metrics::gauge!(crate::metrics::BUS_PEERS).set(senders.len() as f64);
     }
 
     fn window(&self) -> Duration {
@@ -471,7 +511,7 @@ impl Bus {
         );
     }
 
-    fn heard(&self, payload: &[u8], tx: &mpsc::UnboundedSender<Heard>) {
+    fn heard(&self, payload: &[u8], tx: &mpsc::Sender<Heard>) {
         if payload.len() > MAX_MESSAGE {
             return self.refuse("malformed", "?", format!("{} bytes", payload.len()));
         }
@@ -490,16 +530,7 @@ impl Bus {
             Err(e) => return self.refuse("malformed", "?", e),
         };
         let from = envelope.from.as_str();
-        if from == self.me {
-            *self.heard_self.lock().expect("bus lock") = Instant::now();
-            if self.subscribed.load(Ordering::SeqCst) && !self.up.swap(true, Ordering::SeqCst) {
-                tracing::info!("bus: connected; live watchers follow facts");
-                let _ = tx.send(Heard::Up(true));
-                // Whatever was published while we were away is lost: reconcile.
-                let _ = tx.send(Heard::DoubtAll);
-            }
-            return;
-        }
+        // Dated, its own messages too: a replay is refused whoever it names.
         let now = self.index.clock.now_ms();
         if envelope.at.abs_diff(now) > self.window().as_millis() as u64 {
             return self.refuse(
@@ -510,6 +541,16 @@ impl Bus {
                     envelope.at.abs_diff(now)
                 ),
             );
+        }
+        if from == self.me {
+            *self.heard_self.lock().expect("bus lock") = Instant::now();
+            if self.subscribed.load(Ordering::SeqCst) && !self.up.swap(true, Ordering::SeqCst) {
+                tracing::info!("bus: connected; live watchers follow facts");
+                self.tell(tx, Heard::Up(true));
+                // Whatever was published while we were away is lost: reconcile.
+                self.tell(tx, Heard::DoubtAll);
+            }
+            return;
         }
         let is_fact = matches!(envelope.body, Body::Fact(_));
         if is_fact {
@@ -523,6 +564,9 @@ impl Bus {
             let mut senders = self.senders.lock().expect("bus lock");
             let last = senders.get(from).map(|s| s.seq);
             let order = sequence(last, envelope.seq, matches!(envelope.body, Body::Beat));
+            if last.is_none() && order != Sequence::Replayed {
+                metrics::gauge!(crate::metrics::BUS_PEERS).set(senders.len() as f64 + 1.0);
+            }
             if order != Sequence::Replayed {
                 senders.insert(
                     from.to_string(),
@@ -540,7 +584,7 @@ impl Bus {
             }
             Sequence::Gap => {
                 metrics::counter!(crate::metrics::BUS_FACTS, "dir" => "gap").increment(1);
-                let _ = tx.send(Heard::DoubtAll);
+                self.tell(tx, Heard::DoubtAll);
             }
             Sequence::InOrder => {}
         }
@@ -548,14 +592,14 @@ impl Bus {
             Body::Beat => {}
             Body::Doubt { ws } => match Workspace::parse(&ws) {
                 Ok(ws) => {
-                    let _ = tx.send(Heard::Doubt(ws));
+                    self.tell(tx, Heard::Doubt(ws));
                 }
                 Err(e) => self.refuse("invalid", from, e),
             },
             Body::Fact(wire) => match Fact::from_wire(*wire, &self.index) {
                 Ok(fact) => {
                     metrics::counter!(crate::metrics::BUS_FACTS, "dir" => "heard").increment(1);
-                    let _ = tx.send(Heard::Fact(fact));
+                    self.tell(tx, Heard::Fact(fact));
                 }
                 Err(e) => self.refuse("invalid", from, e),
             },
@@ -582,7 +626,10 @@ mod tests {
     #[test]
     fn sequence_numbers_cannot_overflow_or_go_back() {
         use Sequence::*;
-        assert_eq!(sequence(None, u64::MAX, false), InOrder);
+        assert_eq!(sequence(None, u64::MAX, false), Gap);
+        assert_eq!(sequence(None, 1, false), InOrder);
+        assert_eq!(sequence(None, 0, true), InOrder);
+        assert_eq!(sequence(None, 3, true), Gap);
         assert_eq!(sequence(Some(u64::MAX), u64::MAX, false), Replayed);
         assert_eq!(sequence(Some(u64::MAX), 0, false), Replayed);
         assert_eq!(sequence(Some(u64::MAX), u64::MAX, true), InOrder);

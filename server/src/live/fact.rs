@@ -144,6 +144,8 @@ pub(super) enum FactError {
     Id(#[from] IndexError),
     #[error("record: {0}")]
     Record(#[from] RecordError),
+    #[error("the record is dated later than now plus the clock skew")]
+    FutureTime,
     #[error("{0} keys in one fact: at most {MAX_KEYS}")]
     TooManyKeys(usize),
     #[error("not a key of {ws}: {key:?}")]
@@ -167,6 +169,21 @@ impl Fact {
             } => {
                 let id = index.item_id(&record.id)?;
                 record.check_as_written(&ws, &id)?;
+                // Its times are a server's, so no later than now plus the skew either: a time
+                // ahead would make every true fact after it look older.
+                let latest = index.clock.now_ms() + index.limits.max_skew_ms;
+                let times = [
+                    Some(record.updated_at),
+                    record.heartbeat_at,
+                    record.finished_at,
+                ];
+                if times
+                    .iter()
+                    .flatten()
+                    .any(|t| t.timestamp_millis() > latest as i64)
+                {
+                    return Err(FactError::FutureTime);
+                }
                 // A version this server cannot read costs a read at the next reconcile, not
                 // the fact.
                 let version = version.and_then(|v| Version::from_validator(&v).ok());
@@ -327,6 +344,10 @@ mod tests {
                 bent(&["record", "url"], "javascript:alert(1)".into()),
             ),
             ("progress past 1", bent(&["record", "progress"], 2.0.into())),
+            (
+                "an update dated ahead",
+                bent(&["record", "updated_at"], "2099-01-01T00:00:00Z".into()),
+            ),
         ] {
             assert!(read(w.clone()).is_err(), "{what} was taken: {w}");
         }

@@ -29,6 +29,7 @@ use crate::index::{Index, UserId, Workspace};
 use app::model::{Filter, RecentPage, MAX_CAP};
 use replica::{Applied, Replica};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
@@ -126,6 +127,9 @@ fn release<K: std::hash::Hash + Eq + Clone>(counts: &mut HashMap<K, usize>, key:
 /// at most once in this.
 const DOUBT_EVERY: Duration = Duration::from_secs(5);
 
+/// Facts and doubts waiting for one watcher (or for the watchers, from the bus), at most.
+const QUEUE: usize = 4096;
+
 /// What a watcher is told.
 enum Input {
     Fact(Fact),
@@ -138,7 +142,9 @@ enum Input {
 struct Watcher {
     ws: Workspace,
     tx: watch::Sender<Arc<Snapshot>>,
-    input: mpsc::UnboundedSender<Input>,
+    /// Bounded: what does not fit sets `missed`, and the watcher reconciles whole.
+    input: mpsc::Sender<Input>,
+    missed: AtomicBool,
     wants: Mutex<Wants>,
 }
 
@@ -193,7 +199,7 @@ impl Live {
         });
         metrics::gauge!(crate::metrics::LIVE_POLLING).set(1.0);
         if let Some(bus) = &live.bus {
-            let (tx, rx) = mpsc::unbounded_channel();
+            let (tx, rx) = mpsc::channel(QUEUE);
             tokio::spawn(bus.clone().listen(tx, live.stop.clone()));
             tokio::spawn(live.clone().hear(rx));
         }
@@ -232,11 +238,12 @@ impl Live {
             .entry(ws.clone())
             .or_insert_with(|| {
                 let (tx, _) = watch::channel(Arc::new(Snapshot::default()));
-                let (input, rx) = mpsc::unbounded_channel();
+                let (input, rx) = mpsc::channel(QUEUE);
                 let watcher = Arc::new(Watcher {
                     ws: ws.clone(),
                     tx,
                     input,
+                    missed: AtomicBool::new(false),
                     wants: Mutex::default(),
                 });
                 tokio::spawn(self.clone().watch(watcher.clone(), rx));
@@ -268,7 +275,7 @@ impl Live {
                 )
             })
             .collect();
-        let _ = watcher.input.send(Input::Wants);
+        watcher.tell(Input::Wants);
         Ok(subs)
     }
 
@@ -313,12 +320,12 @@ impl Live {
     fn tell(&self, ws: &Workspace, input: Input) {
         let watchers = self.watchers.lock().expect("live lock");
         if let Some(w) = watchers.get(ws) {
-            let _ = w.input.send(input);
+            w.tell(input);
         }
     }
 
     /// What the bus heard, handed to the watchers.
-    async fn hear(self: Arc<Self>, mut rx: mpsc::UnboundedReceiver<bus::Heard>) {
+    async fn hear(self: Arc<Self>, mut rx: mpsc::Receiver<bus::Heard>) {
         while let Some(heard) = rx.recv().await {
             match heard {
                 bus::Heard::Fact(fact) => self.tell(&fact.ws.clone(), Input::Fact(fact)),
@@ -326,7 +333,7 @@ impl Live {
                 bus::Heard::DoubtAll => {
                     let watchers = self.watchers.lock().expect("live lock");
                     for w in watchers.values() {
-                        let _ = w.input.send(Input::Doubt);
+                        w.tell(Input::Doubt);
                     }
                 }
                 bus::Heard::Up(up) => {
@@ -339,7 +346,7 @@ impl Live {
     /// The watcher's loop: reconcile at start, then apply facts as they come, compute pages
     /// again each period (and after every change), reconcile as [`Live`] says; stop once
     /// nobody subscribes.
-    async fn watch(self: Arc<Self>, w: Arc<Watcher>, mut input: mpsc::UnboundedReceiver<Input>) {
+    async fn watch(self: Arc<Self>, w: Arc<Watcher>, mut input: mpsc::Receiver<Input>) {
         use tokio::time::Instant;
         let mut replica = Replica::new(&w.ws, &self.index);
         let mut reconciled: Result<(), String> = Err(String::new());
@@ -355,10 +362,17 @@ impl Live {
         period.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         period.tick().await;
         loop {
+            if w.missed.swap(false, Ordering::SeqCst) {
+                doubt = doubt.or(Some("doubt"));
+            }
             let doubt_due = last_full.is_none_or(|t| t.elapsed() >= DOUBT_EVERY);
             if let (Some(why), true) = (doubt, doubt_due) {
                 reconciled = self.reconcile(&w.ws, &mut replica, why, true).await;
-                (doubt, recheck) = (None, false);
+                // A failed reconcile still owes its doubt: tried again in `DOUBT_EVERY`.
+                if reconciled.is_ok() {
+                    doubt = None;
+                }
+                recheck = false;
                 last_full = Some(Instant::now());
             } else if recheck {
                 reconciled = self.reconcile(&w.ws, &mut replica, "fact", false).await;
@@ -521,6 +535,14 @@ fn same(
 }
 
 impl Watcher {
+    /// Queue `input`; when the queue is full (a reconcile on a slow store), note that something
+    /// was missed instead: the watcher then reconciles whole.
+    fn tell(&self, input: Input) {
+        if self.input.try_send(input).is_err() {
+            self.missed.store(true, Ordering::SeqCst);
+        }
+    }
+
     fn want(&self, change: impl FnOnce(&mut Wants)) -> u64 {
         let mut wants = self.wants.lock().expect("live lock");
         change(&mut wants);

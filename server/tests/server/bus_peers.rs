@@ -54,16 +54,20 @@ async fn wait_for_mode(s: &Server, mode: &str) {
     }
 }
 
-/// The sum of `metric`'s samples whose labels contain `labels` (`why="unsealed"`).
-async fn metric(s: &Server, metric: &str, labels: &str) -> f64 {
-    let text = client()
+async fn metrics_text(s: &Server) -> String {
+    client()
         .get(s.metrics_url.as_ref().expect("started with metrics"))
         .send()
         .await
         .unwrap()
         .text()
         .await
-        .unwrap();
+        .unwrap()
+}
+
+/// The sum of `metric`'s samples whose labels contain `labels` (`why="unsealed"`).
+async fn metric(s: &Server, metric: &str, labels: &str) -> f64 {
+    let text = metrics_text(s).await;
     text.lines()
         .filter(|l| l.starts_with(&format!("{metric}{{")) && l.contains(labels))
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
@@ -305,7 +309,9 @@ async fn hostile_facts_change_nothing_in_the_store_and_nothing_after_a_reconcile
     // version, then a dismissal. Each is taken by the copies, and one reconcile later gone.
     let mut retitled = real_x.clone();
     retitled["title"] = "Forged title".into();
-    retitled["updated_at"] = "2099-01-01T00:00:00.000Z".into();
+    retitled["updated_at"] = chrono::Utc::now()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+        .into();
     let retitled = servers_key.seal(&envelope("mallory", 3, record_fact(&retitled)));
     let dismissed = servers_key.seal(&envelope("mallory", 4, dismissal));
     for forged in [retitled, dismissed] {
@@ -434,9 +440,25 @@ async fn the_lease_holder_reconciles_once_per_period() {
     let _on_b = Viewer::open(&b, "bob").await;
     let count = |a: f64, b: f64| a + b;
     let reconciles = |s| metric(s, "pickup_live_reconciles_total", "why=\"period\"");
-    // Settle first: both watchers are running and one holds the lease.
+    // Settle first: both watchers are running, each server has heard the other (until then
+    // neither takes the other's lease as a server's), and one holds the lease.
     wait_for_metric(&a, "pickup_live_reconciles_total", "why=\"start\"", 1.0).await;
     wait_for_metric(&b, "pickup_live_reconciles_total", "why=\"start\"", 1.0).await;
+    for s in [&a, &b] {
+        let deadline = Instant::now() + BOUND;
+        while !metrics_text(s)
+            .await
+            .lines()
+            .any(|l| l == "pickup_bus_peers 1")
+        {
+            assert!(
+                Instant::now() < deadline,
+                "{}: never heard the other server",
+                s.name
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
     let started = Instant::now();
     let before = count(reconciles(&a).await, reconciles(&b).await);
     // 32 periods, by the test's clock (the reconciles are counted, not timed).
@@ -454,6 +476,28 @@ async fn the_lease_holder_reconciles_once_per_period() {
     assert!(
         done >= periods * 0.75,
         "{done} period reconciles in {periods:.1} periods: the lease lapsed between periods"
+    );
+
+    // Anything that can write to Redis sets the lease for good, in a name no server has: it
+    // does not stop the period reconcile.
+    let mut conn = redis::Client::open(redis.url.as_str())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let _: () = redis::AsyncCommands::set(&mut conn, "pickup:reconcile:acme", "mallory")
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let before = count(reconciles(&a).await, reconciles(&b).await);
+    tokio::time::sleep(Duration::from_millis(16 * PERIOD_MS)).await;
+    let after = count(reconciles(&a).await, reconciles(&b).await);
+    let periods = started.elapsed().as_millis() as f64 / PERIOD_MS as f64;
+    let done = after - before;
+    println!("lease set by hand: {done} period reconciles in {periods:.1} periods");
+    assert!(
+        done >= periods * 0.75,
+        "{done} period reconciles in {periods:.1} periods with the lease set by hand"
     );
 }
 
