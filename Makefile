@@ -50,12 +50,19 @@ dev: setup server .dev-secret | $(TRUNK)
 
 ## test: cargo tests (the widget builds beside them), the emulator tests, then the Playwright
 ## suite in Debian's Chromium; each target says how long it took
-# The widget and the emulator tests go beside test-rust: its build is the longest step, and the
-# emulator tests' cargo waits for it (one target directory), then runs while test-rust's tests do.
+# The test binaries build first, on both cores, while the tools install; then the widget builds
+# while the Rust tests and the emulator tests run (they mostly wait on processes and sockets).
 test: deps
+	@$(MAKE) --no-print-directory -j2 test-build test-tools
 	@$(MAKE) --no-print-directory -j3 test-rust widget test-backends
 	@$(MAKE) --no-print-directory test-e2e
 	@$(MAKE) --no-print-directory test-engines
+
+.PHONY: test-build test-tools
+test-build:
+	@$(call timed,test-build,cargo test --workspace --no-run)
+test-tools: setup e2e-deps
+	@./scripts/emulators.sh install
 
 # Every Debian package the suite needs, after one `apt-get update`, and only when one is missing:
 # the services the Rust tests start themselves on free loopback ports (Redis for the bus, nginx

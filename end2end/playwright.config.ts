@@ -8,7 +8,7 @@ export default defineConfig({
   // Each test starts its own `pickup serve` (own port, store and secret), so spec files run on
   // two workers, one per core; the tests of one file run in order.
   fullyParallel: false,
-  workers: 2,
+  workers: 3,
   forbidOnly: !!process.env.CI,
   reporter: [["list"]],
   use: {

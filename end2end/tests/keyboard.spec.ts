@@ -17,7 +17,7 @@ test("a focused dismiss button stays its card's when a new item arrives live", a
   const bot = pickup.token("bot", ["acme"], { name: "Bot", write: true });
   const weekly = await pickup.register(bot, "acme", { key: "weekly", title: "Weekly usage report", status: "running" });
   await page.goto(pickup.home("acme", pickup.token("alice", ["acme"])));
-  await expect(page.locator("section.pickup")).toHaveAttribute("data-live", "live");
+  await expect(page.locator("section.pickup:not([data-pickup-drawn])")).toHaveAttribute("data-live", "live");
   await page.getByRole("button", { name: "Dismiss Weekly usage report" }).focus();
 
   await pickup.register(bot, "acme", { key: "pipeline", title: "analysis_pipeline nightly", status: "running" });

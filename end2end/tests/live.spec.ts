@@ -3,7 +3,8 @@
 import { test, expect, countRecentAnswers } from "./pickup";
 
 const titles = (page) => page.locator(".pickup-card-title");
-const widget = (page) => page.locator("section.pickup");
+// The widget itself, not the drawing that stands in for it until the wasm has drawn.
+const widget = (page) => page.locator("section.pickup:not([data-pickup-drawn])");
 
 /** Make the page hidden or visible, as switching tabs does. */
 async function setHidden(page, hidden: boolean) {

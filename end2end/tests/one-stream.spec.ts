@@ -5,7 +5,8 @@ import { BrowserContext, Page } from "@playwright/test";
 import { test, expect, startPickup } from "./pickup";
 import { HostPage } from "./host";
 
-const widget = (page: Page, within = "") => page.locator(`${within} section.pickup`.trim());
+// The widget itself, not the drawing that stands in for it until the wasm has drawn.
+const widget = (page: Page, within = "") => page.locator(`${within} section.pickup:not([data-pickup-drawn])`.trim());
 const titles = (page: Page, within = "") => page.locator(`${within} .pickup-card-title`.trim());
 
 /** Every stream request the browser makes, from any tab. */

@@ -4,7 +4,8 @@
 import { Page } from "@playwright/test";
 import { test, expect, startPickup, titles } from "./pickup";
 
-const widget = (page: Page) => page.locator("section.pickup");
+// The widget itself, not the drawing that stands in for it until the wasm has drawn.
+const widget = (page: Page) => page.locator("section.pickup:not([data-pickup-drawn])");
 
 /** Uncaught errors and unhandled rejections of `page`, from now on. */
 function uncaught(page: Page): string[] {

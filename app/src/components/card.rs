@@ -90,6 +90,9 @@ pub fn CardView(
     labels: Arc<Labels>,
     times: StoredValue<RelativeTimeFormat, LocalStorage>,
     id_prefix: String,
+    /// When it names this card's item, the card takes focus once drawn (its link, else its
+    /// dismiss button), and clears it.
+    focus: RwSignal<Option<String>>,
     /// The viewer opens the card's link; false: the host cancelled `pickup:open`.
     on_open: impl Fn() -> bool + Send + Sync + 'static,
     on_dismiss: impl Fn() + Clone + Send + Sync + 'static,
@@ -167,6 +170,26 @@ pub fn CardView(
             .try_with_value(|t| String::from(t.format(n, unit.as_str())))
             .unwrap_or_default()
     };
+    let li = NodeRef::<leptos::html::Li>::new();
+    let me = id.clone();
+    Effect::new(move |_| {
+        use wasm_bindgen::JsCast;
+        if focus.with(|f| f.as_deref() != Some(me.as_str())) {
+            return;
+        }
+        let Some(li) = li.get() else {
+            return; // not drawn yet: this runs again when it is
+        };
+        if let Some(el) = li
+            .query_selector("a.pickup-card-title, .pickup-dismiss")
+            .ok()
+            .flatten()
+            .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+        {
+            let _ = el.focus();
+        }
+        focus.set(None);
+    });
     let full = Memo::new(move |_| {
         let when = when.get();
         times
@@ -176,7 +199,7 @@ pub fn CardView(
     let badge_labels = labels.clone();
     let dismiss_labels = labels.clone();
     view! {
-        <li class="pickup-card" part="card" data-status=move || badge.get() data-id=id aria-labelledby=title_id>
+        <li node_ref=li class="pickup-card" part="card" data-status=move || badge.get() data-id=id aria-labelledby=title_id>
             <div class="pickup-card-top">
                 {title}
                 <span class=move || format!("pickup-badge pickup-badge-{}", badge.get()) part="badge">

@@ -49,24 +49,6 @@ enum Shown {
     List,
 }
 
-/// Focus the card of `id`: its link, else its dismiss button.
-fn focus_card(root: NodeRef<leptos::html::Section>, id: &str) {
-    use wasm_bindgen::JsCast;
-    let Some(section) = root.get_untracked() else {
-        return;
-    };
-    let selector =
-        format!("li[data-id=\"{id}\"] a.pickup-card-title, li[data-id=\"{id}\"] .pickup-dismiss");
-    if let Some(el) = section
-        .query_selector(&selector)
-        .ok()
-        .flatten()
-        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
-    {
-        let _ = el.focus();
-    }
-}
-
 #[component]
 pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
     let labels = config.labels.clone();
@@ -265,6 +247,20 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
     };
     // Scoped to the widget's owner: a page that comes after the widget is gone is dropped.
     let owner = Owner::current().expect("a widget has an owner");
+    // The cards shown: the first page, then the older pages asked for, less the dismissed.
+    let visible = Memo::new(move |_| {
+        let hidden = dismissed.get();
+        let first = last_good.with(|p| p.as_ref().map(|p| p.cards.clone()).unwrap_or_default());
+        older.with(|older| {
+            first
+                .into_iter()
+                .chain(older.iter().cloned())
+                .filter(|c| !hidden.contains(&c.id))
+                .collect::<Vec<_>>()
+        })
+    });
+    // The card that takes focus once it is drawn (the first older card after "Show older").
+    let focus_next = RwSignal::new(None::<String>);
     let older_pending = RwSignal::new(false);
     let show_older_now = move |before: String| {
         let Some((ws, host, _)) = calls.try_get_value() else {
@@ -287,6 +283,13 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
                             .get_untracked()
                             .map(|p| p.cards)
                             .unwrap_or_default();
+                        // Focus goes to the first of the older cards, once its card is drawn.
+                        let shown = visible.get_untracked();
+                        let first_new = page
+                            .cards
+                            .iter()
+                            .find(|c| !shown.iter().any(|s| s.id == c.id))
+                            .map(|c| c.id.clone());
                         older.update(|o| {
                             *o = older::below(
                                 &first,
@@ -294,6 +297,7 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
                             )
                         });
                         older_more.set(Some(page.more));
+                        focus_next.set(first_new);
                         older_failed.set(false);
                     }
                     Err(e) => {
@@ -306,18 +310,6 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
     };
     let stored_host = StoredValue::new_local(host.clone());
     let id_prefix = config.id_prefix.clone();
-    // The cards shown: the first page, then the older pages asked for, less the dismissed.
-    let visible = Memo::new(move |_| {
-        let hidden = dismissed.get();
-        let first = last_good.with(|p| p.as_ref().map(|p| p.cards.clone()).unwrap_or_default());
-        older.with(|older| {
-            first
-                .into_iter()
-                .chain(older.iter().cloned())
-                .filter(|c| !hidden.contains(&c.id))
-                .collect::<Vec<_>>()
-        })
-    });
     // What the body shows. Only a change of this redraws it; within the list, each card is
     // its item's (keyed by id), so a page that arrives changes cards in place.
     let shown = Memo::new(
@@ -330,25 +322,6 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
             (true, _) => Shown::List,
         },
     );
-    let root = NodeRef::<leptos::html::Section>::new();
-    let show_older_now = {
-        let show = show_older_now.clone();
-        move |before: String| {
-            // Once the older cards are in, focus goes to the first of them.
-            let known = visible.get_untracked().len();
-            show(before);
-            Effect::new(move |done: Option<bool>| {
-                if done == Some(true) || older_pending.get() {
-                    return done.unwrap_or(false);
-                }
-                let target = visible.with_untracked(|v| v.get(known).map(|c| c.id.clone()));
-                if let Some(id) = target {
-                    request_animation_frame(move || focus_card(root, &id));
-                }
-                true
-            });
-        }
-    };
     let body = move || {
         let l = labels.clone();
         match shown.get() {
@@ -390,6 +363,7 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
                             labels=card_labels.clone()
                             times=times
                             id_prefix=id_prefix.clone()
+                            focus=focus_next
                             on_open=move || {
                                 let detail = [
                                     ("id", JsValue::from_str(&opened)),
@@ -438,7 +412,6 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
     view! {
         // Says quietly (a muted line from the stylesheet) when the cards are not live.
         <section
-            node_ref=root
             class="pickup"
             aria-label=config.labels.title.clone()
             data-live=move || match liveness.get() {
