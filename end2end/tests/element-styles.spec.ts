@@ -24,7 +24,7 @@ const BOOTSTRAP = readFileSync(require_.resolve("bootstrap/dist/css/bootstrap.mi
 const PREFLIGHT = readFileSync(require_.resolve("tailwindcss/preflight.css"), "utf8");
 
 const PARTS = ["header", "toggle", "card", "title", "badge", "progress", "dismiss"];
-const PROPS = ["font-family", "font-size", "font-weight", "line-height", "color", "background-color", "margin-top", "padding-top", "padding-left", "border-top-width", "border-top-style", "box-sizing", "text-decoration-line", "letter-spacing"];
+const PROPS = ["font-family", "font-size", "font-weight", "font-style", "line-height", "color", "background-color", "margin-top", "padding-top", "padding-left", "border-top-width", "border-top-style", "box-sizing", "text-decoration-line", "letter-spacing", "word-spacing", "text-transform", "text-align"];
 
 function hostPage(pickup: Pickup, token: string, css: string) {
   return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Host app</title><style>${css}</style></head><body>
@@ -59,7 +59,7 @@ async function load(page: Page, host: HostPage, html: string) {
   await expect(page.locator("pickup-recent .pickup-card").first()).toHaveCSS("border-top-style", "solid");
 }
 
-test("Bootstrap and Tailwind's preflight change nothing in the widget; ::part and --pickup-* do", async ({ page }) => {
+test("Bootstrap, Tailwind's preflight and a hostile host's rules change nothing in the widget; ::part and --pickup-* do", async ({ page }) => {
   const host = await HostPage.start();
   const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });
   try {
@@ -73,7 +73,12 @@ test("Bootstrap and Tailwind's preflight change nothing in the widget; ::part an
     const plain = await styles(page);
     const plainShot = await page.locator("pickup-recent").screenshot({ animations: "disabled" });
 
-    for (const css of [BOOTSTRAP, PREFLIGHT, BOOTSTRAP + PREFLIGHT]) {
+    // A hostile host: rules on every element, on body and on the element itself, important
+    // ones too, of properties that inherit (they came in through the host element before).
+    const HOSTILE = `* { letter-spacing: 4px !important; line-height: 3 !important; word-spacing: 9px !important; font-style: italic !important; }
+body { font-size: 24px !important; text-transform: uppercase !important; text-align: right !important; }
+pickup-recent { font-size: 30px; color: rgb(255, 0, 0) !important; font-weight: 900 !important; }`;
+    for (const css of [BOOTSTRAP, PREFLIGHT, BOOTSTRAP + PREFLIGHT, HOSTILE]) {
       await load(page, host, hostPage(pickup, token, css));
       expect(await styles(page)).toEqual(plain);
       const shot = await page.locator("pickup-recent").screenshot({ animations: "disabled" });
