@@ -6,6 +6,7 @@ pub mod backends;
 pub mod fault;
 pub mod generations;
 pub mod in_process;
+pub mod live_view;
 pub mod naive;
 pub mod proxy;
 pub mod redis;

@@ -3,13 +3,11 @@
 //! fact (or a reconcile the bus itself asks for) can carry a change from one server to
 //! another's viewer; each viewer's page must come to equal the REST page.
 
+use crate::common::live_view::{wait_for_mode, Viewer};
 use crate::common::redis::Redis;
 use crate::common::server::{Server, SECRET};
-use crate::common::stream::{client, register, token, Events};
-use serde_json::{json, Value};
-use std::time::{Duration, Instant};
-
-const BOUND: Duration = Duration::from_secs(15);
+use crate::common::stream::{client, register, token};
+use serde_json::json;
 
 fn servers(redis: &Redis, b_env: &[(&str, &str)]) -> (Server, Server) {
     let quiet = [
@@ -24,83 +22,6 @@ fn servers(redis: &Redis, b_env: &[(&str, &str)]) -> (Server, Server) {
     env.extend_from_slice(b_env);
     let b = Server::start_on("b", &store, SECRET, &env);
     (a, b)
-}
-
-/// Wait until `/readyz` says the live pages are driven as `mode` says.
-async fn wait_for_mode(s: &Server, mode: &str) {
-    let deadline = Instant::now() + BOUND;
-    loop {
-        let body = client()
-            .get(format!("{}/readyz", s.url))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        if body.contains(mode) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{}: /readyz says {body:?}, not {mode:?}",
-            s.name
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-fn cards(page: &Value) -> Vec<(String, String)> {
-    page["cards"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (
-                c["id"].as_str().unwrap().into(),
-                c["status"].as_str().unwrap().into(),
-            )
-        })
-        .collect()
-}
-
-/// A viewer's stream and the last page it sent.
-struct Viewer {
-    events: Events,
-    token: String,
-    latest: Vec<(String, String)>,
-}
-
-impl Viewer {
-    async fn open(s: &Server, sub: &str) -> Viewer {
-        let token = token(sub, "acme", false, "1h");
-        let mut events = Events::open(s, "acme", &token).await;
-        let latest = events.page().await;
-        Viewer {
-            events,
-            token,
-            latest,
-        }
-    }
-
-    /// Read the stream until its page is the REST page of `s` for the same viewer.
-    async fn agrees_with(&mut self, s: &Server, what: &str) {
-        let deadline = Instant::now() + BOUND;
-        loop {
-            let rest = cards(&s.recent_page(&self.token, "acme", "").await);
-            if self.latest == rest {
-                return;
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            match tokio::time::timeout(left, self.events.page()).await {
-                Ok(page) => self.latest = page,
-                Err(_) => panic!(
-                    "{what}: the live page {:?} never became the REST page {rest:?}",
-                    self.latest
-                ),
-            }
-        }
-    }
 }
 
 async fn put(s: &Server, token: &str, id: &str, status: &str) {

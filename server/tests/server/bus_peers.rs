@@ -3,9 +3,10 @@
 //! publish them; a Redis that stops answering; the reconcile lease; Redis with TLS and a
 //! password.
 
+use crate::common::live_view::{cards, readyz, wait_for_mode, Viewer};
 use crate::common::redis::{Certificates, Redis};
 use crate::common::server::{Server, SECRET};
-use crate::common::stream::{client, register, token, Events};
+use crate::common::stream::{client, register, token};
 use pickup::live::BusKey;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -24,34 +25,6 @@ fn servers(redis: &Redis, env: &[(&str, &str)]) -> (Server, Server) {
     let store = format!("file://{}", a.dir.path().display());
     let b = Server::start_on("b", &store, SECRET, &all);
     (a, b)
-}
-
-async fn readyz(s: &Server) -> String {
-    client()
-        .get(format!("{}/readyz", s.url))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap()
-}
-
-/// Wait until `/readyz` says `mode`.
-async fn wait_for_mode(s: &Server, mode: &str) {
-    let deadline = Instant::now() + BOUND;
-    loop {
-        let body = readyz(s).await;
-        if body.contains(mode) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{}: /readyz says {body:?}, not {mode:?}",
-            s.name
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 async fn metrics_text(s: &Server) -> String {
@@ -131,76 +104,6 @@ async fn item(s: &Server, token: &str, id: &str) -> Value {
         .unwrap();
     assert_eq!(res.status(), 200, "GET {id}");
     res.json().await.unwrap()
-}
-
-fn cards(page: &Value) -> Vec<(String, String, String)> {
-    page["cards"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            (
-                c["id"].as_str().unwrap().into(),
-                c["title"].as_str().unwrap().into(),
-                c["status"].as_str().unwrap().into(),
-            )
-        })
-        .collect()
-}
-
-/// A viewer's stream and its last page.
-struct Viewer {
-    events: Events,
-    token: String,
-    latest: Vec<(String, String, String)>,
-}
-
-impl Viewer {
-    async fn open(s: &Server, sub: &str) -> Viewer {
-        let token = token(sub, "acme", false, "1h");
-        let mut events = Events::open(s, "acme", &token).await;
-        let (_, page) = events.next().await.expect("a first page");
-        Viewer {
-            events,
-            token,
-            latest: cards(&page),
-        }
-    }
-
-    /// Read pages until `want` holds of one.
-    async fn until(&mut self, what: &str, want: impl Fn(&[(String, String, String)]) -> bool) {
-        let deadline = Instant::now() + BOUND;
-        while !want(&self.latest) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match tokio::time::timeout(left, self.events.next()).await {
-                Ok(Some((name, page))) if name == "page" => self.latest = cards(&page),
-                Ok(Some(_)) => {}
-                Ok(None) => panic!("{what}: the stream ended"),
-                Err(_) => panic!("{what}: the live page stayed {:?}", self.latest),
-            }
-        }
-    }
-
-    /// Read pages until the live page is the REST page of `s`.
-    async fn agrees_with(&mut self, s: &Server, what: &str) {
-        let deadline = Instant::now() + BOUND;
-        loop {
-            let rest = cards(&s.recent_page(&self.token, "acme", "").await);
-            if self.latest == rest {
-                return;
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            match tokio::time::timeout(left, self.events.next()).await {
-                Ok(Some((name, page))) if name == "page" => self.latest = cards(&page),
-                Ok(Some(_)) => {}
-                Ok(None) => panic!("{what}: the stream ended"),
-                Err(_) => panic!(
-                    "{what}: the live page {:?} never became the REST page {rest:?}",
-                    self.latest
-                ),
-            }
-        }
-    }
 }
 
 /// Hostile messages on the channel: unsealed, sealed with another key, a valid fact replayed,

@@ -1,0 +1,109 @@
+//! A live page as a viewer's browser holds it, read from a real `pickup serve`'s stream, and
+//! the server's `/readyz` mode: what the bus tests compare with the REST page.
+
+use super::server::Server;
+use super::stream::{client, token, Events};
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// Long enough for a busy machine.
+const BOUND: Duration = Duration::from_secs(20);
+
+pub async fn readyz(s: &Server) -> String {
+    client()
+        .get(format!("{}/readyz", s.url))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+/// Wait until `/readyz` says `mode` (`facts on the bus`, `the bus is down`).
+pub async fn wait_for_mode(s: &Server, mode: &str) {
+    let deadline = Instant::now() + BOUND;
+    loop {
+        let body = readyz(s).await;
+        if body.contains(mode) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{}: /readyz says {body:?}, not {mode:?}",
+            s.name
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A page's cards as (id, title, status).
+pub fn cards(page: &Value) -> Vec<(String, String, String)> {
+    page["cards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().into(),
+                c["title"].as_str().unwrap().into(),
+                c["status"].as_str().unwrap().into(),
+            )
+        })
+        .collect()
+}
+
+/// A viewer's stream and its last page.
+pub struct Viewer {
+    events: Events,
+    pub token: String,
+    pub latest: Vec<(String, String, String)>,
+}
+
+impl Viewer {
+    pub async fn open(s: &Server, sub: &str) -> Viewer {
+        let token = token(sub, "acme", false, "1h");
+        let mut events = Events::open(s, "acme", &token).await;
+        let (_, page) = events.next().await.expect("a first page");
+        Viewer {
+            events,
+            token,
+            latest: cards(&page),
+        }
+    }
+
+    /// Read pages until `want` holds of one.
+    pub async fn until(&mut self, what: &str, want: impl Fn(&[(String, String, String)]) -> bool) {
+        let deadline = Instant::now() + BOUND;
+        while !want(&self.latest) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(left, self.events.next()).await {
+                Ok(Some((name, page))) if name == "page" => self.latest = cards(&page),
+                Ok(Some(_)) => {}
+                Ok(None) => panic!("{what}: the stream ended"),
+                Err(_) => panic!("{what}: the live page stayed {:?}", self.latest),
+            }
+        }
+    }
+
+    /// Read pages until the live page is the REST page of `s`.
+    pub async fn agrees_with(&mut self, s: &Server, what: &str) {
+        let deadline = Instant::now() + BOUND;
+        loop {
+            let rest = cards(&s.recent_page(&self.token, "acme", "").await);
+            if self.latest == rest {
+                return;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(left, self.events.next()).await {
+                Ok(Some((name, page))) if name == "page" => self.latest = cards(&page),
+                Ok(Some(_)) => {}
+                Ok(None) => panic!("{what}: the stream ended"),
+                Err(_) => panic!(
+                    "{what}: the live page {:?} never became the REST page {rest:?}",
+                    self.latest
+                ),
+            }
+        }
+    }
+}
