@@ -2,8 +2,9 @@
 // WebDriver BiDi (puppeteer-core), and WebKitGTK's MiniBrowser, driven by WebKitWebDriver
 // (selenium-webdriver) under Xvfb. In each: the home page draws its cards and goes live (an
 // item registered meanwhile arrives by the stream), <pickup-recent> on a host page of another
-// origin, a server that refuses the stream (501) leaves the widget polling, and a refused token
-// (401) is said; on every page
+// origin, a server that refuses the stream (501) leaves the widget polling, a refused token
+// (401) and another workspace (403) are said, and a server that goes away leaves the last cards;
+// on every page
 // no uncaught error or unhandled rejection, and the wasm fetched once.
 //
 //   PICKUP_BIN=… PICKUP_SITE=… xvfb-run -a node engines/smoke.mjs [firefox] [webkit]
@@ -230,6 +231,23 @@ async function smoke(engine, browser, say) {
     await until(browser, "refused token: said", `!!document.querySelector(".pickup-unauthenticated")`);
     await errorsOf("refused token (401)");
     say("refused token (401): the sign-in message; no error");
+
+    // A token of another workspace (403): the widget says so. (Through a blank page: a link
+    // that differs from the last only in its fragment would not load the page again.)
+    await browser.open("about:blank");
+    await browser.open(`${front.origin}/#ws=beta&token=${server.token("alice")}&refresh=600`);
+    await until(browser, "forbidden: said", `!!document.querySelector(".pickup-forbidden")`);
+    await errorsOf("forbidden (403)");
+    say("another workspace (403): the no-access message; no error");
+
+    // The server gone while the page is open: the last cards stay, and nothing is thrown.
+    await browser.open("about:blank");
+    await browser.open(`${refusingFront.origin}/#ws=acme&token=${refusing.token("alice")}&refresh=1`);
+    await until(browser, "server gone: cards", `${TITLES("document")} === "Polled too|Polled run"`);
+    await refusing.stop();
+    await until(browser, "server gone: said", `!!document.querySelector(".pickup-stale")`);
+    await errorsOf("server gone");
+    say("server gone: the last cards stay, with a note; no error");
   } finally {
     await browser.open("about:blank").catch(() => {});
     for (const s of [front, refusingFront, host]) await s.stop();
