@@ -6,7 +6,7 @@
 // The markup is the widget's (app/src/components), with its English labels and the browser's
 // locale: a widget with a host's labels or locale is not drawn ahead.
 // end2end/tests/first-card.spec.ts fails when the two differ.
-import { CARD_FIELDS, OWNER_FIELDS, PAGE_FIELDS, STATUSES } from "./contract.js";
+import { ATTRIBUTE, CARD_FIELDS, OWNER_FIELDS, PAGE_FIELDS, STATUSES } from "./contract.js";
 import { safeHref } from "./safe-link.js";
 
 /** The drawing of `page`, or null when there is nothing to draw (no cards, or a page the
@@ -41,7 +41,7 @@ function widget(page, mine) {
   const title = "Pick up where you left off";
   return h(
     "section",
-    { class: "pickup", "aria-label": title, "data-live": "connecting", "data-pickup-drawn": "" },
+    { class: "pickup", "aria-label": title, "data-live": "connecting", [ATTRIBUTE.drawn]: "" },
     h(
       "header",
       { class: "pickup-header", part: "header" },

@@ -6,11 +6,12 @@
 //
 // The widget takes the answer as its own first call's (app/src/client.rs: the same URL, body
 // and token), and keeps the drawing (draw.js) in front of itself until it has drawn its own.
+import { LIVE_EVENT, SHARE as SHARE_KEY, livePath } from "./contract.js";
 import { firstRequest } from "./prefetch.js";
 import { drawing } from "./draw.js";
 import { events } from "./share.js";
 
-const SHARE = Symbol.for("pickup:share");
+const SHARE = Symbol.for(SHARE_KEY);
 const FILTERS = ["all", "mine"];
 
 /** Asks for the first page of the widget `options` describe, to be mounted into `box`; leaves
@@ -22,7 +23,7 @@ export function early(box, { workspace, token, server, cap, filter = "all", labe
   if (!token || labels || locale || !FILTERS.includes(filter) || !globalThis[SHARE]) return null;
   const asked = firstRequest({ server, ws: workspace, token, cap, filter });
   const stop = new AbortController();
-  const live = `${asked.server}/api/v1/workspaces/${encodeURIComponent(workspace)}/live?filter=${filter}&cap=${asked.cap}`;
+  const live = `${asked.server}${livePath(workspace)}?filter=${filter}&cap=${asked.cap}`;
   const viaStream = Promise.race([firstPage(live, asked.authorization, stop.signal), patience()]);
   const response = viaStream.catch(() =>
     fetch(asked.url, {
@@ -58,7 +59,7 @@ async function firstPage(url, authorization, signal) {
   if (res.status !== 200) throw new Error(`the stream answered ${res.status}`);
   for await (const { name, data } of events(res.body.getReader())) {
     if (!name) continue; // a keep-alive
-    if (name !== "page") throw new Error(`the stream said ${name}`);
+    if (name !== LIVE_EVENT.page) throw new Error(`the stream said ${name}`);
     return new Response(data, { status: 200, headers: { "Content-Type": "application/json" } });
   }
   throw new Error("the stream ended");

@@ -3,15 +3,16 @@
 // soon as the HTML is read, not after pickup.js has arrived, and draws that page as the widget
 // will draw it. On Fast 3G that is the first card about half a second sooner than the wasm can
 // draw it (BENCHMARKS.md). The widget takes over the same answer, and the drawing (draw.js).
+import { ATTRIBUTE } from "./contract.js";
 import { prefetch } from "./prefetch.js";
 import { drawing } from "./draw.js";
 
-const el = document.querySelector("[data-pickup-home]");
+const el = document.querySelector(`[${ATTRIBUTE.home}]`);
 try {
   // pickup.js may have asked first (its order beside this async script is not fixed).
   const asked = el && (el.pickupPrefetch ?? prefetch(el));
   // A host's words or locale are the widget's to apply.
-  const plain = el && !el.hasAttribute("data-pickup-labels") && !el.hasAttribute("data-pickup-locale");
+  const plain = el && !el.hasAttribute(ATTRIBUTE.labels) && !el.hasAttribute(ATTRIBUTE.locale);
   if (asked && plain) asked.response.then((r) => draw(el, asked, r)).catch(() => {});
 } catch {
   // Only a head start (sessionStorage may be blocked): the widget asks, and says what failed.

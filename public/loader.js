@@ -2,6 +2,7 @@
 // first: each is its own bundle (scripts/site.mjs), and a page may load both, so the loaded
 // glue is kept on the global object under the glue's own URL. The build writes the
 // content-hashed names into the three marked strings below.
+import { SHARE } from "./contract.js";
 import { fetchLive } from "./share.js";
 
 const GLUE = "./app.js";
@@ -15,7 +16,7 @@ export const cssUrl = new URL(CSS, here).href;
 const key = Symbol.for(`pickup:${new URL(GLUE, here).href}`);
 
 // The widgets' streams go through share.js (one per browser); the first bundle loaded installs it.
-globalThis[Symbol.for("pickup:share")] ??= { fetch: fetchLive };
+globalThis[Symbol.for(SHARE)] ??= { fetch: fetchLive };
 
 /** The glue, its wasm started (once per page): resolves to its exports (`mount`). */
 export function load() {

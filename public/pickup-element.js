@@ -10,10 +10,9 @@
 // custom properties and ::part() (style/pickup.css). Attributes and properties map to mount()'s
 // options one to one; README.md, "Embedding", lists them. Its pickup:* events are composed,
 // so they reach the element and bubble on from it.
+import { ATTRIBUTE, DOM_EVENT, ELEMENT_ATTRIBUTES as ATTRIBUTES } from "./contract.js";
 import { load, cssUrl } from "./loader.js";
 import { early } from "./early.js";
-
-const ATTRIBUTES = ["workspace", "server", "cap", "refresh", "locale", "filter"];
 
 export class PickupRecent extends HTMLElement {
   // `token` as an attribute too, for a page that sets nothing but attributes (server-rendered);
@@ -91,7 +90,7 @@ export class PickupRecent extends HTMLElement {
     // A mounted widget takes a new token at once (its element's data-pickup-token is observed),
     // without being mounted again.
     const token = this.#currentToken();
-    if (this.#handle && token) this.#box.setAttribute("data-pickup-token", token);
+    if (this.#handle && token) this.#box.setAttribute(ATTRIBUTE.token, token);
     else this.#schedule();
   }
 
@@ -141,7 +140,7 @@ export class PickupRecent extends HTMLElement {
     }
     if (run !== this.#run) return endEarly?.(); // changed or removed meanwhile: that run mounts
     try {
-      this.#box.removeAttribute("data-pickup-token");
+      this.#box.removeAttribute(ATTRIBUTE.token);
       this.#handle = glue.mount(this.#box, options);
       this.#mountedWith = given;
     } catch (e) {
@@ -169,7 +168,7 @@ export class PickupRecent extends HTMLElement {
   #fail(message, cause) {
     console.error(`pickup: ${message}`, cause);
     const detail = { code: "transport", message };
-    this.dispatchEvent(new CustomEvent("pickup:error", { bubbles: true, composed: true, detail }));
+    this.dispatchEvent(new CustomEvent(DOM_EVENT.error, { bubbles: true, composed: true, detail }));
   }
 }
 

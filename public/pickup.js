@@ -9,6 +9,7 @@
 // This file's name is stable; the glue, the wasm and the stylesheet it loads are content-hashed
 // (assets/…-<hash>.…). The build (scripts/site.mjs) writes their names into loader.js and
 // bundles it in, so a browser revalidates only this small file and keeps the rest.
+import { ATTRIBUTE } from "./contract.js";
 import { prefetch } from "./prefetch.js";
 import { load, cssName, cssUrl } from "./loader.js";
 import { PickupRecent } from "./pickup-element.js";
@@ -25,11 +26,11 @@ function linkStylesheet() {
   css.dataset.pickupCss = "";
   document.head.appendChild(css);
 }
-if (document.querySelector("[data-pickup-workspace]")) linkStylesheet();
+if (document.querySelector(`[${ATTRIBUTE.workspace}]`)) linkStylesheet();
 if (!customElements.get("pickup-recent")) customElements.define("pickup-recent", PickupRecent);
 // Each widget's first page of cards is asked for now, beside the wasm's download rather than
 // after it (prefetch.js), unless the page's own inline script asked already (the home page).
-for (const el of document.querySelectorAll("[data-pickup-workspace]")) {
+for (const el of document.querySelectorAll(`[${ATTRIBUTE.workspace}]`)) {
   try {
     if (!el.pickupPrefetch) prefetch(el);
   } catch {
@@ -43,7 +44,7 @@ try {
 } catch (e) {
   // No widget will take over the home page's drawing (home.js): its disabled buttons and
   // ageing times would stay for good.
-  for (const drawing of document.querySelectorAll("[data-pickup-drawn]")) drawing.remove();
+  for (const drawing of document.querySelectorAll(`[${ATTRIBUTE.drawn}]`)) drawing.remove();
   throw e;
 }
 

@@ -6,24 +6,24 @@
 // token); else, or if this one fails, it makes its own. So this computes the request exactly as
 // the widget does: home page: `ws`, `token` and `cap` from the fragment or this tab's
 // sessionStorage; else from the element's attributes; the cap rule of `options.rs`. The rule's
-// numbers, the URL and the body come from contract.js, which the Rust model writes.
-import { DEFAULT_CAP, MAX_CAP, MIN_CAP, NONSENSE_ABOVE, RECENT_PATH, firstPageBody } from "./contract.js";
+// numbers, the URL and the body come from contract.js, which app/src/contract/ writes.
+import { ATTRIBUTE, DEFAULT_CAP, FRAGMENT, MAX_CAP, MIN_CAP, NONSENSE_ABOVE, RECENT_PATH, STORAGE, firstPageBody } from "./contract.js";
 
 /** Starts `el`'s first request and leaves it on the element as `pickupPrefetch`; returns it,
  *  or null when the widget could not ask either (no workspace or token). May throw (blocked
  *  sessionStorage): the caller goes on, and the widget says what failed. */
 export function prefetch(el) {
   const attr = (name) => el.getAttribute(name) || null;
-  let [ws, token, cap] = [attr("data-pickup-workspace"), attr("data-pickup-token"), attr("data-pickup-cap")];
-  if (el.hasAttribute("data-pickup-home")) {
+  let [ws, token, cap] = [attr(ATTRIBUTE.workspace), attr(ATTRIBUTE.token), attr(ATTRIBUTE.cap)];
+  if (el.hasAttribute(ATTRIBUTE.home)) {
     const pairs = location.hash.replace(/^#+/, "").split("&").filter((p) => p.includes("="));
     const param = (k) => pairs.find((p) => p.slice(0, p.indexOf("=")) === k)?.slice(k.length + 1) ?? null;
-    ws = param("ws") ?? sessionStorage.getItem("pickup.ws");
-    token = param("token") ?? sessionStorage.getItem("pickup.token");
-    cap = param("cap") ?? cap;
+    ws = param(FRAGMENT.workspace) ?? sessionStorage.getItem(STORAGE.workspace);
+    token = param(FRAGMENT.token) ?? sessionStorage.getItem(STORAGE.token);
+    cap = param(FRAGMENT.cap) ?? cap;
   }
   if (!ws || !token) return null;
-  const asked = firstRequest({ server: attr("data-pickup-server"), ws, token, cap });
+  const asked = firstRequest({ server: attr(ATTRIBUTE.server), ws, token, cap });
   const headers = { "Content-Type": "application/json", Accept: "application/json", Authorization: asked.authorization };
   const response = fetch(asked.url, { method: "POST", headers, body: asked.body });
   response.catch(() => {}); // the widget asks again

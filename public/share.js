@@ -15,8 +15,9 @@
 // Without Web Locks (not a secure context) each tab holds its own; without BroadcastChannel
 // too, the widgets of one page still share one.
 
+import { LIVE_EVENT, LIVE_PATTERN as LIVE, recentPath } from "./contract.js";
+
 const ENCODER = new TextEncoder();
-const LIVE = /^\/api\/v1\/workspaces\/([^/]+)\/live$/;
 const TAB = Math.random().toString(36).slice(2);
 /** Claims that change when a token is renewed, not who it is for. */
 const TIMES = new Set(["exp", "iat", "nbf", "jti", "auth_time"]);
@@ -31,7 +32,8 @@ export function fetchLive(url, init = {}) {
   if (!ws || !Number.isInteger(cap) || cap < 1 || u.searchParams.has("views")) return fetch(url, init);
   const authorization = new Headers(init.headers).get("Authorization") ?? "";
   const stream = `${u.origin}${u.pathname}`;
-  return check(stream, authorization, init.signal).then((refused) => {
+  const recent = `${u.origin}${recentPath(decodeURIComponent(ws))}`;
+  return check(recent, authorization, init.signal).then((refused) => {
     if (refused) return new Response(refused.body.slice(0), { status: refused.status, headers: refused.headers });
     const key = `${stream}|${viewer(authorization)}`;
     let group = groups.get(key);
@@ -47,11 +49,11 @@ const checked = new Map();
  *  group's pages (which another tab's token opened) only with a token the server would have
  *  opened its stream for. `null`, or the refusal as the server gave it (401, 403, 503, …),
  *  which the widget then handles as it would its own stream's. */
-function check(stream, authorization, signal) {
-  const key = `${stream}|${authorization}`;
+function check(recent, authorization, signal) {
+  const key = `${recent}|${authorization}`;
   let asked = checked.get(key);
   if (!asked) {
-    asked = fetch(`${stream.replace(/\/live$/, "/recent")}?cap=1`, { headers: { Authorization: authorization } })
+    asked = fetch(`${recent}?cap=1`, { headers: { Authorization: authorization } })
       .then(async (res) => (res.ok ? null : { status: res.status, headers: [...res.headers], body: await res.arrayBuffer() }));
     checked.set(key, asked);
     // Not an answer (the server unreachable, or busy): the next stream asks again.
@@ -165,7 +167,7 @@ class Group {
     const left = expiry(sub.authorization) - Date.now();
     if (left < 2 ** 31) {
       sub.timer = setTimeout(() => {
-        this.send(sub, "unauthenticated", "{}");
+        this.send(sub, LIVE_EVENT.unauthenticated, "{}");
         this.drop(sub);
       }, Math.max(0, left));
     }
@@ -175,7 +177,7 @@ class Group {
     });
     sub.resolve(new Response(body, { status: 200, headers: { "Content-Type": "text/event-stream" } }));
     const page = this.pages.get(sub.filter);
-    if (page && page.cap >= sub.cap) this.send(sub, "page", cut(page, sub.cap));
+    if (page && page.cap >= sub.cap) this.send(sub, LIVE_EVENT.page, cut(page, sub.cap));
   }
 
   send(sub, name, data) {
@@ -265,7 +267,7 @@ class Group {
           // Its stream was open already: a refused token is said as the server says it on an
           // open stream, so the widget renews it; any other refusal ends the stream, and the
           // widget's next try is answered with the refusal itself.
-          if (res.status === 401) this.send(sub, "unauthenticated", "{}");
+          if (res.status === 401) this.send(sub, LIVE_EVENT.unauthenticated, "{}");
           this.drop(sub);
         } else {
           this.subs.delete(sub);
@@ -301,7 +303,7 @@ class Group {
         continue;
       }
       // The token's end is this tab's own (the others' tokens may hold): not told to them.
-      if (name !== "unauthenticated") this.post({ t: "event", name, data });
+      if (name !== LIVE_EVENT.unauthenticated) this.post({ t: "event", name, data });
       this.deliver(name, data);
     }
   }
@@ -312,7 +314,7 @@ class Group {
 
   /** An event of the stream, to this tab's widgets: a page, cut to each one's cap. */
   deliver(name, data) {
-    if (name !== "page") {
+    if (name !== LIVE_EVENT.page) {
       for (const sub of [...this.subs]) if (sub.out) this.send(sub, name, data);
       return;
     }
@@ -324,7 +326,7 @@ class Group {
     }
     this.pages.set(page.filter, page);
     for (const sub of [...this.subs]) {
-      if (sub.out && sub.filter === page.filter && page.cap >= sub.cap) this.send(sub, "page", cut(page, sub.cap));
+      if (sub.out && sub.filter === page.filter && page.cap >= sub.cap) this.send(sub, LIVE_EVENT.page, cut(page, sub.cap));
     }
   }
 
@@ -337,7 +339,7 @@ class Group {
       this.remote.set(m.tab, m.views);
       if (!this.upstream?.open || m.views.some((v) => !covers(this.upstream.views, v))) this.connectSoon();
       // A tab that just joined gets the pages at once, not at the next change.
-      else for (const page of this.pages.values()) this.post({ t: "event", name: "page", data: JSON.stringify(page) });
+      else for (const page of this.pages.values()) this.post({ t: "event", name: LIVE_EVENT.page, data: JSON.stringify(page) });
     } else if (m.t === "bye") this.remote.delete(m.tab);
   }
 }

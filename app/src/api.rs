@@ -5,8 +5,7 @@
 //!
 //! [`Service`]: crate::service::Service
 
-use crate::error::ApiError;
-use crate::model::{Filter, RecentPage};
+use crate::contract::{ApiError, Filter, RecentPage};
 use leptos::prelude::*;
 // JSON arguments, not server_fn's default form encoding: the widget already parses JSON, so
 // the form codec (serde_qs) would be bytes shipped for nothing.
@@ -39,7 +38,7 @@ pub async fn dismiss(ws: String, id: String) -> Result<(), ApiError> {
 
 #[cfg(feature = "ssr")]
 fn service() -> Result<(ServiceHandle, Bearer), ApiError> {
-    use crate::error::ErrorCode;
+    use crate::contract::ErrorCode;
     match (use_context::<ServiceHandle>(), use_context::<Bearer>()) {
         (Some(s), Some(b)) => Ok((s, b)),
         _ => Err(ApiError::new(

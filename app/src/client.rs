@@ -8,9 +8,8 @@
 //! token never appears in a URL): widgets of several servers and several viewers can share one
 //! page.
 
+use crate::contract::{ApiError, ErrorCode, Filter, RecentPage};
 use crate::decode;
-use crate::error::{ApiError, ErrorCode};
-use crate::model::{Filter, RecentPage};
 use leptos::prelude::{GetUntracked, RwSignal, Set};
 use std::cell::RefCell;
 use std::sync::Arc;

@@ -6,8 +6,7 @@
 //! A page is read whole or not at all, as serde would: a card with a missing or mistyped field
 //! makes the page unreadable (`None`), never a page with that card silently left out.
 
-use crate::error::{ApiError, ErrorCode};
-use crate::model::{Card, Owner, RecentPage, Status};
+use crate::contract::{ApiError, Card, ErrorCode, Owner, RecentPage, Status};
 use wasm_bindgen::{JsCast, JsValue};
 
 /// A page of cards.

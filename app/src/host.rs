@@ -10,7 +10,7 @@
 //! `data-pickup-token` also ends a renewal in flight, and getToken's later answer is dropped.
 
 use crate::client::{said, Endpoint, Prefetched};
-use crate::error::{ApiError, ErrorCode};
+use crate::contract::{ApiError, ErrorCode};
 use leptos::prelude::*;
 use std::cell::{Cell, RefCell};
 use std::future::Future;

@@ -21,6 +21,9 @@ macro_rules! labels {
         }
 
         impl Labels {
+            /// Every label's key, in the order they are declared (the typings list them).
+            pub const KEYS: &'static [&'static str] = &[$(stringify!($name),)*];
+
             /// Set the label `key`; a key the widget does not know is an error that names it.
             pub fn set(&mut self, key: &str, value: String) -> Result<(), String> {
                 match key {

@@ -1,7 +1,7 @@
 //! The Pickup widget and the contract it shares with the server.
 //!
-//! - [`model`]: what a card and a page of cards are (serialised between server and browser).
-//! - [`error`]: the one error type every call returns, with its HTTP status.
+//! - [`contract`]: everything that crosses the wire (pages, REST bodies, errors, the cap rule,
+//!   routes and names), the one home the server and the producer client import too.
 //! - [`api`]: the server functions (`/api/recent`, `/api/dismiss`). In the browser they are
 //!   HTTP calls; on the server (`ssr`) they call the [`service::Service`] the server provides.
 //! - [`older`]: how pages fetched with "Show older" sit below the refreshing first page.
@@ -11,9 +11,8 @@
 //! - [`components`]: the widget itself (browser only, feature `csr`).
 
 pub mod api;
-pub mod error;
+pub mod contract;
 pub mod labels;
-pub mod model;
 pub mod older;
 pub mod options;
 pub mod relative;

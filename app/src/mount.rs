@@ -7,9 +7,10 @@
 
 use crate::client::Prefetched;
 use crate::components::{Widget, WidgetConfig};
+use crate::contract::names::{attribute, fragment, storage};
+use crate::contract::Filter;
 use crate::host::Host;
 use crate::labels::Labels;
-use crate::model::Filter;
 use crate::options::{options, Given};
 use leptos::prelude::*;
 use std::cell::Cell;
@@ -119,9 +120,9 @@ fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
     // it is still on the element, and must not cover a sign-in message written below.
     let prefetched = Prefetched::take_from(&el);
     let attr = |name: &str| el.get_attribute(name).filter(|v| !v.is_empty());
-    let server = attr("data-pickup-server");
-    let (mut cap, mut refresh) = (attr("data-pickup-cap"), attr("data-pickup-refresh"));
-    let (ws, token) = if el.has_attribute("data-pickup-home") {
+    let server = attr(attribute::SERVER);
+    let (mut cap, mut refresh) = (attr(attribute::CAP), attr(attribute::REFRESH));
+    let (ws, token) = if el.has_attribute(attribute::HOME) {
         let fragment = fragment();
         let param = |k: &str| {
             fragment
@@ -129,8 +130,8 @@ fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
                 .find(|(key, _)| key == k)
                 .map(|(_, v)| v.clone())
         };
-        cap = param("cap").or(cap);
-        refresh = param("refresh").or(refresh);
+        cap = param(fragment::CAP).or(cap);
+        refresh = param(fragment::REFRESH).or(refresh);
         match home_credentials(&fragment) {
             Ok(found) => found,
             Err(e) => {
@@ -139,12 +140,12 @@ fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
             }
         }
     } else {
-        let ws = attr("data-pickup-workspace").ok_or("data-pickup-workspace is empty")?;
-        let token = attr("data-pickup-token").ok_or("data-pickup-token is missing")?;
+        let ws = attr(attribute::WORKSPACE).ok_or("data-pickup-workspace is empty")?;
+        let token = attr(attribute::TOKEN).ok_or("data-pickup-token is missing")?;
         (ws, token)
     };
     let mut warnings = Vec::new();
-    let labels = match attr("data-pickup-labels") {
+    let labels = match attr(attribute::LABELS) {
         None => Labels::default(),
         Some(json) => match js_sys::JSON::parse(&json) {
             Ok(v) => labels(Some(v), &mut warnings),
@@ -164,8 +165,8 @@ fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
             cap: crate::options::Given::text(cap),
             refresh: crate::options::Given::text(refresh),
             labels,
-            locale: attr("data-pickup-locale"),
-            filter: attr("data-pickup-filter"),
+            locale: attr(attribute::LOCALE),
+            filter: attr(attribute::FILTER),
             prefetched,
         },
         warnings,
@@ -312,7 +313,7 @@ fn observe_token(el: &HtmlElement, host: &std::rc::Rc<Host>) -> Result<(), JsVal
     let on_change = Closure::<dyn Fn()>::new(move || {
         if let (Some(t), Some(host)) = (
             el_seen
-                .get_attribute("data-pickup-token")
+                .get_attribute(attribute::TOKEN)
                 .filter(|t| !t.is_empty()),
             seen_by.upgrade(),
         ) {
@@ -322,7 +323,7 @@ fn observe_token(el: &HtmlElement, host: &std::rc::Rc<Host>) -> Result<(), JsVal
     let observer = web_sys::MutationObserver::new(on_change.as_ref().unchecked_ref())?;
     let init = web_sys::MutationObserverInit::new();
     init.set_attributes(true);
-    init.set_attribute_filter(&js_sys::Array::of1(&"data-pickup-token".into()));
+    init.set_attribute_filter(&js_sys::Array::of1(&attribute::TOKEN.into()));
     observer.observe_with_options(el, &init)?;
     // The callback lives until unmount disconnects the observer.
     host.on_unmount(move || {
@@ -355,16 +356,16 @@ fn home_credentials(fragment: &[(String, String)]) -> Result<(String, String), J
             .find(|(key, _)| key == k)
             .map(|(_, v)| v.clone())
     };
-    let (ws, token) = (get("ws"), get("token"));
+    let (ws, token) = (get(fragment::WORKSPACE), get(fragment::TOKEN));
     if let (Some(ws), Some(token)) = (&ws, &token) {
-        storage.set_item("pickup.ws", ws)?;
-        storage.set_item("pickup.token", token)?;
+        storage.set_item(storage::WORKSPACE, ws)?;
+        storage.set_item(storage::TOKEN, token)?;
         let history = window.history()?;
         let clean = window.location().pathname()?;
         history.replace_state_with_url(&JsValue::NULL, "", Some(&clean))?;
     }
-    let ws = ws.or(storage.get_item("pickup.ws")?);
-    let token = token.or(storage.get_item("pickup.token")?);
+    let ws = ws.or(storage.get_item(storage::WORKSPACE)?);
+    let token = token.or(storage.get_item(storage::TOKEN)?);
     match (ws, token) {
         (Some(ws), Some(token)) => Ok((ws, token)),
         _ => Err("open the link that `make run` printed: it carries #ws=…&token=…".into()),

@@ -1,7 +1,7 @@
 //! "Show older": the older pages a viewer asked for, kept below the first page while the first
 //! page refreshes. Pure, so it is tested without a browser.
 
-use crate::model::Card;
+use crate::contract::Card;
 
 /// The older cards to show below the first page's `first`: each once, none of a key the first
 /// page shows (its newer run is there). `older` comes newest first already (each page is older
@@ -33,7 +33,7 @@ pub fn refreshed(older: Vec<Card>, before: &[Card], after: &[Card]) -> Vec<Card>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Owner, Status};
+    use crate::contract::{Owner, Status};
 
     fn card(id: &str) -> Card {
         Card {

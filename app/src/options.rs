@@ -11,7 +11,7 @@
 //!
 //! The browser shell (`mount.rs`) prints the warnings with `console.warn`.
 
-use crate::model::{DEFAULT_CAP, MAX_CAP, MIN_CAP};
+use crate::contract::{DEFAULT_CAP, MAX_CAP, MIN_CAP};
 use std::time::Duration;
 
 pub const DEFAULT_REFRESH_SECS: f64 = 15.0;

@@ -1,8 +1,7 @@
 //! What the server provides to the server functions (through Leptos context): the service that
 //! does the work, and the caller's raw bearer token, which the service itself verifies.
 
-use crate::error::ApiError;
-use crate::model::{Filter, RecentPage};
+use crate::contract::{ApiError, Filter, RecentPage};
 use std::sync::Arc;
 
 #[async_trait::async_trait]

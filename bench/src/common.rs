@@ -1,11 +1,10 @@
 //! Small helpers shared by the sections.
 
-use app::model::{Owner, Status};
+use app::contract::{NewItem, Owner, Status};
 use pickup::index::store::{Expect, Key, Store};
-use pickup::index::ItemId;
 use pickup::index::Lookup;
 use pickup::index::Workspace;
-use pickup::index::{ItemRecord, NewItem};
+use pickup::index::{new_record, ItemId};
 use std::cell::Cell;
 
 pub fn ws_name() -> Workspace {
@@ -43,7 +42,7 @@ pub fn new_item(key: &str, status: Status) -> NewItem {
 /// The record `register` would write for `id`, as bytes.
 pub fn record_bytes(ws: &Workspace, id: &ItemId, status: Status) -> Vec<u8> {
     let item = new_item(id.key().as_str(), status);
-    let rec = ItemRecord::new(ws, id, &item, owner()).expect("a valid record");
+    let rec = new_record(ws, id, &item, owner()).expect("a valid record");
     serde_json::to_vec(&rec).expect("a record serialises")
 }
 

@@ -6,7 +6,7 @@
 use crate::common::{self, new_item, now_ms, producer, ws_name};
 use crate::lists::{supports_update, Backoff, ListError, SharedList};
 use crate::stores::{self, Kind, Root};
-use app::model::{Filter, Status};
+use app::contract::{Filter, Status};
 use pickup::index::store::Scope;
 use pickup::index::Index;
 use pickup::index::ItemId;

@@ -8,7 +8,7 @@
 use crate::common::{self, median, ws_name};
 
 use crate::stores::{self, Kind, Root};
-use app::model::{Filter, Status};
+use app::contract::{Filter, Status};
 use futures::{StreamExt, TryStreamExt};
 use object_store::list::{PaginatedListOptions, PaginatedListStore};
 use object_store::{ObjectStore, ObjectStoreExt};

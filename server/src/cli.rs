@@ -1,13 +1,13 @@
 //! The `pickup` command line (clap): every flag also reads its `PICKUP_*` environment variable.
 
 use crate::http::{ClaimMapping, HttpConfig};
+use crate::index::Workspace;
 use crate::index::{Clock, Index, Limits, SystemClock};
-use crate::index::{NewItem, Workspace};
 use crate::live::{BusConfig, BusKey, LiveConfig, StreamLimits};
 use crate::producer::{Client, Item, Timing};
 use crate::wiring::{Config, JwksConfig, Tokens};
 use anyhow::Context;
-use app::model::Status;
+use app::contract::{NewItem, Status};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -71,7 +71,7 @@ pub struct StoreArgs {
     #[arg(long, env = "PICKUP_MAX_SKEW", default_value = "2m", value_parser = humantime::parse_duration)]
     pub max_skew: Duration,
     /// Cards per page unless the caller asks otherwise (at most 50).
-    #[arg(long, env = "PICKUP_CAP", default_value_t = app::model::DEFAULT_CAP, value_parser = clap::value_parser!(u32).range(i64::from(app::model::MIN_CAP)..=i64::from(app::model::MAX_CAP)))]
+    #[arg(long, env = "PICKUP_CAP", default_value_t = app::contract::DEFAULT_CAP, value_parser = clap::value_parser!(u32).range(i64::from(app::contract::MIN_CAP)..=i64::from(app::contract::MAX_CAP)))]
     pub cap: u32,
 }
 
@@ -481,7 +481,7 @@ async fn run_command(args: RunArgs) -> anyhow::Result<u8> {
 
 async fn item(command: ItemCommand) -> anyhow::Result<()> {
     use crate::producer::item::{self, Changes};
-    let print = |record: crate::index::ItemRecord| -> anyhow::Result<()> {
+    let print = |record: app::contract::ItemRecord| -> anyhow::Result<()> {
         println!("{}", serde_json::to_string(&record)?);
         Ok(())
     };

@@ -8,8 +8,8 @@ use crate::index::Index;
 use crate::index::ItemId;
 use crate::index::ManualClock;
 use crate::index::Workspace;
-use crate::index::{ItemUpdate, Limits, NewItem, Producer, UserId};
-use app::model::{Filter, Status, MAX_CAP};
+use crate::index::{Limits, Producer, UserId};
+use app::contract::{Filter, ItemUpdate, NewItem, Status, MAX_CAP};
 use std::time::Duration;
 
 pub const DEMO_WS: &str = "demo";

@@ -1,7 +1,7 @@
 //! The server's one error enum: the index's refusals ([`IndexError`]) and those of the doors
 //! (tokens, paths, bodies, streams). It becomes the contract's [`ApiError`] (code and message)
 //! here, for both doors (REST routes and server functions); the HTTP status comes from the code
-//! ([`app::error::ErrorCode::http_status`]), the one place statuses are chosen.
+//! ([`app::contract::ErrorCode::http_status`]), the one place statuses are chosen.
 //!
 //! A 5xx never shows the client what went wrong inside (a store's error names paths, buckets
 //! and endpoints): the client gets a generic message with the request's id, and the log gets
@@ -9,7 +9,7 @@
 
 use crate::index::store::{BadValidator, StoreError};
 use crate::index::{BodyError, IdError, IndexError, NameError};
-use app::error::{ApiError, ErrorCode};
+use app::contract::{ApiError, ErrorCode};
 use thiserror::Error;
 
 #[derive(Debug, Error)]

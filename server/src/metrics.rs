@@ -176,7 +176,7 @@ pub const ALL: &[Metric] = &[
 ];
 
 /// Counts one registration: created, or refused with its error's code.
-pub fn registration(result: Result<(), app::error::ErrorCode>) {
+pub fn registration(result: Result<(), app::contract::ErrorCode>) {
     let outcome = match result {
         Ok(()) => "created",
         Err(code) => code.as_str(),

@@ -1,5 +1,5 @@
+use crate::contract::Card;
 use crate::labels::{fill, Labels};
-use crate::model::Card;
 use crate::relative::relative_time;
 use js_sys::Intl::RelativeTimeFormat;
 use leptos::prelude::*;

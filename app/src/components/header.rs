@@ -1,5 +1,5 @@
+use crate::contract::Filter;
 use crate::labels::Labels;
-use crate::model::Filter;
 use leptos::prelude::*;
 use std::sync::Arc;
 

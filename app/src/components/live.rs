@@ -1,7 +1,7 @@
 //! Keeping a widget current: the refresh timer with back-off, refreshing when the page is shown
 //! again, and relative times that tick. Each loop ends when its widget's signals are gone.
 
-use crate::model::RecentPage;
+use crate::contract::RecentPage;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use std::time::Duration;

@@ -7,10 +7,9 @@ mod live;
 mod states;
 mod stream;
 
-use crate::error::{ApiError, ErrorCode};
+use crate::contract::{ApiError, Card, ErrorCode, Filter, RecentPage};
 use crate::host::Host;
 use crate::labels::{fill, Labels};
-use crate::model::{Card, Filter, RecentPage};
 use crate::older;
 use card::CardView;
 use header::Header;

@@ -1,4 +1,4 @@
-use crate::error::ApiError;
+use crate::contract::ApiError;
 use crate::labels::Labels;
 use leptos::prelude::*;
 use std::sync::Arc;

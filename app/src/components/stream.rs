@@ -6,9 +6,9 @@
 //! The widget keeps polling whenever the stream is not up: blocked, failing, hidden, or an
 //! old server that has no stream.
 
-use crate::error::ApiError;
+use crate::contract::names::{route, SHARE};
+use crate::contract::{ApiError, Filter, LiveEvent, RecentPage};
 use crate::host::Host;
-use crate::model::{Filter, RecentPage};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use std::cell::RefCell;
@@ -161,8 +161,9 @@ async fn back_off(failures: &mut u32) {
 
 /// The stream's URL for a widget: its server (empty: this page's), workspace, filter and cap.
 pub fn url(server: &str, ws: &str, filter: Filter, cap: u32) -> String {
-    let (ws, filter) = (js_sys::encode_uri_component(ws), filter.as_str());
-    format!("{server}/api/v1/workspaces/{ws}/live?filter={filter}&cap={cap}")
+    let ws = String::from(js_sys::encode_uri_component(ws));
+    let path = route::fill(route::LIVE, &ws, None);
+    format!("{server}{path}?filter={}&cap={cap}", filter.as_str())
 }
 
 /// One stream, read until it ends (or is aborted: the page was hidden, the filter changed).
@@ -221,18 +222,18 @@ async fn read_until_end(
         buf.extend(bytes.to_vec());
         while let Some(at) = buf.windows(2).position(|w| w == b"\n\n") {
             let block: Vec<u8> = buf.drain(..at + 2).collect();
-            match parse(&block) {
-                Some((b"page", data)) => match page(data) {
+            match parse(&block).and_then(|(name, data)| Some((LiveEvent::from_wire(name)?, data))) {
+                Some((LiveEvent::Page, data)) => match page(data) {
                     Some(page) => on_page(page),
                     // A page this widget cannot read (a server of another version): poll, which
                     // shows the error, rather than keep showing cards the stream has moved past.
                     None => return Ok(End::Failed),
                 },
-                Some((b"unauthenticated", _)) => return Ok(End::Unauthenticated),
+                Some((LiveEvent::Unauthenticated, _)) => return Ok(End::Unauthenticated),
                 // The store is not answering: poll (which says so) until the stream is back.
-                Some((b"unavailable", _)) => return Ok(End::Failed),
-                Some((b"reconnect", _)) => return Ok(End::Reconnect),
-                _ => {}
+                Some((LiveEvent::Unavailable, _)) => return Ok(End::Failed),
+                Some((LiveEvent::Reconnect, _)) => return Ok(End::Reconnect),
+                None => {}
             }
         }
     }
@@ -241,7 +242,7 @@ async fn read_until_end(
 /// The stream's request, through the loader's share.js when it is there (one stream per
 /// browser: public/share.js); else (a page that loaded the glue itself) the browser's `fetch`.
 fn fetch_live(url: &str, init: &web_sys::RequestInit) -> Result<js_sys::Promise, JsValue> {
-    let share = js_sys::Reflect::get(&js_sys::global(), &js_sys::Symbol::for_("pickup:share"))?;
+    let share = js_sys::Reflect::get(&js_sys::global(), &js_sys::Symbol::for_(SHARE))?;
     match js_sys::Reflect::get(&share, &"fetch".into()).map(JsCast::dyn_into::<js_sys::Function>) {
         Ok(Ok(fetch)) => fetch.call2(&JsValue::NULL, &url.into(), init)?.dyn_into(),
         _ => Ok(window().fetch_with_str_and_init(url, init)),

@@ -5,8 +5,7 @@
 use super::auth::{Authorized, Grant};
 use super::state::{AppState, MAX_BODY_BYTES};
 use crate::error::Error;
-use app::error::ApiError;
-use app::model::Filter;
+use app::contract::{ApiError, Cap, Filter};
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
 use axum::http::request::Parts;
@@ -121,7 +120,8 @@ pub(super) struct RecentQuery {
 /// One page of a stream: whose items, how many cards.
 pub(super) type View = (Filter, u32);
 
-/// `all:8,mine:20`: one page per filter, each cap 1 to 50. Pure, so unit-tested here.
+/// `all:8,mine:20`: one page per filter, each cap judged as every door judges one
+/// ([`Cap::judge`]: brought into 1..=50). Pure, so unit-tested here.
 pub(super) fn views(list: &str) -> Result<Vec<View>, Error> {
     let refuse = |why: &str| {
         Error::MalformedBody(format!(
@@ -139,9 +139,7 @@ pub(super) fn views(list: &str) -> Result<Vec<View>, Error> {
         let cap: u32 = cap
             .parse()
             .map_err(|_| refuse(&format!("{cap} is not a number")))?;
-        if !(app::model::MIN_CAP..=app::model::MAX_CAP).contains(&cap) {
-            return Err(refuse(&format!("cap {cap} is not 1 to 50")));
-        }
+        let cap = Cap::clamped(cap).get();
         if views.iter().any(|(f, _)| *f == filter) {
             return Err(refuse("each filter once"));
         }
@@ -175,11 +173,15 @@ mod tests {
             views("mine:20,all:1").unwrap(),
             vec![(Filter::Mine, 20), (Filter::All, 1)]
         );
+        // Out of range is brought into range, as `?cap=` is on every door.
+        assert_eq!(
+            views("all:0,mine:51").unwrap(),
+            vec![(Filter::All, 1), (Filter::Mine, 50)]
+        );
         for bad in [
             "",
             "all",
-            "all:0",
-            "all:51",
+            "all:-1",
             "all:x",
             "some:3",
             "all:3,all:4",

@@ -21,7 +21,7 @@ pub(super) const BEARER: &str = "bearer";
     ),
     modifiers(&BearerJwt),
     security(("bearer" = [])),
-    components(schemas(app::error::ApiError, app::error::ErrorCode)),
+    components(schemas(app::contract::ApiError, app::contract::ErrorCode)),
     tags(
         (name = "items", description = "Register, read, update, remove and dismiss items"),
         (name = "recent", description = "The viewer's page of cards, once or as a live stream"),

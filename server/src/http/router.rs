@@ -101,7 +101,7 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
         .expose_headers([
             header::ETAG,
             X_REQUEST_ID,
-            HeaderName::from_static(app::model::EXPIRES_IN),
+            HeaderName::from_static(app::contract::EXPIRES_IN),
         ]);
     Router::new()
         .merge(api)

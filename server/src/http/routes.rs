@@ -6,9 +6,8 @@ use super::auth::{Authorized, Read, Write};
 use super::extract::{recent_query, JsonBody, Names, RecentQuery, RecentQueryResult};
 use super::state::AppState;
 use crate::error::Error;
-use crate::index::{ItemRecord, ItemUpdate, NewItem};
-use app::error::ApiError;
-use app::model::RecentPage;
+use app::contract::names::route;
+use app::contract::{ApiError, ItemRecord, ItemUpdate, NewItem, RecentPage};
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -24,7 +23,7 @@ pub(super) struct OpenApiJson(pub(super) Bytes);
 
 #[utoipa::path(
     get,
-    path = "/api/v1/openapi.json",
+    path = route::OPENAPI,
     tag = "meta",
     summary = "This document (no token needed)",
     security(()),
@@ -81,7 +80,7 @@ fn with_expiry(mut res: Response, s: &AppState, record: &ItemRecord) -> Response
     if let Ok(id) = crate::index::ItemId::parse(&record.id) {
         let left = s.pickup.index.expires_in(&id).as_secs();
         res.headers_mut()
-            .insert(app::model::EXPIRES_IN, HeaderValue::from(left));
+            .insert(app::contract::EXPIRES_IN, HeaderValue::from(left));
     }
     res
 }
@@ -96,7 +95,7 @@ fn with_etag(body: impl IntoResponse, status: StatusCode, e_tag: Option<String>)
 
 #[utoipa::path(
     post,
-    path = "/api/v1/workspaces/{ws}/items",
+    path = route::ITEMS,
     tag = "items",
     summary = "Register an item",
     description = "A new run of `key`: its id is chosen by the server. Needs the write scope; \
@@ -136,7 +135,7 @@ pub(super) async fn register(
 
 #[utoipa::path(
     put,
-    path = "/api/v1/workspaces/{ws}/items/{id}",
+    path = route::ITEM,
     tag = "items",
     summary = "Update an item (its owner only)",
     description = "The whole record as the producer now sees it; a running item's update is its \
@@ -188,7 +187,7 @@ pub(super) async fn update(
 
 #[utoipa::path(
     get,
-    path = "/api/v1/workspaces/{ws}/items/{id}",
+    path = route::ITEM,
     tag = "items",
     summary = "Read an item's record",
     params(
@@ -217,7 +216,7 @@ pub(super) async fn get_item(
 
 #[utoipa::path(
     delete,
-    path = "/api/v1/workspaces/{ws}/items/{id}",
+    path = route::ITEM,
     tag = "items",
     summary = "Remove an item (its owner only)",
     params(
@@ -245,7 +244,7 @@ pub(super) async fn remove(
 
 #[utoipa::path(
     post,
-    path = "/api/v1/workspaces/{ws}/items/{id}/dismiss",
+    path = route::DISMISS,
     tag = "items",
     summary = "Hide an item from the caller's own page",
     params(
@@ -273,7 +272,7 @@ pub(super) async fn dismiss(
 
 #[utoipa::path(
     get,
-    path = "/api/v1/workspaces/{ws}/recent",
+    path = route::RECENT,
     tag = "recent",
     summary = "The caller's page of cards, newest first",
     params(("ws" = String, Path, description = "The workspace"), RecentQuery),

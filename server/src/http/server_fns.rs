@@ -3,7 +3,7 @@
 
 use super::extract::bearer;
 use super::state::{AppState, MAX_BODY_BYTES};
-use app::error::ApiError;
+use app::contract::ApiError;
 use app::service::Bearer;
 use axum::body::Body;
 use axum::extract::{Request, State};

@@ -5,7 +5,8 @@ use super::extract::{bearer, recent_query, views, RecentQuery, RecentQueryResult
 use super::state::AppState;
 use crate::error::Error;
 use crate::live::{Recheck, Rechecks};
-use app::error::ApiError;
+use app::contract::names::route;
+use app::contract::{ApiError, LiveEvent, ViewPage};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
@@ -16,21 +17,12 @@ use std::time::Duration;
 /// server and the browser do not close it as idle.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
-/// A page of a stream of several: the page, and which of them it is.
-#[derive(serde::Serialize)]
-struct ViewPage<'a> {
-    filter: app::model::Filter,
-    cap: u32,
-    #[serde(flatten)]
-    page: &'a app::model::RecentPage,
-}
-
 /// `GET /api/v1/workspaces/{ws}/live`: the viewer's page as server-sent events, read with
 /// `fetch` (the token travels in `Authorization`, never in the URL). Refusals (401, 403, 400)
 /// come before the stream, as JSON errors like every route's.
 #[utoipa::path(
     get,
-    path = "/api/v1/workspaces/{ws}/live",
+    path = route::LIVE,
     tag = "recent",
     summary = "The caller's page as server-sent events",
     description = "`event: page` (data: a RecentPage; with `views`, a RecentPage with its \
@@ -64,7 +56,7 @@ pub(super) async fn live(
         ));
     }
     // One page, or several in one stream (`views`): each is its own subscription.
-    let wanted: Vec<(Option<View>, Option<u32>, app::model::Filter)> = match &q.views {
+    let wanted: Vec<(Option<View>, Option<u32>, app::contract::Filter)> = match &q.views {
         None => vec![(None, q.cap, q.filter)],
         Some(_) if q.cap.is_some() => {
             return Err(Error::MalformedBody(
@@ -109,27 +101,27 @@ pub(super) async fn live(
     let events = frames.map(|(view, frame)| {
         let event = match frame {
             Frame::Event(Event::Page(page)) => match view {
-                None => sse::Event::default().event("page").json_data(page),
-                Some((filter, cap)) => sse::Event::default().event("page").json_data(ViewPage {
-                    filter,
-                    cap,
-                    page: &page,
-                }),
+                None => sse::Event::default()
+                    .event(LiveEvent::Page.as_str())
+                    .json_data(page),
+                Some((filter, cap)) => sse::Event::default()
+                    .event(LiveEvent::Page.as_str())
+                    .json_data(ViewPage { filter, cap, page }),
             },
             Frame::Event(Event::Unavailable) => {
                 let e = ApiError::new(
-                    app::error::ErrorCode::StoreUnavailable,
+                    app::contract::ErrorCode::StoreUnavailable,
                     "the object store did not answer; the last page stands, and this stream retries",
                 );
-                sse::Event::default().event("unavailable").json_data(e)
+                sse::Event::default().event(LiveEvent::Unavailable.as_str()).json_data(e)
             }
             Frame::Unauthenticated => {
                 let e = ApiError::from(Error::Unauthenticated(
                     "the token expired or no longer holds (its key was withdrawn, or the workspace is no longer granted); get a new one".into(),
                 ));
-                sse::Event::default().event("unauthenticated").json_data(e)
+                sse::Event::default().event(LiveEvent::Unauthenticated.as_str()).json_data(e)
             }
-            Frame::Reconnect => Ok(sse::Event::default().event("reconnect").data("{}")),
+            Frame::Reconnect => Ok(sse::Event::default().event(LiveEvent::Reconnect.as_str()).data("{}")),
         };
         Ok::<_, std::convert::Infallible>(event.expect("a page serialises"))
     });

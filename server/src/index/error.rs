@@ -5,7 +5,7 @@ use super::core::id::{IdError, ItemId};
 use super::core::names::NameError;
 use super::core::record::BodyError;
 use super::store::{BadValidator, StoreError};
-use app::error::ErrorCode;
+use app::contract::ErrorCode;
 use thiserror::Error;
 
 #[derive(Debug, Error)]

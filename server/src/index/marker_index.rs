@@ -17,7 +17,7 @@ use crate::index::Limits;
 use crate::index::ReadCache;
 use crate::index::Workspace;
 use crate::index::{IndexError, Result};
-use app::model::RecentPage;
+use app::contract::RecentPage;
 use std::sync::Arc;
 
 #[derive(Clone)]

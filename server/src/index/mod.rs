@@ -28,8 +28,8 @@ pub use self::core::id::{IdError, ItemId};
 pub use self::core::names::{NameError, SubKey, UserId, Workspace};
 pub use self::core::plan::{Ages, Budget, Listing, Planner, Reason, RIVALS_PER_KEY};
 pub use self::core::record::{
-    check_title, check_url, is_unsafe_char, BodyError, ItemRecord, ItemUpdate, NewItem, Producer,
-    RecordError, MAX_TITLE_CHARS,
+    check_as_written, check_title, check_url, is_unsafe_char, new_record, updated_record,
+    BodyError, Producer, RecordError,
 };
 pub use self::core::verdict::{judge, Limits, Lookup, Verdict};
 pub use self::error::{IndexError, Result};

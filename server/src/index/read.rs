@@ -11,7 +11,7 @@ use crate::index::{judge, settle, Lookup, Verdict};
 use crate::index::{Ages, Budget, Listing, Planner, Reason};
 use crate::index::{IndexError, Result};
 use crate::index::{UserId, Workspace};
-use app::model::{Card, Filter, RecentPage, MAX_CAP, MIN_CAP};
+use app::contract::{Card, Filter, RecentPage, MAX_CAP, MIN_CAP};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 

@@ -6,10 +6,10 @@ use super::read::unreadable;
 use crate::index::store::Version;
 use crate::index::store::{Expect, Key, StoreError, Stored};
 use crate::index::ItemId;
-use crate::index::{owner_and_time, ItemRecord, ItemUpdate, NewItem};
+use crate::index::{new_record, owner_and_time, updated_record};
 use crate::index::{IndexError, Producer, Result};
 use crate::index::{UserId, Workspace};
-use app::model::Owner;
+use app::contract::{ItemRecord, ItemUpdate, NewItem, Owner};
 
 /// How many times register moves `created_ms` on by 1 ms when its id is taken.
 const CREATE_ATTEMPTS: u64 = 5;
@@ -46,7 +46,7 @@ impl Index {
         let now = self.now_for_writes().await;
         for attempt in 0..CREATE_ATTEMPTS {
             let id = ItemId::new(now + attempt, key.clone())?;
-            let record = ItemRecord::new(ws, &id, item, owner.clone())?;
+            let record = new_record(ws, &id, item, owner.clone())?;
             let body =
                 bytes::Bytes::from(serde_json::to_vec(&record).expect("a record serialises"));
             let key = Key::Record(ws.clone(), id.clone());
@@ -96,7 +96,7 @@ impl Index {
             // even when a registration's id was dated a millisecond ahead or the previous
             // writer's clock ran ahead within the skew `clock_check` allows.
             let at = self.now_for_writes().await.max(last + 1);
-            let record = ItemRecord::updated(ws, id, up, owner, at)?;
+            let record = updated_record(ws, id, up, owner, at)?;
             let body =
                 bytes::Bytes::from(serde_json::to_vec(&record).expect("a record serialises"));
             let expected = match &if_match {

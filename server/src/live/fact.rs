@@ -4,7 +4,8 @@
 //! record again at its next reconcile.
 
 use crate::index::store::{Key, Version};
-use crate::index::{Index, IndexError, ItemId, ItemRecord, RecordError, UserId, Workspace};
+use crate::index::{check_as_written, Index, IndexError, ItemId, RecordError, UserId, Workspace};
+use app::contract::ItemRecord;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -168,7 +169,7 @@ impl Fact {
                 version,
             } => {
                 let id = index.item_id(&record.id)?;
-                record.check_as_written(&ws, &id)?;
+                check_as_written(&record, &ws, &id)?;
                 // Its times are a server's, so no later than now plus the skew either: a time
                 // ahead would make every true fact after it look older.
                 let latest = index.clock.now_ms() + index.limits.max_skew_ms;
@@ -230,8 +231,8 @@ impl Fact {
 mod tests {
     use super::*;
     use crate::index::store::{ListOrder, Store};
-    use crate::index::{Limits, ManualClock, NewItem, SubKey};
-    use app::model::Owner;
+    use crate::index::{Limits, ManualClock, SubKey};
+    use app::contract::{NewItem, Owner};
     use std::sync::Arc;
 
     const NOW: u64 = 1_700_000_000_000;
@@ -259,7 +260,7 @@ mod tests {
             sub: "ada".into(),
             name: "Ada".into(),
         };
-        let record = ItemRecord::new(&ws, &id, &item, owner).unwrap();
+        let record = crate::index::new_record(&ws, &id, &item, owner).unwrap();
         Fact::record(&ws, &record, true, version).unwrap()
     }
 

@@ -26,7 +26,7 @@ pub use subscription::{Event, Frame, Recheck, Rechecks, Subscription, RECHECK_EV
 
 use crate::error::Error;
 use crate::index::{Index, UserId, Workspace};
-use app::model::{Filter, RecentPage, MAX_CAP};
+use app::contract::{Filter, RecentPage, MAX_CAP};
 use replica::{Applied, Replica};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};

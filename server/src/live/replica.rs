@@ -5,8 +5,8 @@
 
 use super::fact::{Change, Fact};
 use crate::index::store::{uncounted, Expect, Key, KeyKind, ListOrder, Scope, Store, Version};
-use crate::index::{Index, IndexError, ItemId, ItemRecord, Read, UserId, Workspace};
-use app::model::Filter;
+use crate::index::{Index, IndexError, ItemId, Read, UserId, Workspace};
+use app::contract::{Filter, ItemRecord};
 use bytes::Bytes;
 use object_store::memory::InMemory;
 use std::collections::HashMap;
@@ -283,8 +283,8 @@ impl Replica {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::{Limits, ManualClock, NewItem, Producer};
-    use app::model::Status;
+    use crate::index::{Limits, ManualClock, Producer};
+    use app::contract::{NewItem, Status};
     use proptest::prelude::*;
 
     const NOW: u64 = 1_800_000_000_000;
@@ -370,7 +370,7 @@ mod tests {
                 Status::Failed,
                 Status::Cancelled,
             ][it.status as usize];
-            let up = crate::index::ItemUpdate::new("t", status);
+            let up = app::contract::ItemUpdate::new("t", status);
             if let Ok((updated, _)) = at(it.written_min)
                 .update(ws, &id, &up, &who.user, None)
                 .await
@@ -437,7 +437,7 @@ mod tests {
         real.register(&ws, &new_item("k"), &ada).await.unwrap();
         let second = real.register(&ws, &new_item("k"), &ada).await.unwrap();
         let id = ItemId::parse(&second.id).unwrap();
-        let up = crate::index::ItemUpdate::new("t", Status::Succeeded);
+        let up = app::contract::ItemUpdate::new("t", Status::Succeeded);
         let (updated, _) = real.update(&ws, &id, &up, &ada.user, None).await.unwrap();
         assert!(updated.updated_at > second.updated_at);
         let mut replica = Replica::new(&ws, &real);

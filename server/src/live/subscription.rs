@@ -1,7 +1,7 @@
 //! One viewer's subscription to a watcher: the pages it is sent, and the frames of its stream.
 
 use super::{Snapshot, StreamSlot, View, Watcher};
-use app::model::RecentPage;
+use app::contract::RecentPage;
 use futures::future::BoxFuture;
 use std::sync::Arc;
 use std::time::Duration;

@@ -14,7 +14,7 @@
 //! owner's marker but not the workspace's marker. Such an item is seen by its owner only;
 //! adopting it would report the run where nobody else looks, so it is registered again.
 
-use app::model::Card;
+use app::contract::Card;
 use chrono::{DateTime, Utc};
 use std::time::Duration;
 
@@ -47,7 +47,7 @@ pub(super) fn adoptable(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use app::model::{Owner, Status};
+    use app::contract::{Owner, Status};
 
     fn card(id: &str, key: &str, status: Status, created_at: &str) -> Card {
         Card {

@@ -2,10 +2,9 @@
 //! caller's own recent items), with errors that say whether trying again can help and whether
 //! a request that failed may still have been applied.
 
-use crate::index::{ItemRecord, ItemUpdate, NewItem};
 use crate::peer::{printable, read_bounded, BodyError};
-use app::error::ApiError;
-use app::model::{Card, Filter, RecentPage};
+use app::contract::names::route;
+use app::contract::{ApiError, Card, Filter, ItemRecord, ItemUpdate, NewItem, RecentPage};
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 use std::time::Duration;
@@ -147,14 +146,19 @@ impl Client {
         self.base.as_str()
     }
 
-    /// `{base}/api/v1/workspaces/{ws}/…`, each name one path segment (escaped, never a `/`).
-    fn url(&self, ws: &str, rest: &[&str]) -> Url {
+    /// `{base}` and one of the contract's routes, its `{ws}` and `{id}` filled in, each one
+    /// path segment (escaped, never a `/`).
+    fn url(&self, route: &str, ws: &str, id: Option<&str>) -> Url {
+        let segments = route.trim_start_matches('/').split('/').map(|s| match s {
+            "{ws}" => ws,
+            "{id}" => id.expect("a route of an item is given its id"),
+            s => s,
+        });
         let mut url = self.base.clone();
         url.path_segments_mut()
             .expect("an http(s) URL has a path")
             .pop_if_empty()
-            .extend(["api", "v1", "workspaces", ws])
-            .extend(rest);
+            .extend(segments);
         url
     }
 
@@ -170,7 +174,7 @@ impl Client {
         ws: &str,
         item: &NewItem,
     ) -> Result<(ItemRecord, Option<Duration>), ClientError> {
-        let url = self.url(ws, &["items"]);
+        let url = self.url(route::ITEMS, ws, None);
         self.json_expiring(self.request(Method::POST, url).json(item), None)
             .await
     }
@@ -194,18 +198,18 @@ impl Client {
         up: &ItemUpdate,
         timeout: Option<Duration>,
     ) -> Result<(ItemRecord, Option<Duration>), ClientError> {
-        let url = self.url(ws, &["items", id]);
+        let url = self.url(route::ITEM, ws, Some(id));
         self.json_expiring(self.request(Method::PUT, url).json(up), timeout)
             .await
     }
 
     pub async fn get(&self, ws: &str, id: &str) -> Result<ItemRecord, ClientError> {
-        let url = self.url(ws, &["items", id]);
+        let url = self.url(route::ITEM, ws, Some(id));
         self.json(self.request(Method::GET, url), None).await
     }
 
     pub async fn remove(&self, ws: &str, id: &str) -> Result<(), ClientError> {
-        let url = self.url(ws, &["items", id]);
+        let url = self.url(route::ITEM, ws, Some(id));
         self.send(self.request(Method::DELETE, url), None)
             .await
             .map(drop)
@@ -214,7 +218,7 @@ impl Client {
     /// The newest cards of `ws` (one per key, up to 50): the caller's own (`Filter::Mine`) or
     /// everyone's.
     pub async fn recent(&self, ws: &str, filter: Filter) -> Result<Vec<Card>, ClientError> {
-        let mut url = self.url(ws, &["recent"]);
+        let mut url = self.url(route::RECENT, ws, None);
         url.query_pairs_mut()
             .append_pair("filter", filter.as_str())
             .append_pair("cap", "50");
@@ -242,7 +246,7 @@ impl Client {
         let (url, res) = self.send(req, timeout).await?;
         let expires_in = res
             .headers()
-            .get(app::model::EXPIRES_IN)
+            .get(app::contract::EXPIRES_IN)
             .and_then(|v| v.to_str().ok()?.parse().ok())
             .map(Duration::from_secs);
         let bytes = match read_bounded(res, MAX_ANSWER_BYTES).await {
@@ -351,12 +355,12 @@ mod tests {
     fn urls_keep_a_prefix_and_escape_names() {
         let c = Client::new("https://h.example/pickup/", "t").unwrap();
         assert_eq!(
-            c.url("acme", &["items", "a/b"]).as_str(),
+            c.url(route::ITEM, "acme", Some("a/b")).as_str(),
             "https://h.example/pickup/api/v1/workspaces/acme/items/a%2Fb"
         );
         let c = Client::new("http://127.0.0.1:3000", "t").unwrap();
         assert_eq!(
-            c.url("acme", &["recent"]).as_str(),
+            c.url(route::RECENT, "acme", None).as_str(),
             "http://127.0.0.1:3000/api/v1/workspaces/acme/recent"
         );
     }

@@ -3,9 +3,8 @@
 //! of JSON; `rm` prints nothing. A failure is an error (exit status 1) that says what the
 //! server said.
 
-use crate::index::{ItemRecord, ItemUpdate, NewItem};
 use crate::producer::client::Client;
-use app::model::Status;
+use app::contract::{ItemRecord, ItemUpdate, NewItem, Status};
 
 /// What `update` and `finish` change; what is not given stays as the record has it.
 #[derive(Debug, Clone, Default)]
@@ -61,7 +60,7 @@ pub async fn remove(client: &Client, ws: &str, id: &str) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use app::model::Owner;
+    use app::contract::Owner;
 
     fn record(status: Status) -> ItemRecord {
         let t = "2026-11-30T12:00:00Z".parse().unwrap();

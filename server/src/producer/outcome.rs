@@ -2,8 +2,7 @@
 //! and the wrapper's own exit status (the command's: its code, or 128 + the signal that
 //! killed it, as shells report it).
 
-use crate::index::MAX_TITLE_CHARS;
-use app::model::Status;
+use app::contract::{Status, MAX_TITLE_CHARS};
 use nix::sys::signal::Signal;
 use std::os::unix::process::ExitStatusExt;
 

@@ -4,12 +4,11 @@
 //! ends, trying for a bounded time. It never holds the command up: the command runs in its own
 //! process and this runs beside it; every failure is a warning on standard error.
 
-use crate::index::{ItemUpdate, NewItem};
 use crate::producer::adopt::adoptable;
 use crate::producer::client::{Client, ClientError};
 use crate::producer::outcome::{titled, Outcome};
 use crate::producer::progress::Throttle;
-use app::model::{Filter, Status};
+use app::contract::{Filter, ItemUpdate, NewItem, Status};
 use backon::BackoffBuilder;
 use chrono::{DateTime, Utc};
 use std::time::Duration;

@@ -13,13 +13,13 @@ pub mod redis;
 pub mod server;
 pub mod stream;
 
-use app::model::{Owner, Status};
+use app::contract::{ItemUpdate, NewItem, Owner, Status};
 use pickup::index::store::{ListOrder, Store};
 use pickup::index::Index;
 use pickup::index::Limits;
 use pickup::index::ManualClock;
+use pickup::index::Producer;
 use pickup::index::Workspace;
-use pickup::index::{ItemUpdate, NewItem, Producer};
 use std::sync::Arc;
 
 /// 2027-01-15, so test ids are realistic.

@@ -4,7 +4,7 @@
 use crate::common::backends::Backend;
 use crate::common::*;
 use crate::support::*;
-use app::model::Status;
+use app::contract::Status;
 use pickup::index::store::{Expect, StoreError};
 use pickup::index::IndexError;
 use pickup::index::ManualClock;

@@ -5,7 +5,7 @@ use crate::common::backends::Backend;
 use crate::common::fault::Op;
 use crate::common::*;
 use crate::support::*;
-use app::model::{Filter, Status};
+use app::contract::{Filter, Status};
 use pickup::index::IndexError;
 use pickup::index::ManualClock;
 use pickup::index::Reason;

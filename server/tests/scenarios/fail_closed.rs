@@ -4,7 +4,7 @@ use crate::common::backends::{unique, Backend};
 use crate::common::fault::Op;
 use crate::common::*;
 use crate::support::*;
-use app::model::{Filter, Status};
+use app::contract::{Filter, Status};
 use pickup::index::store::Store;
 use pickup::index::Index;
 use pickup::index::Limits;

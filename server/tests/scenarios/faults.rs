@@ -6,7 +6,7 @@ use crate::common::backends::Backend;
 use crate::common::fault::{Held, Op, When};
 use crate::common::*;
 use crate::support::*;
-use app::model::{Filter, Status};
+use app::contract::{Filter, Status};
 use pickup::index::ItemId;
 use pickup::index::ManualClock;
 use pickup::index::SubKey;

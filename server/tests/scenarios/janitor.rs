@@ -3,7 +3,7 @@
 use crate::common::backends::Backend;
 use crate::common::*;
 use crate::support::*;
-use app::model::Status;
+use app::contract::Status;
 use pickup::index::ItemId;
 use pickup::index::Reason;
 use pickup::index::{Clock, ManualClock};

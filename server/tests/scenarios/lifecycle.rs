@@ -6,7 +6,7 @@ use crate::common::backends::Backend;
 use crate::common::fault::{Op, When};
 use crate::common::*;
 use crate::support::open_faulty;
-use app::model::{Filter, Status};
+use app::contract::{Filter, Status};
 use pickup::index::Clock;
 use pickup::index::ItemId;
 use pickup::index::ManualClock;

@@ -5,7 +5,7 @@ use crate::common::backends::Backend;
 use crate::common::fault::Op;
 use crate::common::*;
 use crate::support::*;
-use app::model::{Filter, Status};
+use app::contract::{Filter, Status};
 use futures::StreamExt;
 use pickup::index::ManualClock;
 use std::time::Instant;

@@ -7,7 +7,7 @@ use crate::common;
 
 use crate::common::naive::NaiveList;
 use crate::common::*;
-use app::model::{Filter, Status};
+use app::contract::{Filter, Status};
 
 use pickup::index::ItemId;
 use pickup::index::ManualClock;
@@ -130,8 +130,8 @@ mod properties {
 /// ETag carries the version, and the update the store receives has it.
 #[tokio::test]
 async fn if_match_carries_the_version_a_generation_store_needs() {
+    use app::contract::ItemUpdate;
     use common::generations::Generations;
-    use pickup::index::ItemUpdate;
     let clock = ManualClock::new(T0);
     let gens = Arc::new(Generations::new(Arc::new(
         object_store::memory::InMemory::new(),

@@ -4,7 +4,7 @@ use crate::common::backends::Backend;
 use crate::common::fault::Op;
 use crate::common::*;
 use crate::support::*;
-use app::model::{Filter, Status};
+use app::contract::{Filter, Status};
 use pickup::index::ManualClock;
 
 /// Mine shows the viewer's own items only; stalled items are live and flagged.

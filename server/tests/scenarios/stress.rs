@@ -6,7 +6,7 @@
 
 use crate::common::naive::NaiveList;
 use crate::common::*;
-use app::model::{Filter, Status};
+use app::contract::{Filter, Status};
 use pickup::index::ManualClock;
 use pickup::index::UserId;
 use std::collections::HashSet;

@@ -3,13 +3,12 @@
 use crate::common::backends::Backend;
 use crate::common::fault::FaultStore;
 use crate::common::*;
-use app::model::Status;
+use app::contract::{ItemRecord, ItemUpdate, Status};
 use pickup::index::store::{Expect, Scope, Store};
 use pickup::index::Index;
 use pickup::index::ItemId;
 use pickup::index::Limits;
 use pickup::index::ManualClock;
-use pickup::index::{ItemRecord, ItemUpdate};
 use pickup::index::{SubKey, UserId};
 use std::sync::Arc;
 
@@ -35,7 +34,7 @@ pub fn up(status: Status, progress: f64) -> ItemUpdate {
 }
 
 /// The ids of a page's cards, in the page's order.
-pub fn shown(page: &app::model::RecentPage) -> Vec<String> {
+pub fn shown(page: &app::contract::RecentPage) -> Vec<String> {
     page.cards.iter().map(|c| c.id.clone()).collect()
 }
 

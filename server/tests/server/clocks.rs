@@ -241,7 +241,7 @@ async fn a_slow_store_is_not_a_clock_that_is_off() {
         user: UserId::parse("ada").unwrap(),
         name: "Ada".into(),
     };
-    let item = pickup::index::NewItem {
+    let item = app::contract::NewItem {
         key: "k".into(),
         title: "t".into(),
         url: None,

@@ -286,7 +286,7 @@ async fn one_stream_carries_several_pages_each_as_recent_gives_it() {
     );
 
     for query in [
-        "views=all:0",
+        "views=all:x",
         "views=all:2,all:3",
         "views=some:2",
         "views=all:2&cap=3",
@@ -309,4 +309,49 @@ async fn one_stream_carries_several_pages_each_as_recent_gives_it() {
         .await
         .unwrap();
     assert_eq!(res.status(), 400);
+}
+
+/// One rule for a cap on every door (`app::contract::Cap`): a number out of range is brought
+/// into 1..=50, never refused, on `/recent`, on `/live` by `cap` and by `views`, and in the
+/// widget's server function alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_door_judges_a_cap_alike() {
+    let s = Server::start(&[("PICKUP_LIVE_EVERY", "1h")]);
+    let ada = token("ada", "acme", true, "1h");
+    for key in ["a", "b"] {
+        register(&s, &ada, key).await;
+    }
+    let recent = get_json(
+        &format!("{}/api/v1/workspaces/acme/recent?cap=0", s.url),
+        &ada,
+    )
+    .await;
+    let server_fn: Value = client()
+        .post(format!("{}/api/recent", s.url))
+        .bearer_auth(&ada)
+        .json(&json!({"ws": "acme", "filter": "all", "cap": 0, "before": null}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let mut by_cap = Events::open_with(&s, "acme", &ada, "cap=0").await;
+    let mut by_views = Events::open_with(&s, "acme", &ada, "views=all:0").await;
+    let (_, live) = by_cap.next().await.expect("a page");
+    let (_, view) = by_views.next().await.expect("a page");
+    for (door, page) in [
+        ("recent", &recent),
+        ("server fn", &server_fn),
+        ("live cap", &live),
+        ("live views", &view),
+    ] {
+        assert_eq!(page["cards"].as_array().unwrap().len(), 1, "{door}: {page}");
+        assert_eq!(page["more"], json!(true), "{door}: {page}");
+    }
+    assert_eq!(
+        view["cap"],
+        json!(1),
+        "the view names the cap it was cut at"
+    );
 }

@@ -1,110 +1,15 @@
-//! The item record (`ws/{ws}/items/{id}.json`), written by the item's producer only, and the
-//! request bodies that make one. Validation of what producers send lives here.
+//! The item record (`ws/{ws}/items/{id}.json`, its shape in `app::contract`), written by the
+//! item's producer only: how a request's body makes one, and the checks what producers send
+//! must pass.
 
 use super::id::ItemId;
 use super::names::{UserId, Workspace};
-use app::model::{Card, Owner, Status};
-use chrono::{DateTime, SecondsFormat, Utc};
-use serde::{Deserialize, Serialize};
+use app::contract::{
+    ItemRecord, ItemUpdate, NewItem, Owner, Status, MAX_NAME_CHARS, MAX_TITLE_CHARS, MAX_URL_CHARS,
+};
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
 use thiserror::Error;
-
-pub const MAX_TITLE_CHARS: usize = 200;
-pub(crate) const MAX_URL_CHARS: usize = 2048;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct ItemRecord {
-    pub id: String,
-    pub ws: String,
-    pub key: String,
-    pub title: String,
-    pub url: Option<String>,
-    pub status: Status,
-    pub progress: Option<f64>,
-    pub owner: Owner,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-    pub heartbeat_at: Option<DateTime<Utc>>,
-    pub finished_at: Option<DateTime<Utc>>,
-}
-
-/// `POST /items`: what a producer says when it registers an item. Serialised by the producer
-/// commands (`producer::client`), so both sides read one definition.
-#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NewItem {
-    /// What the item is a run of: 1 to 64 of A-Z, a-z, 0-9 and '-'. A newer run of the same key
-    /// supersedes an older finished one.
-    #[schema(min_length = 1, max_length = 64, pattern = "^[A-Za-z0-9-]+$")]
-    pub key: String,
-    #[schema(min_length = 1, max_length = 200)]
-    pub title: String,
-    /// http(s), or a path starting with `/`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(max_length = 2048)]
-    pub url: Option<String>,
-    /// `queued` when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<Status>,
-    #[serde(default)]
-    #[schema(minimum = 0.0, maximum = 1.0)]
-    pub progress: Option<f64>,
-}
-
-/// `PUT /items/{id}`: the whole record as the producer now sees it. The server fills in what
-/// the id, the clock and the registration already say. A body may carry the record exactly as
-/// `GET` gave it: the fields the server keeps (`id`, `ws`, `key`, `owner`, `created_at`) are
-/// accepted when they match the item and refused, by name, when they do not; `updated_at`,
-/// `heartbeat_at` and `finished_at` are the server's and ignored.
-#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ItemUpdate {
-    #[schema(min_length = 1, max_length = 200)]
-    pub title: String,
-    /// http(s), or a path starting with `/`.
-    #[serde(default)]
-    #[schema(max_length = 2048)]
-    pub url: Option<String>,
-    pub status: Status,
-    #[serde(default)]
-    #[schema(minimum = 0.0, maximum = 1.0)]
-    pub progress: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub heartbeat_at: Option<DateTime<Utc>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub finished_at: Option<DateTime<Utc>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ws: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub owner: Option<Owner>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub created_at: Option<DateTime<Utc>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub updated_at: Option<DateTime<Utc>>,
-}
-
-impl ItemUpdate {
-    /// An update that says only a title and a status.
-    pub fn new(title: impl Into<String>, status: Status) -> Self {
-        ItemUpdate {
-            title: title.into(),
-            url: None,
-            status,
-            progress: None,
-            heartbeat_at: None,
-            finished_at: None,
-            id: None,
-            ws: None,
-            key: None,
-            owner: None,
-            created_at: None,
-            updated_at: None,
-        }
-    }
-}
 
 /// Just the owner of a stored record and when it was last written: read leniently (a record
 /// written by a newer version with fields or statuses this one does not know still has them).
@@ -166,8 +71,6 @@ pub enum RecordError {
     #[error(transparent)]
     Body(#[from] BodyError),
 }
-
-pub(crate) const MAX_NAME_CHARS: usize = 200;
 
 /// Characters no displayed text may hold: control characters, and the bidirectional controls
 /// that make text display in another order than it is stored (U+202E turns `fdp.exe` into
@@ -234,125 +137,107 @@ pub(crate) fn ms_to_time(ms: u64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis(ms as i64).unwrap_or_default()
 }
 
-fn rfc3339(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+/// A new record for `id`, created now.
+pub fn new_record(
+    ws: &Workspace,
+    id: &ItemId,
+    item: &NewItem,
+    owner: Owner,
+) -> Result<ItemRecord, BodyError> {
+    let now = ms_to_time(id.created_ms());
+    let status = check_status(item.status.unwrap_or(Status::Queued))?;
+    Ok(ItemRecord {
+        id: id.to_string(),
+        ws: ws.to_string(),
+        key: id.key().to_string(),
+        title: check_title(&item.title)?,
+        url: check_url(item.url.as_deref())?,
+        status,
+        progress: check_progress(item.progress)?,
+        owner,
+        created_at: now,
+        updated_at: now,
+        heartbeat_at: (status == Status::Running).then_some(now),
+        finished_at: status.is_finished().then_some(now),
+    })
 }
 
-impl ItemRecord {
-    /// A new record for `id`, created now.
-    pub fn new(
-        ws: &Workspace,
-        id: &ItemId,
-        item: &NewItem,
-        owner: Owner,
-    ) -> Result<Self, BodyError> {
-        let now = ms_to_time(id.created_ms());
-        let status = check_status(item.status.unwrap_or(Status::Queued))?;
-        Ok(ItemRecord {
-            id: id.to_string(),
-            ws: ws.to_string(),
-            key: id.key().to_string(),
-            title: check_title(&item.title)?,
-            url: check_url(item.url.as_deref())?,
-            status,
-            progress: check_progress(item.progress)?,
-            owner,
-            created_at: now,
-            updated_at: now,
-            heartbeat_at: (status == Status::Running).then_some(now),
-            finished_at: status.is_finished().then_some(now),
-        })
+/// The record an update describes. No read of the old record's content: whatever the
+/// producer sends is the record, except what the server keeps (`owner`: the registering
+/// token's subject, read from the stored record by the caller).
+pub fn updated_record(
+    ws: &Workspace,
+    id: &ItemId,
+    up: &ItemUpdate,
+    owner: Owner,
+    now_ms: u64,
+) -> Result<ItemRecord, BodyError> {
+    let now = ms_to_time(now_ms);
+    let created_at = ms_to_time(id.created_ms());
+    let id_text = id.to_string();
+    let kept: [(&'static str, bool); 5] = [
+        ("id", up.id.as_ref().is_some_and(|v| *v != id_text)),
+        ("ws", up.ws.as_ref().is_some_and(|v| v != ws.as_str())),
+        (
+            "key",
+            up.key.as_ref().is_some_and(|v| v != id.key().as_str()),
+        ),
+        ("owner", up.owner.as_ref().is_some_and(|v| *v != owner)),
+        ("created_at", up.created_at.is_some_and(|v| v != created_at)),
+    ];
+    if let Some((field, _)) = kept.into_iter().find(|(_, differs)| *differs) {
+        return Err(BodyError::ReadOnly(field));
     }
+    Ok(ItemRecord {
+        id: id_text,
+        ws: ws.to_string(),
+        key: id.key().to_string(),
+        title: check_title(&up.title)?,
+        url: check_url(up.url.as_deref())?,
+        status: check_status(up.status)?,
+        progress: check_progress(up.progress)?,
+        owner,
+        created_at,
+        updated_at: now,
+        // Every accepted update is a heartbeat, dated by this server (by the store's clock
+        // when this server's is off it), whatever the body says: a producer's clock, or a
+        // body copied from a GET, must neither stall a live item nor keep a dead one fresh.
+        heartbeat_at: Some(now),
+        // Likewise the finish: which finished run of a key wins compares these times.
+        finished_at: up.status.is_finished().then_some(now),
+    })
+}
 
-    /// The record an update describes. No read of the old record's content: whatever the
-    /// producer sends is the record, except what the server keeps (`owner`: the registering
-    /// token's subject, read from the stored record by the caller).
-    pub fn updated(
-        ws: &Workspace,
-        id: &ItemId,
-        up: &ItemUpdate,
-        owner: Owner,
-        now_ms: u64,
-    ) -> Result<Self, BodyError> {
-        let now = ms_to_time(now_ms);
-        let created_at = ms_to_time(id.created_ms());
-        let id_text = id.to_string();
-        let kept: [(&'static str, bool); 5] = [
-            ("id", up.id.as_ref().is_some_and(|v| *v != id_text)),
-            ("ws", up.ws.as_ref().is_some_and(|v| v != ws.as_str())),
-            (
-                "key",
-                up.key.as_ref().is_some_and(|v| v != id.key().as_str()),
-            ),
-            ("owner", up.owner.as_ref().is_some_and(|v| *v != owner)),
-            ("created_at", up.created_at.is_some_and(|v| v != created_at)),
-        ];
-        if let Some((field, _)) = kept.into_iter().find(|(_, differs)| *differs) {
-            return Err(BodyError::ReadOnly(field));
-        }
-        Ok(ItemRecord {
-            id: id_text,
-            ws: ws.to_string(),
-            key: id.key().to_string(),
-            title: check_title(&up.title)?,
-            url: check_url(up.url.as_deref())?,
-            status: check_status(up.status)?,
-            progress: check_progress(up.progress)?,
-            owner,
-            created_at,
-            updated_at: now,
-            // Every accepted update is a heartbeat, dated by this server (by the store's clock
-            // when this server's is off it), whatever the body says: a producer's clock, or a
-            // body copied from a GET, must neither stall a live item nor keep a dead one fresh.
-            heartbeat_at: Some(now),
-            // Likewise the finish: which finished run of a key wins compares these times.
-            finished_at: up.status.is_finished().then_some(now),
-        })
+/// Whether `record` could have been written by a server (a peer's fact carries one): it
+/// belongs to `ws` and `id`, and each field passes the rule a request's body passes. A record
+/// read from the store is not held to this (an older server's records still show).
+pub fn check_as_written(
+    record: &ItemRecord,
+    ws: &Workspace,
+    id: &ItemId,
+) -> Result<(), RecordError> {
+    if record.ws != ws.as_str() {
+        return Err(RecordError::Mismatch("ws"));
     }
-
-    /// Whether this record could have been written by a server (a peer's fact carries one): it
-    /// belongs to `ws` and `id`, and each field passes the rule a request's body passes. A record
-    /// read from the store is not held to this (an older server's records still show).
-    pub fn check_as_written(&self, ws: &Workspace, id: &ItemId) -> Result<(), RecordError> {
-        if self.ws != ws.as_str() {
-            return Err(RecordError::Mismatch("ws"));
-        }
-        if self.id != id.to_string() {
-            return Err(RecordError::Mismatch("id"));
-        }
-        if self.key != id.key().as_str() {
-            return Err(RecordError::Mismatch("key"));
-        }
-        UserId::parse(&self.owner.sub).map_err(|_| RecordError::Mismatch("owner"))?;
-        if check_title(&self.title)? != self.title {
-            return Err(BodyError::Title.into());
-        }
-        if check_url(self.url.as_deref())? != self.url {
-            return Err(BodyError::Url.into());
-        }
-        if check_name(&self.owner.name)? != self.owner.name {
-            return Err(BodyError::OwnerName.into());
-        }
-        check_status(self.status)?;
-        check_progress(self.progress)?;
-        Ok(())
+    if record.id != id.to_string() {
+        return Err(RecordError::Mismatch("id"));
     }
-
-    pub fn to_card(&self, stalled: bool) -> Card {
-        Card {
-            id: self.id.clone(),
-            key: self.key.clone(),
-            title: self.title.clone(),
-            url: self.url.clone(),
-            status: self.status,
-            stalled,
-            progress: self.progress,
-            owner: self.owner.clone(),
-            created_at: rfc3339(self.created_at),
-            updated_at: rfc3339(self.updated_at),
-            finished_at: self.finished_at.map(rfc3339),
-        }
+    if record.key != id.key().as_str() {
+        return Err(RecordError::Mismatch("key"));
     }
+    UserId::parse(&record.owner.sub).map_err(|_| RecordError::Mismatch("owner"))?;
+    if check_title(&record.title)? != record.title {
+        return Err(BodyError::Title.into());
+    }
+    if check_url(record.url.as_deref())? != record.url {
+        return Err(BodyError::Url.into());
+    }
+    if check_name(&record.owner.name)? != record.owner.name {
+        return Err(BodyError::OwnerName.into());
+    }
+    check_status(record.status)?;
+    check_progress(record.progress)?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -4,8 +4,7 @@
 
 use super::id::ItemId;
 use super::plan::Reason;
-use super::record::ItemRecord;
-use app::model::{Card, Status};
+use app::contract::{Card, ItemRecord, Status};
 use std::cmp::Reverse;
 
 /// The read path's time limits, in milliseconds.
@@ -163,8 +162,8 @@ fn last_word(card: &Card) -> i64 {
 mod tests {
     use super::*;
     use crate::index::core::names::{SubKey, Workspace};
-    use crate::index::core::record::{ItemRecord, ItemUpdate};
-    use app::model::Owner;
+    use crate::index::core::record::updated_record;
+    use app::contract::{ItemUpdate, Owner};
 
     const NOW: u64 = 1_800_000_000_000;
 
@@ -178,8 +177,8 @@ mod tests {
             sub: "a".into(),
             name: "A".into(),
         };
-        let r = ItemRecord::updated(&Workspace::parse("w").unwrap(), id, &up, owner, updated_ms)
-            .unwrap();
+        let r =
+            updated_record(&Workspace::parse("w").unwrap(), id, &up, owner, updated_ms).unwrap();
         serde_json::to_vec(&r).unwrap()
     }
 

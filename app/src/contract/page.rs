@@ -1,4 +1,4 @@
-//! The shapes that cross the wire between server and widget.
+//! A page of cards: what `recent`, the live stream and the widget's server functions answer.
 
 use serde::{Deserialize, Serialize};
 
@@ -104,6 +104,16 @@ pub struct RecentPage {
     pub generated_at: String,
 }
 
+/// A page of a live stream of several (`/live?views=all:8,mine:20`): the page, and which of
+/// them it is (its cap as the door judged it, [`crate::contract::Cap`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ViewPage {
+    pub filter: Filter,
+    pub cap: u32,
+    #[serde(flatten)]
+    pub page: RecentPage,
+}
+
 /// Whose items to show.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
@@ -123,17 +133,6 @@ impl Filter {
         }
     }
 }
-
-/// The number of cards a page has: the default, and the fewest and most a caller may ask for.
-/// The one home of the rule: the server's checks (`PICKUP_CAP`, the read path), the widget's
-/// options and the loader's prefetch (`public/contract.js`, generated from these) read it.
-pub const DEFAULT_CAP: u32 = 8;
-pub const MIN_CAP: u32 = 1;
-pub const MAX_CAP: u32 = 50;
-
-/// The header on a write's answer that says how many seconds are left before the server's TTL
-/// deletes this run by its name, heartbeats or not: a producer renews before then.
-pub const EXPIRES_IN: &str = "pickup-expires-in";
 
 #[cfg(test)]
 mod tests {

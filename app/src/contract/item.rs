@@ -1,0 +1,134 @@
+//! The REST API's bodies: what a producer sends (`POST …/items`, `PUT …/items/{id}`) and the
+//! item record every write and `GET …/items/{id}` answer with, which is also what the store
+//! holds (`ws/{ws}/items/{id}.json`). The server's checks of what a producer sends are its own
+//! (`server/src/index/core/record.rs`); the bounds they check are these.
+//!
+//! Server-side only (feature `ssr`): the widget reads cards, never records.
+
+use super::page::{Card, Owner, Status};
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
+
+/// The most characters of an item's title, and of a person's display name (an item's owner).
+pub const MAX_TITLE_CHARS: usize = 200;
+pub const MAX_NAME_CHARS: usize = 200;
+/// The most characters of an item's link.
+pub const MAX_URL_CHARS: usize = 2048;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ItemRecord {
+    pub id: String,
+    pub ws: String,
+    pub key: String,
+    pub title: String,
+    pub url: Option<String>,
+    pub status: Status,
+    pub progress: Option<f64>,
+    pub owner: Owner,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub heartbeat_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+/// `POST /items`: what a producer says when it registers an item. Serialised by the producer
+/// client, read by the server.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewItem {
+    /// What the item is a run of: 1 to 64 of A-Z, a-z, 0-9 and '-'. A newer run of the same key
+    /// supersedes an older finished one.
+    #[schema(min_length = 1, max_length = 64, pattern = "^[A-Za-z0-9-]+$")]
+    pub key: String,
+    #[schema(min_length = 1, max_length = 200)]
+    pub title: String,
+    /// http(s), or a path starting with `/`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 2048)]
+    pub url: Option<String>,
+    /// `queued` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<Status>,
+    #[serde(default)]
+    #[schema(minimum = 0.0, maximum = 1.0)]
+    pub progress: Option<f64>,
+}
+
+/// `PUT /items/{id}`: the whole record as the producer now sees it. The server fills in what
+/// the id, the clock and the registration already say. A body may carry the record exactly as
+/// `GET` gave it: the fields the server keeps (`id`, `ws`, `key`, `owner`, `created_at`) are
+/// accepted when they match the item and refused, by name, when they do not; `updated_at`,
+/// `heartbeat_at` and `finished_at` are the server's and ignored.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ItemUpdate {
+    #[schema(min_length = 1, max_length = 200)]
+    pub title: String,
+    /// http(s), or a path starting with `/`.
+    #[serde(default)]
+    #[schema(max_length = 2048)]
+    pub url: Option<String>,
+    pub status: Status,
+    #[serde(default)]
+    #[schema(minimum = 0.0, maximum = 1.0)]
+    pub progress: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heartbeat_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ws: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<Owner>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<DateTime<Utc>>,
+}
+
+impl ItemUpdate {
+    /// An update that says only a title and a status.
+    pub fn new(title: impl Into<String>, status: Status) -> Self {
+        ItemUpdate {
+            title: title.into(),
+            url: None,
+            status,
+            progress: None,
+            heartbeat_at: None,
+            finished_at: None,
+            id: None,
+            ws: None,
+            key: None,
+            owner: None,
+            created_at: None,
+            updated_at: None,
+        }
+    }
+}
+
+impl ItemRecord {
+    /// The record as the widget shows it; `stalled` is the reader's conclusion, not the record's.
+    pub fn to_card(&self, stalled: bool) -> Card {
+        Card {
+            id: self.id.clone(),
+            key: self.key.clone(),
+            title: self.title.clone(),
+            url: self.url.clone(),
+            status: self.status,
+            stalled,
+            progress: self.progress,
+            owner: self.owner.clone(),
+            created_at: rfc3339(self.created_at),
+            updated_at: rfc3339(self.updated_at),
+            finished_at: self.finished_at.map(rfc3339),
+        }
+    }
+}
+
+fn rfc3339(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
