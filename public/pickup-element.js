@@ -8,7 +8,7 @@
 // The element mounts the wasm widget (app/src/mount.rs, the same `mount()` the data- attributes
 // use) into its shadow root, so a host's stylesheet reaches it only through the --pickup-*
 // custom properties and ::part() (style/pickup.css). Attributes and properties map to mount()'s
-// options one to one; README.md, "Embedding", lists them. Its pickup:* events are composed,
+// options one to one; docs/EMBEDDING.md, lists them. Its pickup:* events are composed,
 // so they reach the element and bubble on from it.
 import { ATTRIBUTE, DOM_EVENT, ELEMENT_ATTRIBUTES as ATTRIBUTES } from "./contract.js";
 import { load, cssUrl } from "./loader.js";

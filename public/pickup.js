@@ -1,7 +1,7 @@
 // Pickup's embed loader. A page that loads this module gets the <pickup-recent> element
 // (pickup-element.js) defined, a widget mounted into every element with data-pickup-workspace,
 // and can call mount(element, options) itself, which returns {unmount(), refresh()} (options
-// and events: README.md, "Embedding").
+// and events: docs/EMBEDDING.md).
 //
 //   <pickup-recent workspace="acme" server="https://pickup.example.com"></pickup-recent>
 //   <script type="module" src="https://pickup.example.com/pickup.js"></script>
@@ -48,7 +48,7 @@ try {
   throw e;
 }
 
-/** `mount(element, options)`: README.md, "Embedding". */
+/** `mount(element, options)`: docs/EMBEDDING.md. */
 export function mount(element, options) {
   linkStylesheet();
   return glue.mount(element, options);

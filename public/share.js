@@ -364,7 +364,7 @@ export async function* events(reader) {
 }
 
 /** A page of the shared stream, as a stream of `cap` cards would have sent it: the same first
- *  cards (server/tests/marker_index.rs checks that a smaller cap gives a prefix). Its `more` can
+ *  cards (server/tests/scenarios/marker_index.rs checks that a smaller cap gives a prefix). Its `more` can
  *  be the surer one: the server's page of `cap` says "there may be more" when it did not look
  *  further, and the larger page did. */
 function cut({ filter, cap: _, ...page }, cap) {
