@@ -169,7 +169,7 @@ fn names() -> String {
  *  stream's path, its workspace captured. */
 export const livePath = {live};
 export const recentPath = {recent};
-export const LIVE_PATTERN = {live_pattern};
+export const LIVE_PATTERN = /^{live_pattern}$/;
 
 /** The live stream's event names (names.rs, LiveEvent). */
 export const LIVE_EVENT = {live_events};
@@ -191,10 +191,7 @@ export const ELEMENT_ATTRIBUTES = {attributes:?};
 export const SHARE = {SHARE:?};
 "#,
         live = route_fn(route::LIVE),
-        live_pattern = format!(
-            "/^{}$/",
-            route::LIVE.replace('/', "\\/").replace("{ws}", "([^/]+)")
-        ),
+        live_pattern = route::LIVE.replace('/', "\\/").replace("{ws}", "([^/]+)"),
         recent = route_fn(route::RECENT),
         live_events = object(&live_events),
         dom_events = object(&dom_events),
