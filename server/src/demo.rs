@@ -17,111 +17,134 @@ pub const DEMO_WS: &str = "demo";
 /// Seed `demo` unless it already has markers (so a restart keeps what people did to it).
 pub async fn seed(index: &Index) -> Result<()> {
     let ws = Workspace::parse(DEMO_WS)?;
-    let mut markers = index.store().pages(&Scope::Markers(ws.clone()), None);
-    let mut seeded = false;
-    // A page may be empty and still not the last: read on until a key or the end.
-    while let Some(found) = markers.next(1).await? {
-        if !found.keys.is_empty() {
-            seeded = true;
-            break;
-        }
-    }
-    if seeded {
+    if is_seeded(index, &ws).await? {
         return Ok(());
     }
     let now = index.clock.now_ms();
-    let items = [
-        // An earlier run of a key that runs again below: readers show only the newest run.
-        (
-            "nightly-train",
-            "Nightly model training (yesterday's run)",
-            Status::Succeeded,
-            Some(1.0),
-            person("ada", "Ada"),
-            900,
-        ),
-        (
-            "backfill-2025",
-            "Backfill events 2025",
-            Status::Cancelled,
-            None,
-            person("ada", "Ada"),
-            50,
-        ),
-        (
-            "reindex",
-            "Re-index search",
-            Status::Failed,
-            None,
-            person("linus", "Linus"),
-            40,
-        ),
-        (
-            "churn-eu",
-            "Churn analysis — EU",
-            Status::Succeeded,
-            Some(1.0),
-            person("grace", "Grace"),
-            30,
-        ),
-        (
-            "etl-orders",
-            "Orders ETL (no heartbeat for 20 min)",
-            Status::Running,
-            Some(0.4),
-            person("linus", "Linus"),
-            20,
-        ),
-        (
-            "interviews-q3",
-            "Upload: Q3 customer interviews",
-            Status::Queued,
-            None,
-            person("you", "You"),
-            5,
-        ),
-        // The two that keep working ([`keep_alive`] takes them over).
-        (
-            "nightly-train",
-            "Nightly model training",
-            Status::Running,
-            Some(0.62),
-            person("ada", "Ada"),
-            2,
-        ),
-        (
-            "weekly-report",
-            "Weekly report draft",
-            Status::Running,
-            Some(0.3),
-            person("you", "You"),
-            1,
-        ),
-    ];
-    for (key, title, status, progress, owner, minutes_ago) in items {
-        let new = NewItem {
-            key: key.into(),
-            title: title.into(),
-            url: Some(format!("/runs/{key}")),
-            status: Some(Status::Queued),
-            progress: None,
-        };
-        // Created and updated `minutes_ago` (an index whose clock says so), so ids, the order
-        // of cards and their times look like a real morning's work.
-        let then_ms = now - minutes_ago * 60_000;
-        let then = index
-            .clone()
-            .with_clock(std::sync::Arc::new(ManualClock::new(then_ms)));
-        let record = then.register(&ws, &new, &owner).await?;
-        let id = ItemId::parse(&record.id)?;
-        // An update stamps the heartbeat and the finish time with the index's clock.
-        let up = ItemUpdate {
-            url: new.url.clone(),
-            progress,
-            ..ItemUpdate::new(title, status)
-        };
-        then.update(&ws, &id, &up, &owner.user, None).await?;
+    for item in &MORNING {
+        seed_item(index, &ws, now, item).await?;
     }
+    Ok(())
+}
+
+/// Whether `ws` has a marker.
+async fn is_seeded(index: &Index, ws: &Workspace) -> Result<bool> {
+    let mut markers = index.store().pages(&Scope::Markers(ws.clone()), None);
+    // A page may be empty and still not the last: read on until a key or the end.
+    while let Some(found) = markers.next(1).await? {
+        if !found.keys.is_empty() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// One of the seed's items, as it stands `minutes_ago`.
+struct Seeded {
+    key: &'static str,
+    title: &'static str,
+    status: Status,
+    progress: Option<f64>,
+    /// (sub, name)
+    owner: (&'static str, &'static str),
+    minutes_ago: u64,
+}
+
+/// The seed: a morning's work, oldest first.
+const MORNING: [Seeded; 8] = [
+    // An earlier run of a key that runs again below: readers show only the newest run.
+    Seeded {
+        key: "nightly-train",
+        title: "Nightly model training (yesterday's run)",
+        status: Status::Succeeded,
+        progress: Some(1.0),
+        owner: ("ada", "Ada"),
+        minutes_ago: 900,
+    },
+    Seeded {
+        key: "backfill-2025",
+        title: "Backfill events 2025",
+        status: Status::Cancelled,
+        progress: None,
+        owner: ("ada", "Ada"),
+        minutes_ago: 50,
+    },
+    Seeded {
+        key: "reindex",
+        title: "Re-index search",
+        status: Status::Failed,
+        progress: None,
+        owner: ("linus", "Linus"),
+        minutes_ago: 40,
+    },
+    Seeded {
+        key: "churn-eu",
+        title: "Churn analysis — EU",
+        status: Status::Succeeded,
+        progress: Some(1.0),
+        owner: ("grace", "Grace"),
+        minutes_ago: 30,
+    },
+    Seeded {
+        key: "etl-orders",
+        title: "Orders ETL (no heartbeat for 20 min)",
+        status: Status::Running,
+        progress: Some(0.4),
+        owner: ("linus", "Linus"),
+        minutes_ago: 20,
+    },
+    Seeded {
+        key: "interviews-q3",
+        title: "Upload: Q3 customer interviews",
+        status: Status::Queued,
+        progress: None,
+        owner: ("you", "You"),
+        minutes_ago: 5,
+    },
+    // The two that keep working ([`keep_alive`] takes them over).
+    Seeded {
+        key: "nightly-train",
+        title: "Nightly model training",
+        status: Status::Running,
+        progress: Some(0.62),
+        owner: ("ada", "Ada"),
+        minutes_ago: 2,
+    },
+    Seeded {
+        key: "weekly-report",
+        title: "Weekly report draft",
+        status: Status::Running,
+        progress: Some(0.3),
+        owner: ("you", "You"),
+        minutes_ago: 1,
+    },
+];
+
+/// Registers `item` and brings it to its status, both `minutes_ago` before `now_ms`.
+async fn seed_item(index: &Index, ws: &Workspace, now_ms: u64, item: &Seeded) -> Result<()> {
+    let owner = person(item.owner.0, item.owner.1);
+    let new = NewItem {
+        key: item.key.into(),
+        title: item.title.into(),
+        url: Some(format!("/runs/{}", item.key)),
+        status: Some(Status::Queued),
+        progress: None,
+    };
+    // Created and updated `minutes_ago` (an index whose clock says so), so ids, the order
+    // of cards and their times look like a real morning's work.
+    let then_ms = now_ms - item.minutes_ago * 60_000;
+    let then = index
+        .clone()
+        .with_clock(std::sync::Arc::new(ManualClock::new(then_ms)));
+    let record = then.register(ws, &new, &owner).await?;
+    let id = ItemId::parse(&record.id)?;
+    // An update stamps the heartbeat and the finish time with the index's clock.
+    let up = ItemUpdate {
+        url: new.url.clone(),
+        progress: item.progress,
+        ..ItemUpdate::new(item.title, item.status)
+    };
+    then.update(ws, &id, &up, &owner.user, None).await?;
     Ok(())
 }
 

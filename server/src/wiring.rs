@@ -137,43 +137,11 @@ pub async fn serve(
     demo: Option<crate::demo::Pace>,
 ) -> anyhow::Result<()> {
     let App { router, pickup } = app(&config).await?;
-    // A store that refuses (a bucket that does not exist, credentials it does not accept)
-    // will refuse every request: say so now, not as 503s later. One that does not answer may
-    // heal: the server starts, and /readyz says how it stands.
-    match pickup.index.store().ready().await {
-        Err(e @ crate::index::store::StoreError::Refused(_)) => {
-            bail!(
-                "the store refused: {} ({e}); fix PICKUP_STORE or the store's credentials",
-                e.refusal()
-            )
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "the store does not answer yet; /readyz says 503 until it does")
-        }
-        Ok(()) => {}
-    }
-    // Before the first request: a store an older Pickup wrote keeps its items.
-    if let Err(e) = pickup.index.store().move_legacy().await {
-        tracing::warn!(error = %e, "could not move keys of the old layout; trying again every 10 s");
-        tokio::spawn(move_legacy_until_done(pickup.index.clone()));
-    }
-    if let Some(clock) = pickup.index.clock_status().await.warning() {
-        tracing::error!("{clock}");
-    }
+    open_store(&pickup.index).await?;
     if let Some(pace) = demo {
-        if !pickup.auth.has_secret() {
-            bail!("pickup demo mints its own token: set PICKUP_SECRET");
-        }
-        let pace = pace.check(&config.limits)?;
-        crate::demo::seed(&pickup.index)
-            .await
-            .context("seeding the demo workspace")?;
-        tokio::spawn(crate::demo::keep_alive(pickup.index.clone(), pace).await);
+        start_demo(&pickup, pace, &config.limits).await?;
     }
-    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| match e.kind() {
-        std::io::ErrorKind::AddrInUse => anyhow::anyhow!("{addr} is already in use: stop the other process or choose another with --addr / PICKUP_ADDR"),
-        _ => anyhow::anyhow!("cannot listen on {addr}: {e}"),
-    })?;
+    let listener = bind(addr).await?;
     let local = listener.local_addr()?;
     if !config.http.site.join("index.html").exists() {
         tracing::warn!(site = %config.http.site.display(), "no index.html in the site directory: run `make widget`");
@@ -193,19 +161,79 @@ pub async fn serve(
             config.janitor_every,
         ));
     }
-    let live = pickup.live.clone();
-    let signal = async move {
-        shutdown_signal().await;
-        // Streams never finish by themselves: end them, so clients reconnect elsewhere and
-        // the graceful shutdown is not held up until its deadline.
-        if let Some(live) = live {
-            live.stop();
-        }
-    };
+    let signal = stop_streams_on_signal(pickup.live.clone());
     let deadline = crate::http::serve(listener, router, config.serve, signal).await;
-    // Requests are done (or dropped). The writes they started get a grace of their own after
-    // the connections' deadline; the deletes they scheduled only what is left of that deadline.
-    let drained = pickup.drain(deadline, deadline + config.serve.grace).await;
+    drain(&pickup, deadline, config.serve.grace).await;
+    Ok(())
+}
+
+/// Before the first request: the store answers (or may heal), keys of the old layout are
+/// moved, and a clock the store disagrees with is reported.
+async fn open_store(index: &Arc<Index>) -> anyhow::Result<()> {
+    // A store that refuses (a bucket that does not exist, credentials it does not accept)
+    // will refuse every request: say so now, not as 503s later. One that does not answer may
+    // heal: the server starts, and /readyz says how it stands.
+    match index.store().ready().await {
+        Err(e @ crate::index::store::StoreError::Refused(_)) => {
+            bail!(
+                "the store refused: {} ({e}); fix PICKUP_STORE or the store's credentials",
+                e.refusal()
+            )
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "the store does not answer yet; /readyz says 503 until it does")
+        }
+        Ok(()) => {}
+    }
+    // A store an older Pickup wrote keeps its items.
+    if let Err(e) = index.store().move_legacy().await {
+        tracing::warn!(error = %e, "could not move keys of the old layout; trying again every 10 s");
+        tokio::spawn(move_legacy_until_done(index.clone()));
+    }
+    if let Some(clock) = index.clock_status().await.warning() {
+        tracing::error!("{clock}");
+    }
+    Ok(())
+}
+
+/// `pickup demo`: the demo workspace seeded and its workers at work before anyone is answered.
+async fn start_demo(
+    pickup: &Pickup,
+    pace: crate::demo::Pace,
+    limits: &IndexLimits,
+) -> anyhow::Result<()> {
+    if !pickup.auth.has_secret() {
+        bail!("pickup demo mints its own token: set PICKUP_SECRET");
+    }
+    let pace = pace.check(limits)?;
+    crate::demo::seed(&pickup.index)
+        .await
+        .context("seeding the demo workspace")?;
+    tokio::spawn(crate::demo::keep_alive(pickup.index.clone(), pace).await);
+    Ok(())
+}
+
+async fn bind(addr: &str) -> anyhow::Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(addr).await.map_err(|e| match e.kind() {
+        std::io::ErrorKind::AddrInUse => anyhow::anyhow!("{addr} is already in use: stop the other process or choose another with --addr / PICKUP_ADDR"),
+        _ => anyhow::anyhow!("cannot listen on {addr}: {e}"),
+    })
+}
+
+/// SIGTERM or Ctrl-C, then the live streams ended.
+async fn stop_streams_on_signal(live: Option<Arc<crate::live::Live>>) {
+    shutdown_signal().await;
+    // Streams never finish by themselves: end them, so clients reconnect elsewhere and
+    // the graceful shutdown is not held up until its deadline.
+    if let Some(live) = live {
+        live.stop();
+    }
+}
+
+/// Requests are done (or dropped) at `deadline`. The writes they started get `grace` of their
+/// own after it; the deletes they scheduled only what is left of that deadline.
+async fn drain(pickup: &Pickup, deadline: tokio::time::Instant, grace: Duration) {
+    let drained = pickup.drain(deadline, deadline + grace).await;
     if !drained.writes {
         tracing::error!(
             "a write was still running twice PICKUP_SHUTDOWN_GRACE after the signal: it is cut, \
@@ -215,7 +243,6 @@ pub async fn serve(
     if !drained.deletes {
         tracing::warn!("shutdown grace is over: leaving pending deletes to a later read");
     }
-    Ok(())
 }
 
 async fn shutdown_signal() {

@@ -1,0 +1,146 @@
+//! `pickup item`: one item registered, changed, read or removed, for scripts.
+
+use super::producer::{NewItemArgs, ServerArgs};
+use app::contract::{NewItem, Status};
+use clap::{Args, Subcommand};
+
+#[derive(Args)]
+pub struct ItemArgs {
+    #[command(subcommand)]
+    pub command: ItemCommand,
+}
+
+#[derive(Subcommand)]
+pub enum ItemCommand {
+    /// Register an item; prints its id.
+    Start(ItemStartArgs),
+    /// Change an item (only what is given); prints its record as JSON.
+    Update(ItemUpdateArgs),
+    /// Give an item its final status; prints its record as JSON.
+    Finish(ItemFinishArgs),
+    /// Print an item's record as JSON.
+    Get(ItemIdArgs),
+    /// Remove an item.
+    Rm(ItemIdArgs),
+}
+
+#[derive(Args)]
+pub struct ItemIdArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
+    /// The workspace.
+    #[arg(long)]
+    pub ws: String,
+    /// The id `pickup item start` printed.
+    pub id: String,
+}
+
+#[derive(Args)]
+pub struct ItemStartArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
+    pub item: NewItemArgs,
+    /// queued, running, succeeded, failed or cancelled.
+    #[arg(long, default_value = "running", value_parser = status)]
+    pub status: Status,
+    /// A number from 0 to 1.
+    #[arg(long)]
+    pub progress: Option<f64>,
+}
+
+#[derive(Args)]
+pub struct ItemUpdateArgs {
+    #[command(flatten)]
+    pub id: ItemIdArgs,
+    /// A new title.
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Where the card links to: http(s) or a path starting with '/'.
+    #[arg(long)]
+    pub url: Option<String>,
+    /// queued, running, succeeded, failed or cancelled.
+    #[arg(long, value_parser = status)]
+    pub status: Option<Status>,
+    /// A number from 0 to 1.
+    #[arg(long)]
+    pub progress: Option<f64>,
+}
+
+#[derive(Args)]
+pub struct ItemFinishArgs {
+    #[command(flatten)]
+    pub id: ItemIdArgs,
+    /// succeeded, failed or cancelled.
+    #[arg(long, default_value = "succeeded", value_parser = finished_status)]
+    pub status: Status,
+    /// A new title.
+    #[arg(long)]
+    pub title: Option<String>,
+    /// A number from 0 to 1.
+    #[arg(long)]
+    pub progress: Option<f64>,
+}
+
+fn status(s: &str) -> Result<Status, String> {
+    Status::ALL
+        .into_iter()
+        .find(|st| st.as_str() == s)
+        .ok_or_else(|| "one of queued, running, succeeded, failed, cancelled".to_string())
+}
+
+fn finished_status(s: &str) -> Result<Status, String> {
+    status(s)
+        .ok()
+        .filter(|st| st.is_finished())
+        .ok_or_else(|| "one of succeeded, failed, cancelled".to_string())
+}
+
+pub(super) async fn item(command: ItemCommand) -> anyhow::Result<()> {
+    use crate::producer::item::{self, Changes};
+    let print = |record: app::contract::ItemRecord| -> anyhow::Result<()> {
+        println!("{}", serde_json::to_string(&record)?);
+        Ok(())
+    };
+    match command {
+        ItemCommand::Start(a) => {
+            let NewItemArgs {
+                ws,
+                key,
+                title,
+                url,
+            } = a.item;
+            let new = NewItem {
+                key,
+                title,
+                url,
+                status: Some(a.status),
+                progress: a.progress,
+            };
+            println!("{}", item::start(&a.server.client()?, &ws, &new).await?);
+            Ok(())
+        }
+        ItemCommand::Update(a) => {
+            let changes = Changes {
+                title: a.title,
+                url: a.url,
+                status: a.status,
+                progress: a.progress,
+            };
+            let c = a.id.server.client()?;
+            print(item::update(&c, &a.id.ws, &a.id.id, changes).await?)
+        }
+        ItemCommand::Finish(a) => {
+            let changes = Changes {
+                title: a.title,
+                url: None,
+                status: Some(a.status),
+                progress: a.progress,
+            };
+            let c = a.id.server.client()?;
+            print(item::update(&c, &a.id.ws, &a.id.id, changes).await?)
+        }
+        ItemCommand::Get(a) => print(item::get(&a.server.client()?, &a.ws, &a.id).await?),
+        ItemCommand::Rm(a) => item::remove(&a.server.client()?, &a.ws, &a.id).await,
+    }
+}

@@ -1,0 +1,83 @@
+//! The `pickup` command line (clap): every flag also reads its `PICKUP_*` environment variable.
+//!
+//! One file per subcommand (`serve`, `demo`, `token`, `prune`, `run`, `item`), beside what
+//! they share: the store's flags (`store`), the identity provider's (`idp`), the producers'
+//! (`producer`), the value parsers (`parse`); `config` maps `serve`'s flags to a
+//! [`crate::Config`], refused by `data_loss` when the settings can lose registrations.
+
+mod config;
+mod data_loss;
+mod demo;
+mod idp;
+mod item;
+mod parse;
+mod producer;
+mod prune;
+mod run;
+mod serve;
+mod store;
+mod token;
+
+pub use demo::DemoArgs;
+pub use idp::IdpArgs;
+pub use item::{ItemArgs, ItemCommand, ItemFinishArgs, ItemIdArgs, ItemStartArgs, ItemUpdateArgs};
+pub use producer::{NewItemArgs, ServerArgs};
+pub use prune::PruneArgs;
+pub use run::RunArgs;
+pub use serve::ServeArgs;
+pub use store::StoreArgs;
+pub use token::TokenArgs;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "pickup",
+    version,
+    about = "Pick up where you left off: a shared recent-items widget and its server"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    /// How the log on standard error is written: text, or one JSON object per line.
+    #[arg(
+        long,
+        env = "PICKUP_LOG_FORMAT",
+        value_enum,
+        default_value_t,
+        global = true
+    )]
+    pub log_format: crate::logs::LogFormat,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Serve the widget, its server functions and the REST API.
+    Serve(ServeArgs),
+    /// Print a token (the JWT alone) for scripts and tests.
+    Token(TokenArgs),
+    /// Sweep workspaces: delete expired, superseded and dead markers and orphan dismissals.
+    Prune(PruneArgs),
+    /// Seed a demo workspace, keep a few of its items working, print a link that opens it
+    /// signed in, and serve.
+    Demo(DemoArgs),
+    /// Run a command as an item: registered, kept alive, finished with the command's outcome.
+    Run(RunArgs),
+    /// Register, change, read or remove one item (for scripts).
+    Item(ItemArgs),
+}
+
+/// Runs the subcommand. `pickup run` exits with its command's status; the others succeed or
+/// fail.
+pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let done = match cli.command {
+        Command::Run(args) => return run::run_command(args).await.map(ExitCode::from),
+        Command::Item(args) => item::item(args.command).await,
+        Command::Serve(args) => serve::serve(args, None).await,
+        Command::Demo(args) => demo::demo(args).await,
+        Command::Token(t) => token::token(t),
+        Command::Prune(p) => prune::prune(p).await,
+    };
+    done.map(|()| ExitCode::SUCCESS)
+}

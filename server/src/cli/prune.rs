@@ -1,0 +1,91 @@
+//! `pickup prune`: sweep workspaces from the command line.
+
+use super::store::StoreArgs;
+use crate::index::Workspace;
+use anyhow::Context;
+use clap::Args;
+
+#[derive(Args)]
+pub struct PruneArgs {
+    #[arg(long, conflicts_with = "all", required_unless_present = "all")]
+    pub ws: Option<String>,
+    #[arg(long)]
+    pub all: bool,
+    /// Print what would be deleted and why; delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+pub(super) async fn prune(p: PruneArgs) -> anyhow::Result<()> {
+    let index = p.store.index()?;
+    if !p.dry_run {
+        let moved = index
+            .store()
+            .move_legacy()
+            .await
+            .context("moving keys of the old layout")?;
+        if moved.moved > 0 {
+            println!("moved {} keys of the old layout to ws/{{ws}}/", moved.moved);
+        }
+    }
+    let targets = match &p.ws {
+        Some(ws) => vec![Workspace::parse(ws)?],
+        None => crate::index::workspaces(&index)
+            .await
+            .context("listing workspaces")?,
+    };
+    let verb = if p.dry_run { "would delete" } else { "deleted" };
+    let mut total = 0;
+    for ws in targets {
+        let sweep = crate::index::sweep(&index, &ws, p.dry_run)
+            .await
+            .with_context(|| format!("sweeping {ws}"))?;
+        let counts = if p.dry_run {
+            sweep.planned()
+        } else {
+            sweep.deleted.clone()
+        };
+        println!(
+            "{ws}: listed {}; {verb} {}; {} unreadable (kept)",
+            per_kind(&sweep.listed),
+            per_kind(&counts),
+            sweep.unknown
+        );
+        for (key, reason) in &sweep.deletes {
+            println!("  {verb} {key}: {reason}");
+        }
+        if sweep.backfilled > 0 {
+            let verb = if p.dry_run { "would write" } else { "wrote" };
+            println!("  {verb} {} missing owner markers", sweep.backfilled);
+        }
+        total += counts.values().sum::<usize>();
+        if sweep.failed > 0 {
+            println!("  {} deletes failed; run again later", sweep.failed);
+        }
+        if sweep.held > 0 {
+            println!(
+                "  {} deletes by age held: this machine's clock disagrees with the store's by more than PICKUP_MAX_SKEW",
+                sweep.held
+            );
+        }
+    }
+    println!("{verb} {total} keys");
+    Ok(())
+}
+
+/// `3 markers, 3 records, 0 dismissals`.
+fn per_kind(counts: &std::collections::BTreeMap<crate::index::store::KeyKind, usize>) -> String {
+    use crate::index::store::KeyKind;
+    [
+        KeyKind::Marker,
+        KeyKind::Record,
+        KeyKind::Dismissal,
+        KeyKind::OwnerMarker,
+    ]
+    .iter()
+    .map(|k| format!("{} {}", counts.get(k).copied().unwrap_or(0), k.plural()))
+    .collect::<Vec<_>>()
+    .join(", ")
+}
