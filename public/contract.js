@@ -29,10 +29,11 @@ export const OWNER_FIELDS = { name: "string", sub: "string" };
  *  writes api::Recent: no cursor. */
 export const firstPageBody = (ws, cap, filter = "all") => `{"ws":${JSON.stringify(ws)},"filter":${JSON.stringify(filter)},"cap":${cap},"before":null}`;
 
-/** The live stream's and the recent page's routes (names.rs), of a workspace; a live
- *  stream's path, its workspace captured. */
+/** The live stream's, the recent page's and its drawing's routes (names.rs), of a
+ *  workspace; a live stream's path, its workspace captured. */
 export const livePath = (ws) => `/api/v1/workspaces/${encodeURIComponent(ws)}/live`;
 export const recentPath = (ws) => `/api/v1/workspaces/${encodeURIComponent(ws)}/recent`;
+export const drawingPath = (ws) => `/api/v1/workspaces/${encodeURIComponent(ws)}/drawing`;
 export const LIVE_PATTERN = /^\/api\/v1\/workspaces\/([^/]+)\/live$/;
 
 /** The live stream's event names (names.rs, LiveEvent). */
@@ -53,3 +54,8 @@ export const ELEMENT_ATTRIBUTES = ["workspace", "server", "cap", "refresh", "loc
 
 /** The global symbol's key under which the shared live stream is installed (names.rs). */
 export const SHARE = "pickup:share";
+
+/** How a card words its times (relative.rs): `Intl.RelativeTimeFormat`'s options for "3 min.
+ *  ago", `Intl.DateTimeFormat`'s for the date and time it stands for. */
+export const TIME_WORDS = { numeric: "auto", style: "short" };
+export const DATE_WORDS = { dateStyle: "long", timeStyle: "short" };

@@ -5,11 +5,11 @@
 // stream cannot be had (refused, or a server without streams), the element asks `recent` itself.
 //
 // The widget takes the answer as its own first call's (app/src/client.rs: the same URL, body
-// and token), and keeps the drawing (draw.js) in front of itself until it has drawn its own.
+// and token), and keeps the drawing in front of itself until it has drawn its own. The drawing
+// is the server's, asked for beside the page (drawing.js).
 import { LIVE_EVENT, SHARE as SHARE_KEY, livePath } from "./contract.js";
 import { firstRequest } from "./prefetch.js";
-import { drawing } from "./draw.js";
-import { events } from "./share.js";
+import { drawing } from "./drawing.js";
 
 const SHARE = Symbol.for(SHARE_KEY);
 const FILTERS = ["all", "mine"];
@@ -33,12 +33,10 @@ export function early(box, { workspace, token, server, cap, filter = "all", labe
     }),
   );
   const prefetched = (box.pickupPrefetch = { url: asked.url, body: asked.body, authorization: asked.authorization, response });
-  response
-    .then(async (r) => {
+  Promise.all([drawing(asked), response])
+    .then(([drawn, r]) => {
       // Taken by the widget already (it deletes `pickupPrefetch`): it draws.
-      if (!r.ok || box.pickupPrefetch !== prefetched) return;
-      const drawn = drawing(await r.clone().json(), filter);
-      if (box.pickupPrefetch === prefetched && drawn) box.replaceChildren(drawn);
+      if (drawn && r.ok && box.pickupPrefetch === prefetched) box.replaceChildren(drawn);
     })
     .catch(() => {}); // the widget asks again, and says what failed
   // Ended once the first page is in (or given up on): ended sooner, the page would be asked
@@ -55,12 +53,12 @@ const patience = () => new Promise((_, reject) => setTimeout(() => reject(new Er
 /** The first page of a live stream, as the answer of a `recent` call; the stream stays open
  *  (one subscription of the shared stream) until `signal` ends it. */
 async function firstPage(url, authorization, signal) {
-  const res = await globalThis[SHARE].fetch(url, { headers: { Authorization: authorization }, signal });
-  if (res.status !== 200) throw new Error(`the stream answered ${res.status}`);
-  for await (const { name, data } of events(res.body.getReader())) {
-    if (!name) continue; // a keep-alive
-    if (name !== LIVE_EVENT.page) throw new Error(`the stream said ${name}`);
-    return new Response(data, { status: 200, headers: { "Content-Type": "application/json" } });
+  const feed = await globalThis[SHARE].live(url, { headers: { Authorization: authorization }, signal });
+  if (feed.status !== 200) throw new Error(`the stream answered ${feed.status}`);
+  for (let event; (event = await feed.next()); ) {
+    if (!event.name) continue; // a keep-alive
+    if (event.name !== LIVE_EVENT.page || !event.data) throw new Error(`the stream said ${event.name}`);
+    return new Response(JSON.stringify(event.data), { status: 200, headers: { "Content-Type": "application/json" } });
   }
   throw new Error("the stream ended");
 }

@@ -3,7 +3,7 @@
 // glue is kept on the global object under the glue's own URL. The build writes the
 // content-hashed names into the three marked strings below.
 import { SHARE } from "./contract.js";
-import { fetchLive } from "./share.js";
+import { live } from "./share.js";
 
 const GLUE = "./app.js";
 const WASM = "app_bg.wasm";
@@ -16,7 +16,7 @@ export const cssUrl = new URL(CSS, here).href;
 const key = Symbol.for(`pickup:${new URL(GLUE, here).href}`);
 
 // The widgets' streams go through share.js (one per browser); the first bundle loaded installs it.
-globalThis[Symbol.for(SHARE)] ??= { fetch: fetchLive };
+globalThis[Symbol.for(SHARE)] ??= { live };
 
 /** The glue, its wasm started (once per page): resolves to its exports (`mount`). */
 export function load() {

@@ -31,10 +31,10 @@ export function prefetch(el) {
 }
 
 /** A widget's first `recent` request as the widget makes it: its URL, body and authorization,
- *  and the cap it asks for (the rule of options.rs). */
+ *  and what it asks for: the workspace, the cap (the rule of options.rs) and the filter. */
 export function firstRequest({ server, ws, token, cap, filter = "all" }) {
   const n = cap == null || cap.trim() === "" || !/^[0-9+\-.eE]+$/.test(cap.trim()) ? NaN : Number(cap.trim());
   cap = n >= 0 && n <= NONSENSE_ABOVE ? Math.min(MAX_CAP, Math.max(MIN_CAP, Math.round(n))) : DEFAULT_CAP;
   server = (server ?? "").replace(/\/+$/, "");
-  return { url: `${server}${RECENT_PATH}`, body: firstPageBody(ws, cap, filter), authorization: `Bearer ${token}`, server, cap };
+  return { url: `${server}${RECENT_PATH}`, body: firstPageBody(ws, cap, filter), authorization: `Bearer ${token}`, server, cap, ws, filter };
 }

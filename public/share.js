@@ -1,5 +1,6 @@
 // One live stream per browser, not per widget or tab (loader.js installs it; the wasm's stream
-// loop, app/src/components/stream.rs, calls `fetch` below in place of the browser's). Over
+// loop, app/src/components/stream.rs, calls `live` below for its stream, and takes its events
+// as data: server-sent events are parsed here, once, by `events`). Over
 // HTTP/1 a browser opens six connections to a server in all; a stream per tab left the seventh
 // tab with nothing, not even its polls.
 //
@@ -8,8 +9,8 @@
 // left, the next tab waiting takes over) and opens it with every page any tab's widgets want
 // (`?views=all:8,mine:20`: one per filter, at the largest cap asked). It tells the other tabs
 // what it reads through a BroadcastChannel. Each tab cuts the pages down to its widgets' caps
-// and hands each widget a stream of its own page, as the server would have sent it; so the
-// widget's loop (back-off, renewal, polling while not live) is the same whether or not it
+// and hands each widget a feed of its own page's events, as the server would have sent them; so
+// the widget's loop (back-off, renewal, polling while not live) is the same whether or not it
 // holds the stream.
 //
 // Without Web Locks (not a secure context) each tab holds its own; without BroadcastChannel
@@ -17,24 +18,24 @@
 
 import { LIVE_EVENT, LIVE_PATTERN as LIVE, recentPath } from "./contract.js";
 
-const ENCODER = new TextEncoder();
 const TAB = Math.random().toString(36).slice(2);
 /** Claims that change when a token is renewed, not who it is for. */
 const TIMES = new Set(["exp", "iat", "nbf", "jti", "auth_time"]);
 const groups = new Map();
 
-/** `fetch(url, init)` for a widget's stream: a Response whose body is its page's events. */
-export function fetchLive(url, init = {}) {
+/** A widget's live stream at `url` (its `init`: the Authorization header, the abort signal):
+ *  resolves to a `Feed` of its events, or of none with the refusal's status. */
+export function live(url, init = {}) {
   const u = new URL(url, location.href);
   const ws = LIVE.exec(u.pathname)?.[1];
   const filter = u.searchParams.get("filter") ?? "all";
   const cap = Number(u.searchParams.get("cap"));
-  if (!ws || !Number.isInteger(cap) || cap < 1 || u.searchParams.has("views")) return fetch(url, init);
+  if (!ws || !Number.isInteger(cap) || cap < 1 || u.searchParams.has("views")) return fetch(url, init).then(Feed.of);
   const authorization = new Headers(init.headers).get("Authorization") ?? "";
   const stream = `${u.origin}${u.pathname}`;
   const recent = `${u.origin}${recentPath(decodeURIComponent(ws))}`;
   return check(recent, authorization, init.signal).then((refused) => {
-    if (refused) return new Response(refused.body.slice(0), { status: refused.status, headers: refused.headers });
+    if (refused) return Feed.refused(refused.status);
     const key = `${stream}|${viewer(authorization)}`;
     let group = groups.get(key);
     if (!group) groups.set(key, (group = new Group(key, stream)));
@@ -54,7 +55,10 @@ function check(recent, authorization, signal) {
   let asked = checked.get(key);
   if (!asked) {
     asked = fetch(`${recent}?cap=1`, { headers: { Authorization: authorization } })
-      .then(async (res) => (res.ok ? null : { status: res.status, headers: [...res.headers], body: await res.arrayBuffer() }));
+      .then(async (res) => {
+        await res.arrayBuffer(); // read: a body left unread keeps its connection
+        return res.ok ? null : { status: res.status };
+      });
     checked.set(key, asked);
     // Not an answer (the server unreachable, or busy): the next stream asks again.
     asked.then((refused) => refused && refused.status !== 401 && refused.status !== 403 && checked.delete(key), () => checked.delete(key));
@@ -103,12 +107,77 @@ const covers = (have, { filter, cap }) => have.split(",").some((v) => {
   return f === filter && Number(c) >= cap;
 });
 
-/** One server-sent event as the server writes it. */
-const event = (name, data) => ENCODER.encode(`event: ${name}\ndata: ${data}\n\n`);
-const KEEP_ALIVE = ENCODER.encode(":\n\n");
+/** A widget's stream, as data: its `status` (200, or the refusal's), then its events one by one
+ *  from `next()`: `{name, data}`, `data` parsed for a page (an object) and `name` undefined for a
+ *  keep-alive; null once it ended, and a rejection when it was cut off. */
+export class Feed {
+  #queue = [];
+  #ended = null; // {error} once ended
+  #wake = null;
+
+  constructor(status, onCancel = () => {}) {
+    this.status = status;
+    this.cancel = onCancel;
+  }
+
+  /** A refusal: a status and no events. */
+  static refused(status) {
+    const feed = new Feed(status);
+    feed.end();
+    return feed;
+  }
+
+  /** The feed of a stream the browser fetched itself (one no group shares). */
+  static of(res) {
+    if (res.status !== 200) {
+      res.body?.cancel().catch(() => {});
+      return Feed.refused(res.status);
+    }
+    const reader = res.body.getReader();
+    const feed = new Feed(200, () => reader.cancel().catch(() => {}));
+    (async () => {
+      for await (const { name, data } of events(reader)) feed.push(name, name === LIVE_EVENT.page ? parsed(data) : data);
+      feed.end();
+    })().catch((e) => feed.end(e));
+    return feed;
+  }
+
+  push(name, data) {
+    if (this.#ended) return;
+    this.#queue.push({ name, data });
+    this.#wake?.();
+  }
+
+  end(error) {
+    if (this.#ended) return;
+    this.#ended = { error };
+    this.#wake?.();
+  }
+
+  async next() {
+    for (;;) {
+      if (this.#queue.length) return this.#queue.shift();
+      if (this.#ended) {
+        if (this.#ended.error) throw this.#ended.error;
+        return null;
+      }
+      await new Promise((wake) => (this.#wake = wake));
+      this.#wake = null;
+    }
+  }
+}
+
+/** A page event's data, or null when it is not JSON (the widget then polls, which says why). */
+function parsed(data) {
+  try {
+    return JSON.parse(data);
+  } catch {
+    return null;
+  }
+}
 
 class Group {
-  subs = new Set(); // this tab's widgets' streams: {filter, cap, authorization, resolve, reject, out}
+  subs = new Set(); // this tab's widgets' streams: {filter, cap, authorization, resolve, reject, out: Feed}
   pages = new Map(); // filter → the newest page event's data, parsed ({filter, cap, cards, …})
   remote = new Map(); // holder only: tab → the views its widgets want
   upstream = null; // holder only: {abort, views, open}
@@ -167,37 +236,26 @@ class Group {
     const left = expiry(sub.authorization) - Date.now();
     if (left < 2 ** 31) {
       sub.timer = setTimeout(() => {
-        this.send(sub, LIVE_EVENT.unauthenticated, "{}");
+        this.send(sub, LIVE_EVENT.unauthenticated, {});
         this.drop(sub);
       }, Math.max(0, left));
     }
-    const body = new ReadableStream({
-      start: (out) => (sub.out = out),
-      cancel: () => this.drop(sub),
-    });
-    sub.resolve(new Response(body, { status: 200, headers: { "Content-Type": "text/event-stream" } }));
+    sub.out = new Feed(200, () => this.drop(sub));
+    sub.resolve(sub.out);
     const page = this.pages.get(sub.filter);
     if (page && page.cap >= sub.cap) this.send(sub, LIVE_EVENT.page, cut(page, sub.cap));
   }
 
   send(sub, name, data) {
-    try {
-      sub.out.enqueue(event(name, data));
-    } catch {
-      this.drop(sub);
-    }
+    sub.out.push(name, data);
   }
 
   /** Ends `sub`'s stream (or its wait for one) and leaves the group when it was the last. */
   drop(sub, reason) {
     if (!this.subs.delete(sub)) return;
     clearTimeout(sub.timer);
-    try {
-      if (sub.out) reason ? sub.out.error(reason) : sub.out.close();
-      else sub.reject(reason ?? new Error("the stream ended"));
-    } catch {
-      // already closed by its reader
-    }
+    if (sub.out) sub.out.end(reason);
+    else sub.reject(reason ?? new Error("the stream ended"));
     if (this.subs.size === 0) this.leave();
   }
 
@@ -259,7 +317,7 @@ class Group {
     if (!current()) return;
     if (res.status !== 200) {
       // A refusal (401, 403, 503 busy…): each waiting widget gets it as its own answer.
-      const body = await res.arrayBuffer().catch(() => new ArrayBuffer(0));
+      await res.arrayBuffer().catch(() => {}); // read: a body left unread keeps its connection
       if (!current()) return;
       this.upstream = null;
       for (const sub of [...this.subs]) {
@@ -267,12 +325,12 @@ class Group {
           // Its stream was open already: a refused token is said as the server says it on an
           // open stream, so the widget renews it; any other refusal ends the stream, and the
           // widget's next try is answered with the refusal itself.
-          if (res.status === 401) this.send(sub, LIVE_EVENT.unauthenticated, "{}");
+          if (res.status === 401) this.send(sub, LIVE_EVENT.unauthenticated, {});
           this.drop(sub);
         } else {
           this.subs.delete(sub);
           clearTimeout(sub.timer);
-          sub.resolve(new Response(body, { status: res.status, headers: res.headers }));
+          sub.resolve(Feed.refused(res.status));
         }
       }
       if (this.subs.size === 0) this.leave();
@@ -309,7 +367,7 @@ class Group {
   }
 
   beat() {
-    for (const sub of this.subs) if (sub.out) sub.out.enqueue(KEEP_ALIVE);
+    for (const sub of this.subs) if (sub.out) sub.out.push(undefined, "");
   }
 
   /** An event of the stream, to this tab's widgets: a page, cut to each one's cap. */
@@ -318,12 +376,8 @@ class Group {
       for (const sub of [...this.subs]) if (sub.out) this.send(sub, name, data);
       return;
     }
-    let page;
-    try {
-      page = JSON.parse(data);
-    } catch {
-      return;
-    }
+    const page = parsed(data);
+    if (!page) return;
     this.pages.set(page.filter, page);
     for (const sub of [...this.subs]) {
       if (sub.out && sub.filter === page.filter && page.cap >= sub.cap) this.send(sub, LIVE_EVENT.page, cut(page, sub.cap));
@@ -369,5 +423,5 @@ export async function* events(reader) {
  *  further, and the larger page did. */
 function cut({ filter, cap: _, ...page }, cap) {
   const cards = page.cards.slice(0, cap);
-  return JSON.stringify({ ...page, cards, more: page.more || page.cards.length > cap });
+  return { ...page, cards, more: page.more || page.cards.length > cap };
 }

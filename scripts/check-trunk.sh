@@ -32,7 +32,7 @@ const role = (path) => path.split("/").pop().replace(/-[0-9a-f]{16}(?=[._])/, ""
 const roles = (dir) => new Set(walk(dir).filter((p) => !/\.(br|gz)$/.test(p)).map((p) => role(relative(dir, p))));
 const a = roles(scripts), b = roles(trunk);
 // In pickup.js and index.html, in the scripts' build; files of their own in Trunk's.
-const BUNDLED = new Set(["prefetch.js", "contract.js", "loader.js", "safe-link.js", "share.js", "draw.js", "early.js"]);
+const BUNDLED = new Set(["prefetch.js", "contract.js", "loader.js", "share.js", "drawing.js", "early.js"]);
 const missing = [...a].filter((r) => !b.has(r));
 const extra = [...b].filter((r) => !a.has(r) && !BUNDLED.has(r));
 say(missing.length === 0 && extra.length === 0, `file roles: ${[...a].sort().join(", ")}` +

@@ -35,10 +35,10 @@ function minified(js) {
   }
 }
 
-// One script with the modules it imports (public/prefetch.js, contract.js, safe-link.js,
-// loader.js, share.js, draw.js, early.js), minified. The glue's dynamic import names a file
+// One script with the modules it imports (public/prefetch.js, contract.js,
+// loader.js, share.js, drawing.js, early.js), minified. The glue's dynamic import names a file
 // that is not there yet, and is left as it is.
-const BUNDLED_ONLY = ["prefetch.js", "home.js", "contract.js", "safe-link.js", "loader.js", "share.js", "draw.js", "early.js"];
+const BUNDLED_ONLY = ["prefetch.js", "home.js", "contract.js", "loader.js", "share.js", "drawing.js", "early.js"];
 function bundled(entry, format) {
   try {
     return execFileSync("esbuild", [entry, "--bundle", "--minify", `--format=${format}`, "--log-level=error"]);

@@ -8,7 +8,8 @@
 //! - [`options`]: the one rule for the widget's numeric options (cap, refresh) from host pages.
 //! - [`labels`]: every word the widget shows, English by default, replaceable by the host.
 //! - [`relative`]: which unit a card's relative time is in (the browser's `Intl` words it).
-//! - [`components`]: the widget itself (browser only, feature `csr`).
+//! - [`components`]: the widget itself (feature `csr`), and the first page's drawing that the
+//!   server makes with the same components (feature `ssr`).
 
 pub mod api;
 pub mod contract;
@@ -22,7 +23,7 @@ pub mod service;
 
 #[cfg(feature = "csr")]
 mod client;
-#[cfg(feature = "csr")]
+#[cfg(any(feature = "csr", feature = "ssr"))]
 pub mod components;
 #[cfg(feature = "csr")]
 mod decode;

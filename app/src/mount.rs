@@ -211,8 +211,9 @@ fn relative_times(
         }
     };
     let options = js_sys::Object::new();
-    let _ = js_sys::Reflect::set(&options, &"numeric".into(), &"auto".into());
-    let _ = js_sys::Reflect::set(&options, &"style".into(), &"short".into());
+    for (k, v) in crate::relative::TIME_WORDS {
+        let _ = js_sys::Reflect::set(&options, &k.into(), &v.into());
+    }
     js_sys::Intl::RelativeTimeFormat::new(&locales, &options)
 }
 

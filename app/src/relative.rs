@@ -2,6 +2,11 @@
 //! milliseconds. The words come from the browser's `Intl.RelativeTimeFormat` in the viewer's
 //! locale (`components::card`), so this part is pure and the same in every language.
 
+/// `Intl.RelativeTimeFormat`'s options for a card's time: "3 min. ago", "yesterday", "now".
+pub const TIME_WORDS: [(&str, &str); 2] = [("numeric", "auto"), ("style", "short")];
+/// `Intl.DateTimeFormat`'s options for the date and time a card's relative time stands for.
+pub const DATE_WORDS: [(&str, &str); 2] = [("dateStyle", "long"), ("timeStyle", "short")];
+
 /// A unit `Intl.RelativeTimeFormat` knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unit {

@@ -14,6 +14,7 @@ use app::contract::{
     Card, DomEvent, Filter, LiveEvent, Owner, RecentPage, Status, DEFAULT_CAP, MAX_CAP, MIN_CAP,
 };
 use app::options::NONSENSE_ABOVE;
+use app::relative::{DATE_WORDS, TIME_WORDS};
 use leptos::server_fn::ServerFn;
 use serde_json::Value;
 use std::fmt::Write;
@@ -165,10 +166,11 @@ fn names() -> String {
         .collect();
     let attributes: Vec<&str> = ATTRIBUTES.iter().map(|a| a.name).collect();
     format!(
-        r#"/** The live stream's and the recent page's routes (names.rs), of a workspace; a live
- *  stream's path, its workspace captured. */
+        r#"/** The live stream's, the recent page's and its drawing's routes (names.rs), of a
+ *  workspace; a live stream's path, its workspace captured. */
 export const livePath = {live};
 export const recentPath = {recent};
+export const drawingPath = {drawing};
 export const LIVE_PATTERN = /^{live_pattern}$/;
 
 /** The live stream's event names (names.rs, LiveEvent). */
@@ -189,10 +191,18 @@ export const ELEMENT_ATTRIBUTES = {attributes:?};
 
 /** The global symbol's key under which the shared live stream is installed (names.rs). */
 export const SHARE = {SHARE:?};
+
+/** How a card words its times (relative.rs): `Intl.RelativeTimeFormat`'s options for "3 min.
+ *  ago", `Intl.DateTimeFormat`'s for the date and time it stands for. */
+export const TIME_WORDS = {time_words};
+export const DATE_WORDS = {date_words};
 "#,
+        time_words = object(&TIME_WORDS),
+        date_words = object(&DATE_WORDS),
         live = route_fn(route::LIVE),
         live_pattern = route::LIVE.replace('/', "\\/").replace("{ws}", "([^/]+)"),
         recent = route_fn(route::RECENT),
+        drawing = route_fn(route::DRAWING),
         live_events = object(&live_events),
         dom_events = object(&dom_events),
         fragment = object(&[

@@ -142,7 +142,7 @@ test("the home page draws its first page before the wasm has arrived, as the wid
   expect(await page.evaluate(() => (window as any).skeletonShown)).toBeUndefined();
 });
 
-test("<pickup-recent> on a host page draws its first page from the shared stream before the wasm has arrived", async ({ page, pickup }) => {
+test("<pickup-recent> on a host page draws its first page, from the shared stream, before the wasm has arrived", async ({ page, pickup }) => {
   const host = await HostPage.start();
   const server = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });
   try {
@@ -173,8 +173,10 @@ test("<pickup-recent> on a host page draws its first page from the shared stream
     await expect(page.locator("pickup-recent").getByRole("button", { name: "Refresh" })).toBeEnabled();
     await expect(page.locator("pickup-recent section.pickup")).toHaveAttribute("data-live", "live");
     expect(await shapeOf(page, el, ["data-live"])).toEqual(drawn);
-    // One request for the page and the live updates, the stream's; no `recent` call at all.
+    // One request for the page and the live updates, the stream's, and one for its drawing; no
+    // `recent` call at all.
     expect(requests.filter((p) => p.endsWith("/live"))).toHaveLength(1);
+    expect(requests.filter((p) => p.endsWith("/drawing"))).toHaveLength(1);
     expect(requests.filter((p) => p === "/api/recent")).toHaveLength(0);
   } finally {
     await server.stop();
@@ -237,15 +239,13 @@ test("a drawing no widget can take over is removed", async ({ page, pickup }) =>
   await expect(page.locator("[data-pickup-drawn]")).toHaveCount(0);
 });
 
-test("a first page the widget would refuse is not drawn", async ({ page, pickup }) => {
-  // A card without its `key`: the widget reads a page whole or not at all, and says it failed.
-  const card = { id: "x1", title: "Half a card", url: null, status: "running", stalled: false, progress: null,
-    owner: { sub: "bot", name: "Bot" }, created_at: "2026-11-30T10:00:00Z", updated_at: "2026-11-30T10:00:00Z", finished_at: null };
-  await page.route("**/api/recent", (route) =>
-    route.fulfill({ contentType: "application/json", body: JSON.stringify({ cards: [card], more: false, partial: false, generated_at: "2026-11-30T10:00:01Z" }) }),
-  );
+test("an answer that is not the server's drawing is not drawn", async ({ page, pickup }) => {
+  const bot = pickup.token("bot", ["acme"], { write: true });
+  await pickup.register(bot, "acme", { key: "a", title: "Drawn by the server", status: "running" });
+  // A proxy's error page, say: the drawing is the server's HTML or nothing.
+  await page.route("**/drawing?*", (route) => route.fulfill({ contentType: "application/json", body: '{"error":"bad_gateway"}' }));
   await page.route("**/*.wasm", () => {}); // never answered: only the page's script draws
-  const answered = page.waitForResponse((r) => r.url().endsWith("/api/recent"));
+  const answered = page.waitForResponse((r) => new URL(r.url()).pathname.endsWith("/drawing"));
   await page.goto(pickup.home("acme", pickup.token("alice", ["acme"])));
   await answered;
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));

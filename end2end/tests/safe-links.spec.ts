@@ -1,7 +1,8 @@
-// A card's title is a link only for a URL the server would accept (check_url in
-// server/src/index/core/record.rs): both renderers, the home page's drawing (public/home.js) and
-// the wasm widget, apply that rule again to what the store holds, with the browser's own URL
-// parser, and show a record that fails it as text. The records are written straight into the
+// A card's title is a link only for a URL the server would accept (the contract's rule,
+// app/src/contract/link.rs, which the server writes by): both renderers, the server's drawing of
+// the first page (app/src/components/drawing.rs) and the wasm widget, apply that rule again to
+// what the store holds (the widget with the browser's own URL parser), and show a record that
+// fails it as text. The records are written straight into the
 // store, past the API that refuses them on input.
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,3 +1,4 @@
+use crate::contract::link::safe_link;
 use crate::contract::Card;
 use crate::labels::{fill, Labels};
 use crate::relative::relative_time;
@@ -5,38 +6,40 @@ use js_sys::Intl::RelativeTimeFormat;
 use leptos::prelude::*;
 use std::sync::Arc;
 
-/// The link for a stored `url`, or `None` when the title is shown as text. The server's rule
-/// (check_url in server/src/index/core/record.rs), applied again because the widget must not
-/// trust the store, with the browser's own URL parser, which is what follows the link: http(s)
-/// with a host, or a path that starts with one '/'; no whitespace inside, no control or
-/// bidirectional-control characters, no backslash (the parser reads `/\evil.example` as
-/// `//evil.example`). public/safe-link.js is its twin, for the drawing before the wasm.
+/// The link for a stored `url`, or `None` when the title is shown as text: the contract's rule
+/// (`contract::link`), the one the server wrote it by, applied again because the widget must not
+/// trust the store. In the browser, whether a URL is http(s) with a host is the browser's own URL
+/// parser's answer, since it is what follows the link; on the server, drawing before the wasm,
+/// the `url` crate's.
 fn safe_href(url: &str) -> Option<String> {
-    let u = url.trim();
-    let refused = |c: char| {
-        c.is_whitespace()
-            || c.is_control()
-            || c == '\\'
-            || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
-    };
-    if u.is_empty() || u.len() > 2048 || u.chars().any(refused) {
-        return None;
-    }
-    let ok = if u.starts_with('/') {
-        !u.starts_with("//")
-    } else {
+    #[cfg(feature = "csr")]
+    let http_with_host = |u: &str| {
         web_sys::Url::new(u).is_ok_and(|p| {
             matches!(p.protocol().as_str(), "http:" | "https:") && !p.hostname().is_empty()
         })
     };
-    ok.then(|| u.to_string())
+    #[cfg(not(feature = "csr"))]
+    let http_with_host = |u: &str| {
+        url::Url::parse(u)
+            .is_ok_and(|p| matches!(p.scheme(), "http" | "https") && p.host().is_some())
+    };
+    safe_link(url, http_with_host).map(str::to_string)
+}
+
+/// The instant an RFC 3339 time names, in ms (NaN when it names none).
+fn instant_ms(when: &str) -> f64 {
+    #[cfg(feature = "csr")]
+    return js_sys::Date::parse(when);
+    #[cfg(not(feature = "csr"))]
+    return chrono::DateTime::parse_from_rfc3339(when)
+        .map_or(f64::NAN, |t| t.timestamp_millis() as f64);
 }
 
 /// The date and time `when` (RFC 3339) says, in full, in the viewer's locale: what a relative
 /// time stands for, for a pointer (`title`) and a screen reader.
 fn full_time(when: &str, times: &RelativeTimeFormat) -> String {
     let options = js_sys::Object::new();
-    for (k, v) in [("dateStyle", "long"), ("timeStyle", "short")] {
+    for (k, v) in crate::relative::DATE_WORDS {
         let _ = js_sys::Reflect::set(&options, &k.into(), &v.into());
     }
     // The relative times' locale (the viewer's, or the one the host set).
@@ -51,6 +54,19 @@ fn full_time(when: &str, times: &RelativeTimeFormat) -> String {
         .ok()
         .and_then(|s| s.as_string())
         .unwrap_or_else(|| when.to_string())
+}
+
+/// The progress bar's fill, `pct` wide: a CSSOM property, not a style attribute, since the
+/// site's CSP allows no inline styles. On the server, drawing ahead, there is no CSSOM: the
+/// browser sets the width from the bar's `aria-valuenow` (public/drawing.js).
+fn progress_fill(pct: u32) -> impl IntoView {
+    #[cfg(feature = "csr")]
+    return view! { <div class="pickup-progress-fill" style:width=format!("{pct}%")></div> };
+    #[cfg(not(feature = "csr"))]
+    return {
+        let _ = pct;
+        view! { <div class="pickup-progress-fill"></div> }
+    };
 }
 
 /// After "Dismiss" on a card, where focus goes, as its card leaves: the next card's dismiss
@@ -88,7 +104,9 @@ pub fn CardView(
     card: Signal<Card>,
     now: Signal<f64>,
     labels: Arc<Labels>,
-    times: StoredValue<RelativeTimeFormat, LocalStorage>,
+    /// The viewer's words for times, or `None` on the server, which leaves them to the browser:
+    /// it words each `<time>` by its `data-ago` (public/drawing.js).
+    times: Option<StoredValue<RelativeTimeFormat, LocalStorage>>,
     id_prefix: String,
     /// When it names this card's item, the card takes focus once drawn (its link, else its
     /// dismiss button), and clears it.
@@ -158,17 +176,22 @@ pub fn CardView(
                     aria-valuemax="100"
                     aria-valuenow=pct.to_string()
                 >
-                    // A CSSOM property, not a style attribute: the site's CSP allows no inline styles.
-                    <div class="pickup-progress-fill" style:width=format!("{pct}%")></div>
+                    {progress_fill(pct)}
                 </div>
             }
         })
     };
+    let ago_in = Memo::new(move |_| relative_time(instant_ms(&when.get()), now.get()));
     let ago = move || {
-        let (n, unit) = relative_time(js_sys::Date::parse(&when.get()), now.get());
+        let (n, unit) = ago_in.get();
         times
-            .try_with_value(|t| String::from(t.format(n, unit.as_str())))
+            .and_then(|t| t.try_with_value(|t| String::from(t.format(n, unit.as_str()))))
             .unwrap_or_default()
+    };
+    // A whole number: float formatting would cost the widget kilobytes.
+    let ago_data = move || {
+        let (n, unit) = ago_in.get();
+        format!("{} {}", n as i64, unit.as_str())
     };
     let li = NodeRef::<leptos::html::Li>::new();
     let me = id.clone();
@@ -193,7 +216,7 @@ pub fn CardView(
     let full = Memo::new(move |_| {
         let when = when.get();
         times
-            .try_with_value(|t| full_time(&when, t))
+            .and_then(|t| t.try_with_value(|t| full_time(&when, t)))
             .unwrap_or_default()
     });
     let badge_labels = labels.clone();
@@ -209,7 +232,7 @@ pub fn CardView(
             {progress}
             <div class="pickup-card-meta">
                 <span class="pickup-owner">{move || card.with(|c| c.owner.name.clone())}</span>
-                <time datetime=move || when.get() title=move || full.get()>{ago}</time>
+                <time datetime=move || when.get() data-ago=ago_data title=move || full.get()>{ago}</time>
                 <span class="pickup-visually-hidden">{move || format!(", {}", full.get())}</span>
                 <button
                     type="button"

@@ -1,7 +1,8 @@
 //! The live stream: the server's pages as they change (`GET /api/v1/workspaces/{ws}/live`),
-//! read with `fetch` so the token travels in `Authorization`, never in a URL (an
-//! `EventSource` cannot send headers). Server-sent events are plain text: `event:` and `data:`
-//! lines, a blank line after each event, comments (keep-alives) ignored.
+//! opened through the loader's share.js (one stream per browser, public/share.js), which reads
+//! it with `fetch` so the token travels in `Authorization`, never in a URL (an `EventSource`
+//! cannot send headers), parses its server-sent events, and hands the widget each event as data:
+//! a page as the browser's JSON.parse made it, a keep-alive as an event without a name.
 //!
 //! The widget keeps polling whenever the stream is not up: blocked, failing, hidden, or an
 //! old server that has no stream.
@@ -193,78 +194,53 @@ async fn read_until_end(
     headers.set("Authorization", authorization)?;
     init.set_headers(&headers);
     init.set_signal(Some(&abort.signal()));
-    let res: web_sys::Response = JsFuture::from(fetch_live(url, &init)?).await?.dyn_into()?;
-    if res.status() == 401 {
-        return Ok(End::Refused);
+    let feed = JsFuture::from(open_live(url, &init)?).await?;
+    let get = |o: &JsValue, k: &str| js_sys::Reflect::get(o, &k.into());
+    match get(&feed, "status")?.as_f64() {
+        Some(200.0) => {}
+        Some(401.0) => return Ok(End::Refused),
+        // Another refusal may pass (a server being upgraded): back off and retry.
+        _ => return Ok(End::Failed),
     }
-    // Another refusal may pass (a server being upgraded): back off and retry.
-    if res.status() != 200 {
-        return Ok(End::Failed);
-    }
-    let reader: web_sys::ReadableStreamDefaultReader =
-        res.body().ok_or(JsValue::NULL)?.get_reader().dyn_into()?;
-    // Bytes, not text: an event ends at a blank line, and its data is JSON, parsed from bytes.
-    let mut buf: Vec<u8> = Vec::new();
+    let next: js_sys::Function = get(&feed, "next")?.dyn_into()?;
     loop {
         let read = futures::future::select(
-            JsFuture::from(reader.read()),
+            JsFuture::from(next.call0(&feed)?.dyn_into::<js_sys::Promise>()?),
             gloo_timers::future::sleep(SILENCE),
         );
-        let chunk = match read.await {
-            futures::future::Either::Left((chunk, _)) => chunk?,
+        let event = match read.await {
+            futures::future::Either::Left((event, _)) => event?,
             futures::future::Either::Right(_) => return Ok(End::Failed),
         };
-        if js_sys::Reflect::get(&chunk, &"done".into())?.is_truthy() {
+        if event.is_null() {
             return Ok(End::Failed); // cut short: no closing event
         }
-        let bytes: js_sys::Uint8Array =
-            js_sys::Reflect::get(&chunk, &"value".into())?.dyn_into()?;
-        buf.extend(bytes.to_vec());
-        while let Some(at) = buf.windows(2).position(|w| w == b"\n\n") {
-            let block: Vec<u8> = buf.drain(..at + 2).collect();
-            match parse(&block).and_then(|(name, data)| Some((LiveEvent::from_wire(name)?, data))) {
-                Some((LiveEvent::Page, data)) => match page(data) {
-                    Some(page) => on_page(page),
-                    // A page this widget cannot read (a server of another version): poll, which
-                    // shows the error, rather than keep showing cards the stream has moved past.
-                    None => return Ok(End::Failed),
-                },
-                Some((LiveEvent::Unauthenticated, _)) => return Ok(End::Unauthenticated),
-                // The store is not answering: poll (which says so) until the stream is back.
-                Some((LiveEvent::Unavailable, _)) => return Ok(End::Failed),
-                Some((LiveEvent::Reconnect, _)) => return Ok(End::Reconnect),
-                None => {}
-            }
+        // A keep-alive has no name.
+        let Some(name) = get(&event, "name")?.as_string() else {
+            continue;
+        };
+        match LiveEvent::from_wire(name.as_bytes()) {
+            Some(LiveEvent::Page) => match crate::decode::page(&get(&event, "data")?) {
+                Some(page) => on_page(page),
+                // A page this widget cannot read (a server of another version): poll, which
+                // shows the error, rather than keep showing cards the stream has moved past.
+                None => return Ok(End::Failed),
+            },
+            Some(LiveEvent::Unauthenticated) => return Ok(End::Unauthenticated),
+            // The store is not answering: poll (which says so) until the stream is back.
+            Some(LiveEvent::Unavailable) => return Ok(End::Failed),
+            Some(LiveEvent::Reconnect) => return Ok(End::Reconnect),
+            None => {}
         }
     }
 }
 
-/// The stream's request, through the loader's share.js when it is there (one stream per
-/// browser: public/share.js); else (a page that loaded the glue itself) the browser's `fetch`.
-fn fetch_live(url: &str, init: &web_sys::RequestInit) -> Result<js_sys::Promise, JsValue> {
+/// The stream, as share.js's feed of its events. Without share.js (a page that loaded the glue
+/// itself, not through a loader) there is no stream, and the widget polls.
+fn open_live(url: &str, init: &web_sys::RequestInit) -> Result<js_sys::Promise, JsValue> {
     let share = js_sys::Reflect::get(&js_sys::global(), &js_sys::Symbol::for_(SHARE))?;
-    match js_sys::Reflect::get(&share, &"fetch".into()).map(JsCast::dyn_into::<js_sys::Function>) {
-        Ok(Ok(fetch)) => fetch.call2(&JsValue::NULL, &url.into(), init)?.dyn_into(),
-        _ => Ok(window().fetch_with_str_and_init(url, init)),
-    }
-}
-
-/// An event's name and data (`None` for a comment). Pickup's events have one data line.
-fn parse(block: &[u8]) -> Option<(&[u8], &[u8])> {
-    let (mut event, mut data): (Option<&[u8]>, &[u8]) = (None, b"");
-    for line in block.split(|b| *b == b'\n') {
-        if let Some(v) = line.strip_prefix(b"event:") {
-            event = Some(v.trim_ascii());
-        } else if let Some(v) = line.strip_prefix(b"data:") {
-            data = v.trim_ascii();
-        }
-    }
-    Some((event?, data))
-}
-
-/// A page event's data: JSON, parsed by the browser, read as the calls' answers are.
-fn page(data: &[u8]) -> Option<RecentPage> {
-    crate::decode::page(&js_sys::JSON::parse(std::str::from_utf8(data).ok()?).ok()?)
+    let live: js_sys::Function = js_sys::Reflect::get(&share, &"live".into())?.dyn_into()?;
+    live.call2(&JsValue::NULL, &url.into(), init)?.dyn_into()
 }
 
 /// Resolves once the page is visible (checked twice a second: a hidden page has time).

@@ -12,8 +12,6 @@ use serde::{Deserialize, Serialize};
 /// The most characters of an item's title, and of a person's display name (an item's owner).
 pub const MAX_TITLE_CHARS: usize = 200;
 pub const MAX_NAME_CHARS: usize = 200;
-/// The most characters of an item's link.
-pub const MAX_URL_CHARS: usize = 2048;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ItemRecord {

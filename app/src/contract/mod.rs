@@ -7,6 +7,7 @@
 //! - [`page`]: a page of cards (`recent`, the live stream, the server functions' answer);
 //! - [`item`]: the REST API's bodies and the item record (server side, feature `ssr`);
 //! - [`error`]: the one error body, `{"error": "<code>", "message": "…"}`, and its status;
+//! - [`link`]: which links a card may carry, the rule of both the write and the card;
 //! - [`cap`]: a page's number of cards, and the one rule every door judges it by;
 //! - [`names`]: routes, the live stream's events, the element's DOM events, header names,
 //!   and the keys the widget reads from a page;
@@ -18,12 +19,14 @@ pub mod element;
 pub mod error;
 #[cfg(feature = "ssr")]
 pub mod item;
+pub mod link;
 pub mod names;
 pub mod page;
 
 pub use cap::{Cap, DEFAULT_CAP, MAX_CAP, MIN_CAP};
 pub use error::{ApiError, ErrorCode};
 #[cfg(feature = "ssr")]
-pub use item::{ItemRecord, ItemUpdate, NewItem, MAX_NAME_CHARS, MAX_TITLE_CHARS, MAX_URL_CHARS};
+pub use item::{ItemRecord, ItemUpdate, NewItem, MAX_NAME_CHARS, MAX_TITLE_CHARS};
+pub use link::MAX_URL_CHARS;
 pub use names::{DomEvent, LiveEvent, EXPIRES_IN};
 pub use page::{Card, Filter, Owner, RecentPage, Status, ViewPage};

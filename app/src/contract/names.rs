@@ -15,6 +15,8 @@ pub mod route {
     pub const DISMISS: &str = "/api/v1/workspaces/{ws}/items/{id}/dismiss";
     pub const RECENT: &str = "/api/v1/workspaces/{ws}/recent";
     pub const LIVE: &str = "/api/v1/workspaces/{ws}/live";
+    /// The first page drawn by the server, for a loader to show before the wasm has arrived.
+    pub const DRAWING: &str = "/api/v1/workspaces/{ws}/drawing";
 
     /// `route` with its `{ws}` (and `{id}`, when given) filled in. Workspace names and ids are
     /// of URL-safe characters only (`names.rs`, `id.rs` on the server), so nothing is escaped.

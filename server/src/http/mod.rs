@@ -3,6 +3,7 @@
 //! - `router`: the whole surface as one axum `Router`, and the layers every answer passes;
 //! - `routes` (REST, with its OpenAPI document from `openapi`), `sse` (live streams) and
 //!   `server_fns` (the widget's calls): the doors, each a thin handler over the service;
+//! - `drawing`: the first page drawn by the widget's components, for its loaders;
 //! - `extract`: what a handler takes from a request, the verified caller among it;
 //! - `auth` (tokens, and the identity provider's keys): who the caller is, and may do what;
 //! - `service`: every operation of Pickup, called by all three doors alike;
@@ -10,6 +11,7 @@
 //! - `serve`: the accept loop (timeouts, connection cap, graceful shutdown).
 
 mod auth;
+mod drawing;
 mod extract;
 mod openapi;
 mod policy;

@@ -315,6 +315,7 @@ pub(super) fn rest() -> OpenApiRouter<AppState> {
         .routes(routes!(get_item, update, remove))
         .routes(routes!(dismiss))
         .routes(routes!(recent))
+        .routes(routes!(super::drawing::drawing))
         .routes(routes!(super::sse::live))
         .routes(routes!(openapi_json))
 }

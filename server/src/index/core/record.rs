@@ -4,6 +4,8 @@
 
 use super::id::ItemId;
 use super::names::{UserId, Workspace};
+pub use app::contract::link::is_unsafe_char;
+use app::contract::link::safe_link;
 use app::contract::{
     ItemRecord, ItemUpdate, NewItem, Owner, Status, MAX_NAME_CHARS, MAX_TITLE_CHARS, MAX_URL_CHARS,
 };
@@ -72,14 +74,6 @@ pub enum RecordError {
     Body(#[from] BodyError),
 }
 
-/// Characters no displayed text may hold: control characters, and the bidirectional controls
-/// that make text display in another order than it is stored (U+202E turns `fdp.exe` into
-/// `exe.pdf` on screen).
-pub fn is_unsafe_char(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
-}
-
 /// Trimmed, 1 to `max` characters, none of them unsafe.
 fn check_text(text: &str, max: usize) -> Option<String> {
     let t = text.trim();
@@ -96,27 +90,19 @@ pub(crate) fn check_name(name: &str) -> Result<String, BodyError> {
     check_text(name, MAX_NAME_CHARS).ok_or(BodyError::OwnerName)
 }
 
-/// Only `http(s)://…` or a relative path are stored: a `javascript:` link is refused.
+/// Only `http(s)://…` or a relative path are stored: a `javascript:` link is refused. The rule
+/// is the contract's (`app::contract::link`), which the widget's renderers apply again.
 pub fn check_url(url: Option<&str>) -> Result<Option<String>, BodyError> {
     let Some(u) = url.map(str::trim).filter(|u| !u.is_empty()) else {
         return Ok(None);
     };
-    // A backslash is refused too: browsers read it as '/', so `/\evil.example` goes to another
-    // host and `https://evil.example\@good.example` reads as good.example but opens evil.example.
-    // The widget's renderers apply this same rule (app/src/components/card.rs, public/safe-link.js).
-    if u.len() > MAX_URL_CHARS
-        || u.chars()
-            .any(|c| is_unsafe_char(c) || c.is_whitespace() || c == '\\')
-    {
-        return Err(BodyError::Url);
-    }
-    let ok = if u.starts_with('/') {
-        !u.starts_with("//") && !u.starts_with("/\\")
-    } else {
+    let http_with_host = |u: &str| {
         url::Url::parse(u)
             .is_ok_and(|p| matches!(p.scheme(), "http" | "https") && p.host().is_some())
     };
-    ok.then(|| Some(u.to_string())).ok_or(BodyError::Url)
+    safe_link(u, http_with_host)
+        .map(|u| Some(u.to_string()))
+        .ok_or(BodyError::Url)
 }
 
 pub(crate) fn check_status(status: Status) -> Result<Status, BodyError> {

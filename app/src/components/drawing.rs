@@ -1,0 +1,131 @@
+//! A widget's first page drawn on the server, before the wasm has arrived (the home page's
+//! `home.js` and `<pickup-recent>`'s `early.js` ask for it beside the page itself). It is the
+//! widget's own markup, made by the widget's own components, with its English labels; the widget
+//! replaces it once it has drawn its own page (`Host::end_drawing`). What only the browser
+//! knows is left to it: the viewer's words for each time (`data-ago`, `datetime`), and that the
+//! buttons answer nothing yet (public/drawing.js).
+
+use super::card::CardView;
+use super::frame::{Frame, PartialNote, ShowOlder};
+use super::header::Header;
+use crate::contract::{Filter, RecentPage};
+use crate::labels::Labels;
+use leptos::prelude::*;
+use leptos::tachys::view::RenderHtml;
+use std::sync::Arc;
+
+/// The element ids' prefix of the page's first widget (`mount` numbers them from 1): the only
+/// one a page draws ahead.
+const ID_PREFIX: &str = "pickup1";
+
+/// The HTML of the widget showing `page` for `filter`, its times counted back from `now_ms`;
+/// `None` when the page has no card, which is not drawn ahead (the widget says so itself).
+pub fn drawing(page: &RecentPage, filter: Filter, now_ms: f64) -> Option<String> {
+    if page.cards.is_empty() {
+        return None;
+    }
+    let owner = Owner::new();
+    let html = owner.with(|| {
+        let labels = Arc::new(Labels::default());
+        let cards = page.cards.clone();
+        let (more, partial) = (page.more, page.partial);
+        let card_labels = labels.clone();
+        let focus = RwSignal::new(None::<String>);
+        let card = move |card: crate::contract::Card| {
+            let id = card.id.clone();
+            view! {
+                <CardView
+                    id=id
+                    card=Signal::stored(card)
+                    now=Signal::stored(now_ms)
+                    labels=card_labels.clone()
+                    times=None
+                    id_prefix=ID_PREFIX.to_string()
+                    focus=focus
+                    on_open=|| true
+                    on_dismiss=|| {}
+                />
+            }
+        };
+        view! {
+            <Frame labels=labels.clone() live=Signal::stored("connecting") drawn=true>
+                <Header filter=RwSignal::new(filter) labels=labels.clone() on_refresh=|| {}/>
+                <div class="pickup-body">
+                    <ul class="pickup-list" aria-label=labels.list.clone()>
+                        {cards.into_iter().map(card).collect_view()}
+                    </ul>
+                    {more.then(|| view! { <ShowOlder labels=labels.clone() pending=Signal::stored(false) on_click=|| {}/> })}
+                    {partial.then(|| view! { <PartialNote labels=labels.clone()/> })}
+                </div>
+            </Frame>
+        }
+        .to_html()
+    });
+    drop(owner);
+    Some(html)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::drawing;
+    use crate::contract::{Card, Filter, Owner, RecentPage, Status};
+
+    fn card(id: &str, title: &str, url: Option<&str>) -> Card {
+        Card {
+            id: id.into(),
+            key: id.into(),
+            title: title.into(),
+            status: Status::Running,
+            progress: Some(0.4),
+            url: url.map(Into::into),
+            owner: Owner {
+                sub: "alice".into(),
+                name: "Alice".into(),
+            },
+            created_at: "2026-12-02T10:00:00Z".into(),
+            updated_at: "2026-12-02T10:00:00Z".into(),
+            finished_at: None,
+            stalled: false,
+        }
+    }
+
+    #[test]
+    fn draws_the_cards_with_the_widget_markup() {
+        let page = RecentPage {
+            cards: vec![
+                card("1_a", "Train <model>", Some("javascript:alert(1)")),
+                card("2_b", "Nightly", Some("/runs/2")),
+            ],
+            more: true,
+            partial: false,
+            generated_at: "2026-12-02T10:05:00Z".into(),
+        };
+        let now = 1_796_205_900_000.0; // 2026-12-02T10:05:00Z
+        let html = drawing(&page, Filter::Mine, now).expect("a page of cards is drawn");
+        assert!(html.contains("data-pickup-drawn"), "{html}");
+        assert!(html.contains(r#"data-live="connecting""#), "{html}");
+        assert!(
+            html.contains("Train &lt;model&gt;"),
+            "text is escaped: {html}"
+        );
+        assert!(
+            !html.contains("javascript:"),
+            "a link the widget refuses is text: {html}"
+        );
+        assert!(html.contains(r#"href="/runs/2""#), "{html}");
+        assert!(html.contains(r#"data-ago="-5 minute""#), "{html}");
+        assert!(html.contains("pickup-more"), "{html}");
+        assert!(html.contains(r#"aria-pressed="true""#), "{html}");
+    }
+
+    #[test]
+    fn an_empty_page_is_not_drawn() {
+        let page = RecentPage {
+            cards: vec![],
+            more: false,
+            partial: false,
+            generated_at: String::new(),
+        };
+        assert_eq!(drawing(&page, Filter::All, 0.0), None);
+    }
+}
