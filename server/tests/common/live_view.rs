@@ -2,7 +2,7 @@
 //! the server's `/readyz` mode: what the bus tests compare with the REST page.
 
 use super::server::Server;
-use super::stream::{client, token, Events};
+use super::stream::{token, Events};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -10,14 +10,7 @@ use std::time::{Duration, Instant};
 const BOUND: Duration = Duration::from_secs(20);
 
 pub async fn readyz(s: &Server) -> String {
-    client()
-        .get(format!("{}/readyz", s.url))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap()
+    s.client().get("/readyz").send().await.text()
 }
 
 /// Wait until `/readyz` says `mode` (`facts on the bus`, `the bus is down`).
@@ -63,7 +56,7 @@ pub struct Viewer {
 impl Viewer {
     pub async fn open(s: &Server, sub: &str) -> Viewer {
         let token = token(sub, "acme", false, "1h");
-        let mut events = Events::open(s, "acme", &token).await;
+        let mut events = Events::open(&s.url, "acme", &token).await;
         let (_, page) = events.next().await.expect("a first page");
         Viewer {
             events,

@@ -6,7 +6,7 @@
 use crate::common::live_view::{cards, readyz, wait_for_mode, Viewer};
 use crate::common::redis::{Certificates, Redis};
 use crate::common::server::{Server, SECRET};
-use crate::common::stream::{client, register, token};
+use crate::common::stream::token;
 use pickup::live::BusKey;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -28,14 +28,7 @@ fn servers(redis: &Redis, env: &[(&str, &str)]) -> (Server, Server) {
 }
 
 async fn metrics_text(s: &Server) -> String {
-    client()
-        .get(s.metrics_url.as_ref().expect("started with metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap()
+    s.metrics().await
 }
 
 /// The sum of `metric`'s samples whose labels contain `labels` (`why="unsealed"`).
@@ -96,14 +89,9 @@ fn record_fact(record: &Value) -> Value {
 }
 
 async fn item(s: &Server, token: &str, id: &str) -> Value {
-    let res = client()
-        .get(format!("{}/api/v1/workspaces/acme/items/{id}", s.url))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 200, "GET {id}");
-    res.json().await.unwrap()
+    let res = s.client().item(token, "acme", id).await;
+    assert_eq!(res.status, 200, "GET {id}");
+    res.value()
 }
 
 /// Hostile messages on the channel: unsealed, sealed with another key, a valid fact replayed,
@@ -124,8 +112,8 @@ async fn hostile_facts_change_nothing_in_the_store_and_nothing_after_a_reconcile
     wait_for_mode(&a, "facts on the bus").await;
     wait_for_mode(&b, "facts on the bus").await;
     let alice = token("alice", "acme", true, "1h");
-    let x = register(&a, &alice, "x").await;
-    let y = register(&a, &alice, "y").await;
+    let x = a.client().register(&alice, "acme", "x").await.id;
+    let y = a.client().register(&alice, "acme", "y").await.id;
     let mut on_a = Viewer::open(&a, "bob").await;
     let mut on_b = Viewer::open(&b, "bob").await;
     on_a.agrees_with(&a, "before").await;
@@ -138,7 +126,7 @@ async fn hostile_facts_change_nothing_in_the_store_and_nothing_after_a_reconcile
         .await
         .unwrap();
     sub.subscribe("pickup:facts").await.unwrap();
-    let z = register(&a, &alice, "z").await;
+    let z = a.client().register(&alice, "acme", "z").await.id;
     let captured = {
         let mut messages = sub.on_message();
         let deadline = Instant::now() + BOUND;
@@ -302,7 +290,7 @@ async fn a_redis_that_stops_answering_is_noticed_and_polled_around() {
         "SIGSTOP: both servers polled {:.1} s after Redis stopped answering",
         paused.elapsed().as_secs_f64()
     );
-    let during = register(&a, &alice, "during").await;
+    let during = a.client().register(&alice, "acme", "during").await.id;
     on_b.until("registered while Redis hung", |cards| {
         cards.iter().any(|c| c.0 == during)
     })
@@ -316,7 +304,7 @@ async fn a_redis_that_stops_answering_is_noticed_and_polled_around() {
         "SIGCONT: both servers on facts again {:.1} s after",
         resumed.elapsed().as_secs_f64()
     );
-    let after = register(&a, &alice, "after").await;
+    let after = a.client().register(&alice, "acme", "after").await.id;
     on_b.until("registered after Redis went on", |cards| {
         cards.iter().any(|c| c.0 == after)
     })
@@ -425,7 +413,7 @@ async fn a_redis_with_tls_and_a_password_carries_facts() {
     wait_for_mode(&b, "facts on the bus").await;
     let alice = token("alice", "acme", true, "1h");
     let mut on_b = Viewer::open(&b, "bob").await;
-    let id = register(&a, &alice, "over-tls").await;
+    let id = a.client().register(&alice, "acme", "over-tls").await.id;
     on_b.until("a fact over TLS", |cards| cards.iter().any(|c| c.0 == id))
         .await;
 
@@ -473,7 +461,11 @@ async fn a_redis_with_a_password_carries_facts() {
     wait_for_mode(&b, "facts on the bus").await;
     let alice = token("alice", "acme", true, "1h");
     let mut on_b = Viewer::open(&b, "bob").await;
-    let id = register(&a, &alice, "with-password").await;
+    let id = a
+        .client()
+        .register(&alice, "acme", "with-password")
+        .await
+        .id;
     on_b.until("a fact", |cards| cards.iter().any(|c| c.0 == id))
         .await;
 }

@@ -3,6 +3,8 @@
 //! chunked body streamed lazily, an error message with terminal escapes), and the environment
 //! the wrapped command gets.
 
+use crate::common::client::TestClient;
+use crate::common::in_process::Served;
 use crate::common::server::Server;
 use axum::body::Body;
 use axum::http::{header, HeaderMap, StatusCode};
@@ -210,8 +212,8 @@ async fn a_server_message_is_printed_with_its_control_characters_escaped() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_wrapped_command_gets_no_credential_unless_asked() {
-    let s = Server::start(&[]);
-    let token = s.token("ci-bot", WS, true);
+    let s = Served::start(&[]);
+    let token = crate::common::client::token("ci-bot", WS, true);
     let env_of = |extra: &[&str]| {
         let mut args = vec!["run", "--ws", WS, "--key", "env", "--title", "Env"];
         args.extend_from_slice(extra);
@@ -243,19 +245,13 @@ async fn the_wrapped_command_gets_no_credential_unless_asked() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_id_that_is_not_short_visible_ascii_is_replaced_and_never_logged() {
     let s = Server::start(&[("PICKUP_LOG", "info,tower_http=debug")]);
-    let c = reqwest::Client::new();
+    let c = s.client();
     let id_of = |sent: String| {
         let c = c.clone();
-        let url = format!("{}/healthz", s.url);
         async move {
-            let res = c
-                .get(url)
-                .header("x-request-id", sent)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(res.status(), StatusCode::OK);
-            res.headers()["x-request-id"].to_str().unwrap().to_string()
+            let res = c.get("/healthz").header("x-request-id", sent).send().await;
+            assert_eq!(res.status, StatusCode::OK);
+            res.header("x-request-id").unwrap().to_string()
         }
     };
     let forged = r#"1234 request_id=forged error="all good""#;
@@ -284,30 +280,24 @@ fn uuid_like(s: &str) -> bool {
 async fn a_stored_object_larger_than_any_record_is_not_read() {
     let s = Server::start(&[("PICKUP_READ_CACHE", "0s")]);
     let token = s.token("ci-bot", WS, true);
-    let c = reqwest::Client::new();
-    let items = format!("{}/api/v1/workspaces/{WS}/items", s.url);
+    let c: TestClient = s.client();
     let res = c
-        .post(&items)
-        .bearer_auth(&token)
-        .json(&serde_json::json!({"key": "big", "title": "Big"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), StatusCode::CREATED);
-    let rec: serde_json::Value = res.json().await.unwrap();
+        .registered(
+            &token,
+            WS,
+            &serde_json::json!({"key": "big", "title": "Big"}),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED);
+    let rec: serde_json::Value = res.value();
     let id = rec["id"].as_str().unwrap();
     // The same record after 2 MiB of spaces: still valid JSON, so only a bound refuses it.
     let path = s.dir.path().join(format!("ws/{WS}/items/{id}.json"));
     let mut big = vec![b' '; 2 << 20];
     big.extend(serde_json::to_vec(&rec).unwrap());
     std::fs::write(&path, big).unwrap();
-    let res = c
-        .get(format!("{items}/{id}"))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let res = c.item(&token, WS, id).await;
+    assert_eq!(res.status, StatusCode::SERVICE_UNAVAILABLE);
     let log = s.log();
     assert!(log.contains("more than the 1048576"), "{log}");
 }
