@@ -84,7 +84,7 @@ async fn with_the_bus_down_the_watchers_poll_and_nothing_is_lost() {
     wait_for_mode(&b, "facts on the bus").await;
     let writer = token("ada", "acme", true, "1h");
     let mut on_b = Viewer::open(&b, "bob").await;
-    a.client().register(&writer, "acme", "before").await.id;
+    a.client().register(&writer, "acme", "before").await;
     on_b.agrees_with(&b, "before the bus went down").await;
 
     redis.kill();
@@ -96,7 +96,7 @@ async fn with_the_bus_down_the_watchers_poll_and_nothing_is_lost() {
     wait_for_mode(&b, "facts on the bus").await;
     wait_for_mode(&a, "facts on the bus").await;
     put(&a, &writer, &during, "failed").await;
-    a.client().register(&writer, "acme", "after").await.id;
+    a.client().register(&writer, "acme", "after").await;
     on_b.agrees_with(&b, "after the bus came back").await;
 }
 
