@@ -13,16 +13,18 @@ use std::path::{Path, PathBuf};
 /// janitor: what a test wants to happen, it does), `flags` on top.
 async fn app(store: &str, site: &Path, flags: &[&str]) -> Router {
     let site = site.to_str().unwrap();
-    let mut args = vec![
-        "--store",
-        store,
-        "--secret",
-        SECRET,
-        "--site",
-        site,
-        "--janitor-every",
-        "0s",
+    let defaults = [
+        ("--store", store),
+        ("--secret", SECRET),
+        ("--site", site),
+        ("--janitor-every", "0s"),
     ];
+    // A flag given twice is an error: a default gives way to the test's own.
+    let mut args: Vec<&str> = defaults
+        .into_iter()
+        .filter(|(flag, _)| !flags.contains(flag))
+        .flat_map(|(flag, value)| [flag, value])
+        .collect();
     args.extend_from_slice(flags);
     let config = pickup::cli::ServeArgs::parse_config(args).unwrap();
     pickup::app(&config).await.unwrap().router
