@@ -11,14 +11,16 @@ use std::path::{Path, PathBuf};
 
 /// `pickup serve`'s app from its flags, as [`super::server::Server`] starts it (no site, no
 /// janitor: what a test wants to happen, it does), `flags` on top.
-async fn app(store: &str, site: &Path, flags: &[&str]) -> Router {
+async fn app(store: &str, site: &Path, flags: &[&str], secret: bool) -> Router {
     let site = site.to_str().unwrap();
-    let defaults = [
+    let mut defaults = vec![
         ("--store", store),
-        ("--secret", SECRET),
         ("--site", site),
         ("--janitor-every", "0s"),
     ];
+    if secret {
+        defaults.push(("--secret", SECRET));
+    }
     // A flag given twice is an error: a default gives way to the test's own.
     let mut args: Vec<&str> = defaults
         .into_iter()
@@ -45,7 +47,7 @@ impl InProcess {
 
     /// A server on the store at `store` (its own `dir` for anything else).
     pub async fn start_on(dir: tempfile::TempDir, store: &str, flags: &[&str]) -> InProcess {
-        let router = app(store, &dir.path().join("no-site"), flags).await;
+        let router = app(store, &dir.path().join("no-site"), flags, true).await;
         InProcess { router, dir }
     }
 
@@ -82,6 +84,15 @@ impl Served {
 
     /// On `addr` (a port chosen before, that nothing listens on yet).
     pub fn start_at(addr: &str, flags: &[&str]) -> Served {
+        Self::spawn(addr, flags, true)
+    }
+
+    /// With no `--secret`: tokens only from an identity provider (`--jwks-url`).
+    pub fn start_without_secret(flags: &[&str]) -> Served {
+        Self::spawn("127.0.0.1:0", flags, false)
+    }
+
+    fn spawn(addr: &str, flags: &[&str], secret: bool) -> Served {
         let dir = tempfile::tempdir().unwrap();
         let store = format!("file://{}", dir.path().display());
         let (addr, flags) = (
@@ -98,7 +109,7 @@ impl Served {
                 .unwrap();
             runtime.block_on(async move {
                 let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-                let router = app(&store, &site, &flags).await;
+                let router = app(&store, &site, &flags, secret).await;
                 let listener = tokio::net::TcpListener::bind(&addr).await.unwrap();
                 url_tx
                     .send(format!("http://{}", listener.local_addr().unwrap()))
