@@ -159,6 +159,30 @@ impl Drop for Served {
     }
 }
 
+/// A router of the test's own (a peer it plays: an identity provider, a hostile server) on a
+/// loopback port of this runtime, until dropped: then the listener and its connections end.
+pub struct Listening {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Listening {
+    pub async fn start(router: Router) -> Listening {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let task = tokio::spawn(accept(listener, router));
+        Listening { url, task }
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        // The connections are the task's own (see `accept`): they end with it.
+        self.task.abort();
+    }
+}
+
 /// `axum::serve`'s loop, but each connection is a task of this one's (a `JoinSet`), so that
 /// ending it ends them too (`axum::serve` detaches its connections, and an open stream would
 /// outlive the server).

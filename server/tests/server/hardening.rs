@@ -4,7 +4,7 @@
 //! the wrapped command gets.
 
 use crate::common::client::TestClient;
-use crate::common::in_process::Served;
+use crate::common::in_process::{Listening, Served};
 use crate::common::server::Server;
 use axum::body::Body;
 use axum::http::{header, HeaderMap, StatusCode};
@@ -18,12 +18,9 @@ use std::sync::{Arc, Mutex};
 const WS: &str = "acme";
 const GIB: u64 = 1 << 30;
 
-/// An axum app on a free loopback port: its `http://127.0.0.1:PORT`.
-async fn serve(app: axum::Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    url
+/// An axum app on a free loopback port, until dropped.
+async fn serve(app: axum::Router) -> Listening {
+    Listening::start(app).await
 }
 
 /// `len` bytes of spaces, chunked, made as they are sent (one 64 KiB buffer shared by every
@@ -106,7 +103,7 @@ async fn a_redirect_to_another_origin_is_an_error_and_the_token_stays_home() {
     // Pickup would (and redirects to itself once, as the review's B did).
     let seen: Arc<Mutex<Vec<Option<String>>>> = Arc::default();
     let b_seen = seen.clone();
-    let b = serve(axum::Router::new().fallback(move |headers: HeaderMap| {
+    let b_peer = serve(axum::Router::new().fallback(move |headers: HeaderMap| {
         let seen = b_seen.clone();
         async move {
             let auth = headers
@@ -129,12 +126,14 @@ async fn a_redirect_to_another_origin_is_an_error_and_the_token_stays_home() {
         }
     }))
     .await;
+    let b = b_peer.url.clone();
     let to = format!("{b}/api/v1/workspaces/{WS}/items");
-    let a = serve(axum::Router::new().fallback(move || {
+    let a_peer = serve(axum::Router::new().fallback(move || {
         let to = to.clone();
         async move { (StatusCode::TEMPORARY_REDIRECT, [(header::LOCATION, to)]) }
     }))
     .await;
+    let a = a_peer.url.clone();
     let (code, stdout, stderr, _) = run_measured(producer(
         &a,
         &["item", "start", "--ws", WS, "--key", "k", "--title", "T"],
@@ -157,7 +156,7 @@ async fn a_1_gib_answer_is_refused_while_it_is_read_error_or_success() {
     for status in [StatusCode::FORBIDDEN, StatusCode::OK] {
         let sent = Arc::new(AtomicU64::new(0));
         let counter = sent.clone();
-        let url = serve(axum::Router::new().fallback(move || {
+        let peer = serve(axum::Router::new().fallback(move || {
             let sent = counter.clone();
             async move {
                 let mut res = Response::new(lazy_body(GIB, sent));
@@ -166,6 +165,7 @@ async fn a_1_gib_answer_is_refused_while_it_is_read_error_or_success() {
             }
         }))
         .await;
+        let url = peer.url.clone();
         let (code, _, stderr, max_rss_kib) =
             run_measured(producer(&url, &["item", "get", "--ws", WS, "some_id"]));
         let sent = sent.load(Ordering::SeqCst);
@@ -190,7 +190,7 @@ async fn a_1_gib_answer_is_refused_while_it_is_read_error_or_success() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_message_is_printed_with_its_control_characters_escaped() {
-    let url = serve(axum::Router::new().fallback(|| async {
+    let peer = serve(axum::Router::new().fallback(|| async {
         let message = "\u{1b}[2J\u{1b}]0;owned\u{7}all good\r\nid: 1234\u{202E}txt.exe";
         (
             StatusCode::BAD_REQUEST,
@@ -198,6 +198,7 @@ async fn a_server_message_is_printed_with_its_control_characters_escaped() {
         )
     }))
     .await;
+    let url = peer.url.clone();
     let (code, _, stderr, _) = run_measured(producer(&url, &["item", "get", "--ws", WS, "x"]));
     assert_eq!(code, Some(1), "{stderr}");
     for raw in ['\u{1b}', '\r', '\u{7}', '\u{202E}'] {

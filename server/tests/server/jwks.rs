@@ -5,7 +5,7 @@
 //! fetches, each within a bound.
 
 use crate::common::client::TestClient;
-use crate::common::in_process::Served;
+use crate::common::in_process::{Listening, Served};
 use aws_lc_rs::encoding::{AsDer, Pkcs8V1Der};
 use aws_lc_rs::signature::{EcdsaKeyPair, Ed25519KeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
 use axum::http::StatusCode;
@@ -144,13 +144,24 @@ struct Idp {
     down: std::sync::atomic::AtomicBool,
 }
 
+/// An [`Idp`] and the listener that serves it.
+struct Serving {
+    idp: Arc<Idp>,
+    _listening: Listening,
+}
+
+impl std::ops::Deref for Serving {
+    type Target = Idp;
+    fn deref(&self) -> &Idp {
+        &self.idp
+    }
+}
+
 impl Idp {
-    /// Serve `keys` at http://127.0.0.1:PORT/certs.
-    async fn start(keys: &[&Key]) -> (Arc<Idp>, String) {
+    /// Serve `keys` at http://127.0.0.1:PORT/certs, until the [`Serving`] is dropped.
+    async fn start(keys: &[&Key]) -> (Serving, String) {
         let idp = Arc::new(Idp::default());
         idp.set(keys);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/certs", listener.local_addr().unwrap());
         let state = idp.clone();
         let app = axum::Router::new().route(
             "/certs",
@@ -166,8 +177,15 @@ impl Idp {
                 }
             }),
         );
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        (idp, url)
+        let listening = Listening::start(app).await;
+        let url = format!("{}/certs", listening.url);
+        (
+            Serving {
+                idp,
+                _listening: listening,
+            },
+            url,
+        )
     }
 
     fn set(&self, keys: &[&Key]) {
@@ -771,12 +789,9 @@ async fn a_busy_live_stream_ends_at_the_refresh_that_drops_its_key() {
 // ---------------------------------------------------------------------------------------------
 // A hostile identity provider (issue 26)
 
-/// An axum app on a free loopback port: its `http://127.0.0.1:PORT`.
-async fn serve_app(app: axum::Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    url
+/// An axum app on a free loopback port, until dropped.
+async fn serve_app(app: axum::Router) -> Listening {
+    Listening::start(app).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -785,7 +800,7 @@ async fn a_redirect_of_the_document_is_not_followed_and_is_named() {
     let key = Key::rsa("k1");
     let (idp, elsewhere) = Idp::start(&[&key]).await;
     let to = elsewhere.clone();
-    let redirecting = serve_app(axum::Router::new().fallback(move || {
+    let redirecting_peer = serve_app(axum::Router::new().fallback(move || {
         let to = to.clone();
         async move {
             (
@@ -795,6 +810,7 @@ async fn a_redirect_of_the_document_is_not_followed_and_is_named() {
         }
     }))
     .await;
+    let redirecting = redirecting_peer.url.clone();
     let pickup = Pickup::start(&jwks_env(&format!("{redirecting}/certs"), "1h"), true).await;
     let (status, body) = pickup
         .read("acme", &key.sign(&claims("alice", false)))
@@ -813,7 +829,7 @@ async fn a_1_gib_document_is_refused_while_it_is_read() {
     let sent = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let counter = sent.clone();
     // 1 GiB of spaces, chunked, made as it is sent (one 64 KiB buffer shared by every chunk).
-    let url = serve_app(axum::Router::new().fallback(move || {
+    let peer = serve_app(axum::Router::new().fallback(move || {
         let sent = counter.clone();
         async move {
             let chunk = bytes::Bytes::from(vec![b' '; 64 * 1024]);
@@ -827,6 +843,7 @@ async fn a_1_gib_document_is_refused_while_it_is_read() {
         }
     }))
     .await;
+    let url = peer.url.clone();
     // The server's own peak memory: a process of its own.
     let pickup = Pickup::process(&jwks_env(&format!("{url}/certs"), "1h")).await;
     let (status, body) = pickup

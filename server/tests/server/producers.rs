@@ -11,6 +11,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use tokio_util::task::AbortOnDropHandle;
 
 const WS: &str = "acme";
 
@@ -672,18 +673,21 @@ enum Fault {
     RefuseFirstPost,
 }
 
-/// A proxy to `upstream` that does `fault` once.
-async fn proxy(upstream: String, fault: Fault) -> String {
+/// A proxy to `upstream` that does `fault` once, until the handle is dropped (then its
+/// listener and every connection through it end).
+async fn proxy(upstream: String, fault: Fault) -> (String, AbortOnDropHandle<()>) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let lose = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-    tokio::spawn(async move {
+    let task = tokio::spawn(async move {
+        let mut connections = tokio::task::JoinSet::new();
         loop {
             let (client, _) = listener.accept().await.unwrap();
             let upstream = upstream.clone();
             let lose = lose.clone();
-            tokio::spawn(async move {
+            while connections.try_join_next().is_some() {}
+            connections.spawn(async move {
                 let (mut from_client, mut to_client) = client.into_split();
                 let mut first = vec![0; 64 * 1024];
                 let n = from_client.read(&mut first).await.unwrap_or(0);
@@ -703,9 +707,9 @@ async fn proxy(upstream: String, fault: Fault) -> String {
                 let server = tokio::net::TcpStream::connect(&upstream).await.unwrap();
                 let (mut from_server, mut to_server) = server.into_split();
                 to_server.write_all(first).await.unwrap();
-                let up = tokio::spawn(async move {
+                let up = AbortOnDropHandle::new(tokio::spawn(async move {
                     let _ = tokio::io::copy(&mut from_client, &mut to_server).await;
-                });
+                }));
                 if hit {
                     let mut answer = [0u8; 1];
                     let _ = from_server.read(&mut answer).await;
@@ -717,7 +721,7 @@ async fn proxy(upstream: String, fault: Fault) -> String {
             });
         }
     });
-    url
+    (url, AbortOnDropHandle::new(task))
 }
 
 /// `pickup run` of a command that waits on a gate, as `key`, through a [`proxy`] that does
@@ -731,7 +735,7 @@ async fn run_through(
     lines: &'static [&'static str],
 ) -> (std::process::ExitStatus, Vec<String>) {
     let upstream = s.url.trim_start_matches("http://").to_string();
-    let proxy = proxy(upstream, fault).await;
+    let (proxy, _proxying) = proxy(upstream, fault).await;
     let token = writer();
     let gate = Gate::new();
     let gate_path = gate.path().to_path_buf();
