@@ -1,6 +1,8 @@
-//! The one harness that runs this build's `pickup` for tests over real HTTP (`tests/http_api.rs`)
-//! and for scale-out (`tests/scale_out.rs`): `pickup serve` on a free loopback port, `pickup
-//! token`, and any other subcommand with the same store and secret.
+//! The one harness that runs this build's `pickup` as a process, for the tests where the process
+//! is the point (signals, shutdown, restarts, two servers on one store, clocks under faketime,
+//! metrics and logs, settings read at start-up): `pickup serve` on a free loopback port, `pickup
+//! token`, and any other subcommand with the same store and secret. Everything else reaches the
+//! app in-process (`super::in_process`).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -7,6 +7,7 @@
 use crate::common;
 
 use crate::common::server::{Server, SECRET};
+use app::contract::RecentPage;
 use axum::http::StatusCode;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -75,17 +76,10 @@ async fn readyz(s: &Server) -> (StatusCode, String) {
     (res.status, res.text())
 }
 
-fn shown(page: &Value) -> Vec<(String, String)> {
-    page["cards"]
-        .as_array()
-        .unwrap()
+fn shown(page: &RecentPage) -> Vec<(String, String)> {
+    page.cards
         .iter()
-        .map(|c| {
-            (
-                c["id"].as_str().unwrap().to_string(),
-                c["status"].as_str().unwrap().to_string(),
-            )
-        })
+        .map(|c| (c.id.clone(), c.status.as_str().to_string()))
         .collect()
 }
 
@@ -118,7 +112,7 @@ async fn the_later_run_wins_whatever_the_servers_clocks() {
     );
 
     for s in [&a, &b, &a] {
-        let page = s.recent_page(&token, "acme", "cap=8").await;
+        let page = s.client().recent(&token, "acme", "cap=8").await;
         assert_eq!(
             shown(&page),
             vec![(run2.clone(), "succeeded".to_string())],
@@ -167,7 +161,7 @@ async fn a_clock_stepped_back_beyond_the_skew_stops_nothing() {
     assert!(newer < after_step, "A's later run has the newer id");
 
     for s in [&a, &b] {
-        let page = s.recent_page(&token, "acme", "cap=8").await;
+        let page = s.client().recent(&token, "acme", "cap=8").await;
         let ids: Vec<String> = shown(&page).into_iter().map(|(id, _)| id).collect();
         assert!(ids.contains(&running), "{}: {ids:?}", s.name);
         assert!(ids.contains(&newer), "{}: {ids:?}", s.name);
