@@ -3,6 +3,7 @@
 
 use super::server::Server;
 use super::stream::{token, Events};
+use super::wait::eventually;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -15,19 +16,12 @@ pub async fn readyz(s: &Server) -> String {
 
 /// Wait until `/readyz` says `mode` (`facts on the bus`, `the bus is down`).
 pub async fn wait_for_mode(s: &Server, mode: &str) {
-    let deadline = Instant::now() + BOUND;
-    loop {
-        let body = readyz(s).await;
-        if body.contains(mode) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{}: /readyz says {body:?}, not {mode:?}",
-            s.name
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let what = format!("{}: /readyz saying {mode:?}", s.name);
+    eventually(&what, async || match readyz(s).await {
+        body if body.contains(mode) => Ok(()),
+        body => Err(format!("it says {body:?}")),
+    })
+    .await
 }
 
 /// A page's cards as (id, title, status).

@@ -14,6 +14,7 @@ pub mod proxy;
 pub mod redis;
 pub mod server;
 pub mod stream;
+pub mod wait;
 
 use app::contract::{ItemUpdate, NewItem, Owner, Status};
 use pickup::index::store::{ListOrder, Store};

@@ -7,6 +7,7 @@ use crate::common::live_view::{cards, readyz, wait_for_mode, Viewer};
 use crate::common::redis::{Certificates, Redis};
 use crate::common::server::{Server, SECRET};
 use crate::common::stream::token;
+use crate::common::wait::eventually;
 use pickup::live::BusKey;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -42,19 +43,12 @@ async fn metric(s: &Server, metric: &str, labels: &str) -> f64 {
 
 /// Wait until `metric` with `labels` on `s` is at least `n`.
 async fn wait_for_metric(s: &Server, name: &str, labels: &str, n: f64) {
-    let deadline = Instant::now() + BOUND;
-    loop {
-        let v = metric(s, name, labels).await;
-        if v >= n {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{}: {name}{{{labels}}} is {v}, not {n}",
-            s.name
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let what = format!("{}: {name}{{{labels}}} at least {n}", s.name);
+    eventually(&what, async || match metric(s, name, labels).await {
+        v if v >= n => Ok(()),
+        v => Err(format!("it is {v}")),
+    })
+    .await
 }
 
 async fn publish(redis: &Redis, payload: Vec<u8>) {
@@ -238,17 +232,16 @@ async fn taken_then_reconciled(redis: &Redis, a: &Server, b: &Server, forged: Ve
     wait_for_metric(a, "pickup_bus_facts_total", "dir=\"heard\"", heard_a + 1.0).await;
     wait_for_metric(b, "pickup_bus_facts_total", "dir=\"heard\"", heard_b + 1.0).await;
     let (period_a, period_b) = (period(a).await, period(b).await);
-    let deadline = Instant::now() + BOUND;
-    let holder_is_a = loop {
+    let holder_is_a = eventually("a server reconciling by period", async || {
         if period(a).await >= period_a + 2.0 {
-            break true;
+            return Ok(true);
         }
         if period(b).await >= period_b + 2.0 {
-            break false;
+            return Ok(false);
         }
-        assert!(Instant::now() < deadline, "no server reconciled by period");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+        Err("neither did".into())
+    })
+    .await;
     let (other, doubt_before) = if holder_is_a {
         (b, doubt_b)
     } else {
@@ -424,11 +417,11 @@ async fn a_redis_with_tls_and_a_password_carries_facts() {
         ("PICKUP_BUS_CA", ca.as_str()),
         ("PICKUP_LOG", "warn"),
     ]);
-    let deadline = Instant::now() + BOUND;
-    while !c.log().contains("bus: cannot") {
-        assert!(Instant::now() < deadline, "no warning: {}", c.log());
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually("a warning", async || match c.log() {
+        log if log.contains("bus: cannot") => Ok(()),
+        log => Err(log),
+    })
+    .await;
     let log = c.log();
     assert!(log.contains("WARN"), "{log}");
     assert!(

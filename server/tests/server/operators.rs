@@ -8,11 +8,11 @@ use crate::common::client::token;
 use crate::common::in_process::InProcess;
 use crate::common::server::Server;
 use crate::common::stream::Events;
+use crate::common::wait::eventually;
 use axum::http::{Method, StatusCode};
 use openmetrics_parser::{MetricsExposition, PrometheusType, PrometheusValue};
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
 
 type Scrape = MetricsExposition<PrometheusType, PrometheusValue>;
 
@@ -57,18 +57,14 @@ fn value(scrape: &Scrape, metric: &str, labels: &[(&str, &str)]) -> f64 {
 
 /// Scrapes until `done` holds, for at most 20 s: the deletes of a read run after its answer.
 async fn scrape_until(s: &Server, what: &str, done: impl Fn(&Scrape) -> bool) -> Scrape {
-    let started = Instant::now();
-    loop {
+    eventually(what, async || {
         let scraped = scrape(s).await;
-        if done(&scraped) {
-            return scraped;
+        match done(&scraped) {
+            true => Ok(scraped),
+            false => Err("the scrapes said otherwise".into()),
         }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "{what}: not within 20 s"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    })
+    .await
 }
 
 async fn register(s: &Server, token: &str, ws: &str, key: &str, status: &str) -> StatusCode {

@@ -5,6 +5,7 @@
 
 use crate::common::client::token;
 use crate::common::in_process::Served;
+use crate::common::wait::eventually;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Write};
@@ -67,20 +68,14 @@ async fn card(s: &Served, key: &str) -> Option<Value> {
     Some(serde_json::to_value(card).unwrap())
 }
 
-/// Waits (a bounded while, reading again every 20 ms) until `key`'s card satisfies `ok`.
+/// Waits until `key`'s card satisfies `ok`.
 async fn card_until(s: &Served, key: &str, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
-    let started = Instant::now();
-    loop {
-        if let Some(c) = card(s, key).await.filter(|c| ok(c)) {
-            return c;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(15),
-            "{key}: never {what}; last seen {:?}",
-            card(s, key).await
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let what = format!("{key}: {what}");
+    eventually(&what, async || match card(s, key).await {
+        Some(c) if ok(&c) => Ok(c),
+        last => Err(format!("last seen {last:?}")),
+    })
+    .await
 }
 
 /// A fifo a script reads a line from (`read x < "$GATE"`): it waits until [`Gate::open`]. One
