@@ -2,7 +2,8 @@
 //! the server's `/readyz` mode: what the bus tests compare with the REST page.
 
 use super::server::Server;
-use super::stream::{client, token, Events};
+use super::stream::{token, Events};
+use super::wait::eventually;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -10,31 +11,17 @@ use std::time::{Duration, Instant};
 const BOUND: Duration = Duration::from_secs(20);
 
 pub async fn readyz(s: &Server) -> String {
-    client()
-        .get(format!("{}/readyz", s.url))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap()
+    s.client().get("/readyz").send().await.text()
 }
 
 /// Wait until `/readyz` says `mode` (`facts on the bus`, `the bus is down`).
 pub async fn wait_for_mode(s: &Server, mode: &str) {
-    let deadline = Instant::now() + BOUND;
-    loop {
-        let body = readyz(s).await;
-        if body.contains(mode) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{}: /readyz says {body:?}, not {mode:?}",
-            s.name
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let what = format!("{}: /readyz saying {mode:?}", s.name);
+    eventually(&what, async || match readyz(s).await {
+        body if body.contains(mode) => Ok(()),
+        body => Err(format!("it says {body:?}")),
+    })
+    .await
 }
 
 /// A page's cards as (id, title, status).
@@ -63,7 +50,7 @@ pub struct Viewer {
 impl Viewer {
     pub async fn open(s: &Server, sub: &str) -> Viewer {
         let token = token(sub, "acme", false, "1h");
-        let mut events = Events::open(s, "acme", &token).await;
+        let mut events = Events::open(&s.url, "acme", &token).await;
         let (_, page) = events.next().await.expect("a first page");
         Viewer {
             events,

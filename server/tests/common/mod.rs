@@ -1,8 +1,10 @@
 //! Test helpers: the backends, a fault-injecting store wrapper, a GCS-like generations store, a
-//! naive shared-list comparator, a TCP proxy that records each request, the `pickup serve` harness, and builders.
+//! naive shared-list comparator, a TCP proxy that records each request, the one HTTP client of the
+//! tests, the app in-process, the `pickup serve` harness, and builders.
 #![allow(dead_code)]
 
 pub mod backends;
+pub mod client;
 pub mod fault;
 pub mod generations;
 pub mod in_process;
@@ -12,6 +14,7 @@ pub mod proxy;
 pub mod redis;
 pub mod server;
 pub mod stream;
+pub mod wait;
 
 use app::contract::{ItemUpdate, NewItem, Owner, Status};
 use pickup::index::store::{ListOrder, Store};

@@ -1,6 +1,8 @@
-//! The one harness that runs this build's `pickup` for tests over real HTTP (`tests/http_api.rs`)
-//! and for scale-out (`tests/scale_out.rs`): `pickup serve` on a free loopback port, `pickup
-//! token`, and any other subcommand with the same store and secret.
+//! The one harness that runs this build's `pickup` as a process, for the tests where the process
+//! is the point (signals, shutdown, restarts, two servers on one store, clocks under faketime,
+//! metrics and logs, settings read at start-up): `pickup serve` on a free loopback port, `pickup
+//! token`, and any other subcommand with the same store and secret. Everything else reaches the
+//! app in-process (`super::in_process`).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -162,22 +164,31 @@ impl Server {
         token(&self.secret, sub, ws, write)
     }
 
-    /// `GET /api/v1/workspaces/{ws}/recent?{query}` with `token`, which must answer 200: the page.
+    /// A client of this server, over its socket.
+    pub fn client(&self) -> super::client::TestClient {
+        super::client::TestClient::url(&self.url)
+    }
+
+    /// `GET /api/v1/workspaces/{ws}/recent?{query}` with `token`, which must answer 200: the
+    /// page as it came.
     pub async fn recent_page(&self, token: &str, ws: &str, query: &str) -> serde_json::Value {
-        let res = reqwest::Client::builder()
-            .timeout(Duration::from_secs(30))
-            .build()
-            .unwrap()
-            .get(format!(
-                "{}/api/v1/workspaces/{ws}/recent?{query}",
-                self.url
-            ))
-            .bearer_auth(token)
+        let answer = self.client().page(token, ws, query).await;
+        assert_eq!(answer.status, 200, "recent of {ws}: {}", answer.text());
+        answer.value()
+    }
+
+    /// Its `/metrics` page (it was started with `PICKUP_METRICS_ADDR`).
+    pub async fn metrics(&self) -> String {
+        let url = self
+            .metrics_url
+            .as_ref()
+            .expect("started with PICKUP_METRICS_ADDR");
+        let (base, path) = url.split_at(url.rfind('/').unwrap());
+        super::client::TestClient::url(base)
+            .get(path)
             .send()
             .await
-            .unwrap();
-        assert_eq!(res.status(), reqwest::StatusCode::OK, "recent of {ws}");
-        res.json().await.unwrap()
+            .text()
     }
 
     /// What it has written to standard error so far.

@@ -1,9 +1,8 @@
-//! Live streams as a browser's `fetch` reads them: server-sent events, parsed, from a real
-//! `pickup serve`; and the calls the stream tests make around them.
+//! Live streams as a browser's `fetch` reads them: server-sent events, parsed, from a server
+//! on a socket (a [`super::in_process::Served`] app or a `pickup serve` child).
 
-use super::server::{Server, SECRET};
-use serde_json::{json, Value};
-use std::process::Command;
+use super::client::{token_for, Answer};
+use serde_json::Value;
 use std::time::Duration;
 
 /// Long enough for a busy machine; a stream that says nothing for this long has failed.
@@ -13,30 +12,9 @@ pub fn client() -> reqwest::Client {
     reqwest::Client::builder().no_proxy().build().unwrap()
 }
 
+/// A token for `sub` in `ws`, valid for `ttl` (`1h`, `2s`).
 pub fn token(sub: &str, ws: &str, write: bool, ttl: &str) -> String {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_pickup"));
-    c.args(["token", "--sub", sub, "--ws", ws, "--ttl", ttl])
-        .env("PICKUP_SECRET", SECRET);
-    if write {
-        c.arg("--write");
-    }
-    String::from_utf8(c.output().unwrap().stdout)
-        .unwrap()
-        .trim()
-        .to_string()
-}
-
-/// `GET url` with `token`, its JSON answer.
-pub async fn get_json(url: &str, token: &str) -> Value {
-    client()
-        .get(url)
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    token_for(sub, ws, write, humantime::parse_duration(ttl).unwrap())
 }
 
 /// A stream of server-sent events, parsed.
@@ -46,28 +24,48 @@ pub struct Events {
 }
 
 impl Events {
-    pub async fn open(s: &Server, ws: &str, token: &str) -> Events {
-        Self::open_with(s, ws, token, "").await
+    /// The live stream of `ws` from the server at `url`.
+    pub async fn open(url: &str, ws: &str, token: &str) -> Events {
+        Self::open_with(url, ws, token, "").await
     }
 
     /// A stream with a query (`views=all:2,mine:5`).
-    pub async fn open_with(s: &Server, ws: &str, token: &str, query: &str) -> Events {
-        let res = client()
-            .get(format!("{}/api/v1/workspaces/{ws}/live?{query}", s.url))
-            .bearer_auth(token)
-            .header("accept", "text/event-stream")
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(res.status(), 200);
+    pub async fn open_with(url: &str, ws: &str, token: &str, query: &str) -> Events {
+        let events = Self::subscribe(url, ws, Some(token), query).await;
+        events.unwrap_or_else(|refused| panic!("refused: {refused:?}"))
+    }
+
+    /// A subscription: the open stream, or the refusal, read whole.
+    pub async fn subscribe(
+        url: &str,
+        ws: &str,
+        token: Option<&str>,
+        query: &str,
+    ) -> Result<Events, Answer> {
+        let mut req = client()
+            .get(format!("{url}/api/v1/workspaces/{ws}/live?{query}"))
+            .header("accept", "text/event-stream");
+        if let Some(token) = token {
+            req = req.bearer_auth(token);
+        }
+        let res = req.send().await.unwrap();
+        if res.status() != 200 {
+            let (status, headers) = (res.status(), res.headers().clone());
+            let body = res.bytes().await.unwrap();
+            return Err(Answer {
+                status,
+                headers,
+                body,
+            });
+        }
         assert_eq!(
             res.headers()["content-type"].to_str().unwrap(),
             "text/event-stream"
         );
-        Events {
+        Ok(Events {
             res,
             buf: String::new(),
-        }
+        })
     }
 
     /// The next event (name and data), skipping keep-alive comments; `None` when the stream
@@ -114,19 +112,4 @@ impl Events {
             })
             .collect()
     }
-}
-
-pub async fn register(s: &Server, token: &str, key: &str) -> String {
-    let res = client()
-        .post(format!("{}/api/v1/workspaces/acme/items", s.url))
-        .bearer_auth(token)
-        .json(&json!({"key": key, "title": format!("item {key}"), "status": "running"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 201);
-    res.json::<Value>().await.unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string()
 }

@@ -6,7 +6,7 @@
 use crate::common::live_view::{wait_for_mode, Viewer};
 use crate::common::redis::Redis;
 use crate::common::server::{Server, SECRET};
-use crate::common::stream::{client, register, token};
+use crate::common::stream::token;
 use serde_json::json;
 
 fn servers(redis: &Redis, b_env: &[(&str, &str)]) -> (Server, Server) {
@@ -25,24 +25,15 @@ fn servers(redis: &Redis, b_env: &[(&str, &str)]) -> (Server, Server) {
 }
 
 async fn put(s: &Server, token: &str, id: &str, status: &str) {
-    let res = client()
-        .put(format!("{}/api/v1/workspaces/acme/items/{id}", s.url))
-        .bearer_auth(token)
-        .json(&json!({"title": "changed", "status": status}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 200);
+    let body = json!({"title": "changed", "status": status});
+    let res = s.client().update(token, "acme", id, &body).await;
+    assert_eq!(res.status, 200);
 }
 
-async fn call(s: &Server, method: reqwest::Method, path: &str, token: &str) {
-    let res = client()
-        .request(method, format!("{}/api/v1/workspaces/acme/{path}", s.url))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap();
-    assert!(res.status().is_success(), "{path}: {}", res.status());
+async fn call(s: &Server, method: axum::http::Method, path: &str, token: &str) {
+    let path = format!("/api/v1/workspaces/acme/{path}");
+    let res = s.client().request(method, &path).bearer(token).send().await;
+    assert!(res.status.is_success(), "{path}: {}", res.status);
 }
 
 /// Items registered, updated, dismissed and removed through either server: both servers'
@@ -57,21 +48,27 @@ async fn every_write_reaches_the_viewers_of_both_servers_as_a_fact() {
     let mut on_a = Viewer::open(&a, "bob").await;
     let mut on_b = Viewer::open(&b, "bob").await;
 
-    let x = register(&a, &writer, "x").await;
+    let x = a.client().register(&writer, "acme", "x").await.id;
     on_b.agrees_with(&b, "registered through A").await;
-    let y = register(&b, &writer, "y").await;
+    let y = b.client().register(&writer, "acme", "y").await.id;
     on_a.agrees_with(&a, "registered through B").await;
     put(&a, &writer, &y, "succeeded").await;
     on_b.agrees_with(&b, "updated through A").await;
     call(
         &b,
-        reqwest::Method::POST,
+        axum::http::Method::POST,
         &format!("items/{x}/dismiss"),
         &on_a.token,
     )
     .await;
     on_a.agrees_with(&a, "dismissed through B").await;
-    call(&a, reqwest::Method::DELETE, &format!("items/{y}"), &writer).await;
+    call(
+        &a,
+        axum::http::Method::DELETE,
+        &format!("items/{y}"),
+        &writer,
+    )
+    .await;
     on_b.agrees_with(&b, "removed through A").await;
     on_a.agrees_with(&a, "removed through A, on A").await;
 }
@@ -87,19 +84,19 @@ async fn with_the_bus_down_the_watchers_poll_and_nothing_is_lost() {
     wait_for_mode(&b, "facts on the bus").await;
     let writer = token("ada", "acme", true, "1h");
     let mut on_b = Viewer::open(&b, "bob").await;
-    register(&a, &writer, "before").await;
+    a.client().register(&writer, "acme", "before").await;
     on_b.agrees_with(&b, "before the bus went down").await;
 
     redis.kill();
     wait_for_mode(&b, "the bus is down").await;
-    let during = register(&a, &writer, "during").await;
+    let during = a.client().register(&writer, "acme", "during").await.id;
     on_b.agrees_with(&b, "while the bus was down").await;
 
     redis.restart();
     wait_for_mode(&b, "facts on the bus").await;
     wait_for_mode(&a, "facts on the bus").await;
     put(&a, &writer, &during, "failed").await;
-    register(&a, &writer, "after").await;
+    a.client().register(&writer, "acme", "after").await;
     on_b.agrees_with(&b, "after the bus came back").await;
 }
 
@@ -115,7 +112,7 @@ async fn a_lost_fact_is_found_by_its_gap_and_reconciled() {
     let mut on_b = Viewer::open(&b, "bob").await;
     let mut ids = Vec::new();
     for k in ["p", "q", "r"] {
-        ids.push(register(&a, &writer, k).await);
+        ids.push(a.client().register(&writer, "acme", k).await.id);
     }
     on_b.agrees_with(&b, "three registrations, one of their facts lost")
         .await;

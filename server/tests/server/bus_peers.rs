@@ -6,7 +6,8 @@
 use crate::common::live_view::{cards, readyz, wait_for_mode, Viewer};
 use crate::common::redis::{Certificates, Redis};
 use crate::common::server::{Server, SECRET};
-use crate::common::stream::{client, register, token};
+use crate::common::stream::token;
+use crate::common::wait::eventually;
 use pickup::live::BusKey;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -28,14 +29,7 @@ fn servers(redis: &Redis, env: &[(&str, &str)]) -> (Server, Server) {
 }
 
 async fn metrics_text(s: &Server) -> String {
-    client()
-        .get(s.metrics_url.as_ref().expect("started with metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap()
+    s.metrics().await
 }
 
 /// The sum of `metric`'s samples whose labels contain `labels` (`why="unsealed"`).
@@ -49,19 +43,12 @@ async fn metric(s: &Server, metric: &str, labels: &str) -> f64 {
 
 /// Wait until `metric` with `labels` on `s` is at least `n`.
 async fn wait_for_metric(s: &Server, name: &str, labels: &str, n: f64) {
-    let deadline = Instant::now() + BOUND;
-    loop {
-        let v = metric(s, name, labels).await;
-        if v >= n {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{}: {name}{{{labels}}} is {v}, not {n}",
-            s.name
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let what = format!("{}: {name}{{{labels}}} at least {n}", s.name);
+    eventually(&what, async || match metric(s, name, labels).await {
+        v if v >= n => Ok(()),
+        v => Err(format!("it is {v}")),
+    })
+    .await
 }
 
 async fn publish(redis: &Redis, payload: Vec<u8>) {
@@ -96,14 +83,9 @@ fn record_fact(record: &Value) -> Value {
 }
 
 async fn item(s: &Server, token: &str, id: &str) -> Value {
-    let res = client()
-        .get(format!("{}/api/v1/workspaces/acme/items/{id}", s.url))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 200, "GET {id}");
-    res.json().await.unwrap()
+    let res = s.client().item(token, "acme", id).await;
+    assert_eq!(res.status, 200, "GET {id}");
+    res.value()
 }
 
 /// Hostile messages on the channel: unsealed, sealed with another key, a valid fact replayed,
@@ -124,8 +106,8 @@ async fn hostile_facts_change_nothing_in_the_store_and_nothing_after_a_reconcile
     wait_for_mode(&a, "facts on the bus").await;
     wait_for_mode(&b, "facts on the bus").await;
     let alice = token("alice", "acme", true, "1h");
-    let x = register(&a, &alice, "x").await;
-    let y = register(&a, &alice, "y").await;
+    let x = a.client().register(&alice, "acme", "x").await.id;
+    let y = a.client().register(&alice, "acme", "y").await.id;
     let mut on_a = Viewer::open(&a, "bob").await;
     let mut on_b = Viewer::open(&b, "bob").await;
     on_a.agrees_with(&a, "before").await;
@@ -138,7 +120,7 @@ async fn hostile_facts_change_nothing_in_the_store_and_nothing_after_a_reconcile
         .await
         .unwrap();
     sub.subscribe("pickup:facts").await.unwrap();
-    let z = register(&a, &alice, "z").await;
+    let z = a.client().register(&alice, "acme", "z").await.id;
     let captured = {
         let mut messages = sub.on_message();
         let deadline = Instant::now() + BOUND;
@@ -250,17 +232,16 @@ async fn taken_then_reconciled(redis: &Redis, a: &Server, b: &Server, forged: Ve
     wait_for_metric(a, "pickup_bus_facts_total", "dir=\"heard\"", heard_a + 1.0).await;
     wait_for_metric(b, "pickup_bus_facts_total", "dir=\"heard\"", heard_b + 1.0).await;
     let (period_a, period_b) = (period(a).await, period(b).await);
-    let deadline = Instant::now() + BOUND;
-    let holder_is_a = loop {
+    let holder_is_a = eventually("a server reconciling by period", async || {
         if period(a).await >= period_a + 2.0 {
-            break true;
+            return Ok(true);
         }
         if period(b).await >= period_b + 2.0 {
-            break false;
+            return Ok(false);
         }
-        assert!(Instant::now() < deadline, "no server reconciled by period");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+        Err("neither did".into())
+    })
+    .await;
     let (other, doubt_before) = if holder_is_a {
         (b, doubt_b)
     } else {
@@ -302,7 +283,7 @@ async fn a_redis_that_stops_answering_is_noticed_and_polled_around() {
         "SIGSTOP: both servers polled {:.1} s after Redis stopped answering",
         paused.elapsed().as_secs_f64()
     );
-    let during = register(&a, &alice, "during").await;
+    let during = a.client().register(&alice, "acme", "during").await.id;
     on_b.until("registered while Redis hung", |cards| {
         cards.iter().any(|c| c.0 == during)
     })
@@ -316,7 +297,7 @@ async fn a_redis_that_stops_answering_is_noticed_and_polled_around() {
         "SIGCONT: both servers on facts again {:.1} s after",
         resumed.elapsed().as_secs_f64()
     );
-    let after = register(&a, &alice, "after").await;
+    let after = a.client().register(&alice, "acme", "after").await.id;
     on_b.until("registered after Redis went on", |cards| {
         cards.iter().any(|c| c.0 == after)
     })
@@ -425,7 +406,7 @@ async fn a_redis_with_tls_and_a_password_carries_facts() {
     wait_for_mode(&b, "facts on the bus").await;
     let alice = token("alice", "acme", true, "1h");
     let mut on_b = Viewer::open(&b, "bob").await;
-    let id = register(&a, &alice, "over-tls").await;
+    let id = a.client().register(&alice, "acme", "over-tls").await.id;
     on_b.until("a fact over TLS", |cards| cards.iter().any(|c| c.0 == id))
         .await;
 
@@ -436,11 +417,11 @@ async fn a_redis_with_tls_and_a_password_carries_facts() {
         ("PICKUP_BUS_CA", ca.as_str()),
         ("PICKUP_LOG", "warn"),
     ]);
-    let deadline = Instant::now() + BOUND;
-    while !c.log().contains("bus: cannot") {
-        assert!(Instant::now() < deadline, "no warning: {}", c.log());
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually("a warning", async || match c.log() {
+        log if log.contains("bus: cannot") => Ok(()),
+        log => Err(log),
+    })
+    .await;
     let log = c.log();
     assert!(log.contains("WARN"), "{log}");
     assert!(
@@ -473,7 +454,11 @@ async fn a_redis_with_a_password_carries_facts() {
     wait_for_mode(&b, "facts on the bus").await;
     let alice = token("alice", "acme", true, "1h");
     let mut on_b = Viewer::open(&b, "bob").await;
-    let id = register(&a, &alice, "with-password").await;
+    let id = a
+        .client()
+        .register(&alice, "acme", "with-password")
+        .await
+        .id;
     on_b.until("a fact", |cards| cards.iter().any(|c| c.0 == id))
         .await;
 }

@@ -7,19 +7,12 @@
 use crate::common;
 
 use crate::common::server::{Server, SECRET};
-use reqwest::StatusCode;
+use app::contract::RecentPage;
+use axum::http::StatusCode;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
-
-fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .unwrap()
-}
 
 /// A server on `store` whose clock is what `clock_file` says (`+0`, `-100s`, …).
 fn faked(name: &str, store: &str, clock_file: &Path) -> Server {
@@ -60,51 +53,33 @@ fn clock_file(dir: &Path, offset: &str) -> PathBuf {
 }
 
 async fn register(s: &Server, token: &str, key: &str) -> String {
-    let res = client()
-        .post(format!("{}/api/v1/workspaces/acme/items", s.url))
-        .bearer_auth(token)
-        .json(&json!({"key": key, "title": format!("{key} on {}", s.name), "status": "running"}))
-        .send()
-        .await
-        .unwrap();
-    let status = res.status();
-    let body: Value = res.json().await.unwrap();
-    assert_eq!(status, StatusCode::CREATED, "{}: {body}", s.name);
-    body["id"].as_str().unwrap().to_string()
+    let body = json!({"key": key, "title": format!("{key} on {}", s.name), "status": "running"});
+    let res = s.client().registered(token, "acme", &body).await;
+    assert_eq!(
+        res.status,
+        StatusCode::CREATED,
+        "{}: {}",
+        s.name,
+        res.text()
+    );
+    res.json::<app::contract::ItemRecord>().id
 }
 
 async fn update(s: &Server, token: &str, id: &str, status: &str) -> (StatusCode, Value) {
-    let res = client()
-        .put(format!("{}/api/v1/workspaces/acme/items/{id}", s.url))
-        .bearer_auth(token)
-        .json(&json!({"title": format!("{id} {status}"), "status": status, "progress": 0.5}))
-        .send()
-        .await
-        .unwrap();
-    let status = res.status();
-    (status, res.json().await.unwrap_or(Value::Null))
+    let body = json!({"title": format!("{id} {status}"), "status": status, "progress": 0.5});
+    let res = s.client().update(token, "acme", id, &body).await;
+    (res.status, res.value())
 }
 
 async fn readyz(s: &Server) -> (StatusCode, String) {
-    let res = client()
-        .get(format!("{}/readyz", s.url))
-        .send()
-        .await
-        .unwrap();
-    (res.status(), res.text().await.unwrap())
+    let res = s.client().get("/readyz").send().await;
+    (res.status, res.text())
 }
 
-fn shown(page: &Value) -> Vec<(String, String)> {
-    page["cards"]
-        .as_array()
-        .unwrap()
+fn shown(page: &RecentPage) -> Vec<(String, String)> {
+    page.cards
         .iter()
-        .map(|c| {
-            (
-                c["id"].as_str().unwrap().to_string(),
-                c["status"].as_str().unwrap().to_string(),
-            )
-        })
+        .map(|c| (c.id.clone(), c.status.as_str().to_string()))
         .collect()
 }
 
@@ -137,7 +112,7 @@ async fn the_later_run_wins_whatever_the_servers_clocks() {
     );
 
     for s in [&a, &b, &a] {
-        let page = s.recent_page(&token, "acme", "cap=8").await;
+        let page = s.client().recent(&token, "acme", "cap=8").await;
         assert_eq!(
             shown(&page),
             vec![(run2.clone(), "succeeded".to_string())],
@@ -186,7 +161,7 @@ async fn a_clock_stepped_back_beyond_the_skew_stops_nothing() {
     assert!(newer < after_step, "A's later run has the newer id");
 
     for s in [&a, &b] {
-        let page = s.recent_page(&token, "acme", "cap=8").await;
+        let page = s.client().recent(&token, "acme", "cap=8").await;
         let ids: Vec<String> = shown(&page).into_iter().map(|(id, _)| id).collect();
         assert!(ids.contains(&running), "{}: {ids:?}", s.name);
         assert!(ids.contains(&newer), "{}: {ids:?}", s.name);
@@ -233,7 +208,7 @@ async fn a_slow_store_is_not_a_clock_that_is_off() {
     };
     door.reached.notified().await;
     // The latency itself, in real time: the memory store stamps a write when it takes it.
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    tokio::time::sleep(std::time::Duration::from_secs(4)).await;
     door.release();
     measuring.await.unwrap();
     let ws = Workspace::parse("acme").unwrap();

@@ -2,36 +2,10 @@
 //! `tower::ServiceExt::oneshot`): who may call what, and what a refusal says. No socket and no
 //! child process: `http_api.rs` keeps the tests where the process is the point.
 
+use crate::common::client::{now_secs, signed, token, TestClient};
 use crate::common::in_process::InProcess;
-use crate::common::server::SECRET;
 use axum::http::{Method, StatusCode};
 use serde_json::{json, Value};
-use std::time::Duration;
-
-fn now_secs() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
-
-/// A token with exactly these claims, signed with the test servers' secret.
-fn signed(claims: &Value) -> String {
-    jsonwebtoken::encode(
-        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
-        claims,
-        &jsonwebtoken::EncodingKey::from_secret(SECRET.as_bytes()).unwrap(),
-    )
-    .unwrap()
-}
-
-async fn register(s: &InProcess, token: &str, ws: &str, key: &str) -> Value {
-    let body = json!({"key": key, "title": format!("item {key}"), "status": "running"});
-    let path = format!("/api/v1/workspaces/{ws}/items");
-    let (status, record) = s.send(Method::POST, &path, Some(token), Some(&body)).await;
-    assert_eq!(status, StatusCode::CREATED, "{record}");
-    record
-}
 
 struct Call {
     method: Method,
@@ -100,54 +74,20 @@ fn routes(id: &str) -> Vec<Call> {
     ]
 }
 
-async fn send(s: &InProcess, call: &Call, token: Option<&str>) -> (StatusCode, Value) {
-    s.send(call.method.clone(), &call.path, token, call.body.as_ref())
-        .await
-}
-
-/// Server functions take their arguments as a JSON object (`cap` is a number).
-async fn server_fn(
-    s: &InProcess,
-    name: &str,
-    form: &[(&str, &str)],
-    token: Option<&str>,
-) -> (StatusCode, Value) {
-    let args: serde_json::Map<String, Value> = form
-        .iter()
-        .map(|(k, v)| match *k {
-            "cap" => (k.to_string(), Value::from(v.parse::<u32>().unwrap())),
-            _ => (k.to_string(), Value::from(*v)),
-        })
-        .collect();
-    let path = format!("/api/{name}");
-    s.send(Method::POST, &path, token, Some(&Value::Object(args)))
+async fn send(c: &TestClient, call: &Call, token: Option<&str>) -> (StatusCode, Value) {
+    c.send(call.method.clone(), &call.path, token, call.body.as_ref())
         .await
 }
 
 #[tokio::test]
 async fn authorization_matrix_refuses_and_writes_nothing() {
     let s = InProcess::start(&[]).await;
-    let writer = s.token("alice", "acme", true);
-    let item = register(&s, &writer, "acme", "existing").await;
-    let id = item["id"].as_str().unwrap().to_string();
+    let c = s.client();
+    let writer = token("alice", "acme", true);
+    let item = c.register(&writer, "acme", "existing").await;
+    let id = item.id;
     let before = s.files();
 
-    let forged = pickup::http::Auth::new(&[9u8; 32]).unwrap().mint(
-        "alice",
-        None,
-        &["acme".into()],
-        true,
-        Duration::from_secs(600),
-        now_secs(),
-    );
-    let expired = pickup::http::Auth::new(SECRET.as_bytes()).unwrap().mint(
-        "alice",
-        None,
-        &["acme".into()],
-        true,
-        Duration::from_secs(60),
-        now_secs() - 3_600,
-    );
     let claims = |extra: Value| {
         let mut c =
             json!({"sub": "alice", "ws": ["acme"], "scope": "read write", "exp": now_secs() + 600});
@@ -156,10 +96,17 @@ async fn authorization_matrix_refuses_and_writes_nothing() {
             .extend(extra.as_object().unwrap().clone());
         c
     };
+    let forged = jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &claims(json!({})),
+        &jsonwebtoken::EncodingKey::from_secret(&[9u8; 32]).unwrap(),
+    )
+    .unwrap();
+    let expired = signed(&claims(json!({"exp": now_secs() - 3_540})));
     let not_yet = signed(&claims(json!({"nbf": now_secs() + 600})));
     let bidi_name = signed(&claims(json!({"name": "Alice\u{202E}nimda"})));
-    let other_ws = s.token("mallory", "beta", true);
-    let reader = s.token("bob", "acme", false);
+    let other_ws = token("mallory", "beta", true);
+    let reader = token("bob", "acme", false);
     let cases: Vec<(&str, Option<&str>, StatusCode, &str)> = vec![
         (
             "not valid yet (nbf)",
@@ -206,7 +153,7 @@ async fn authorization_matrix_refuses_and_writes_nothing() {
     ];
     for call in routes(&id) {
         for (what, token, status, code) in &cases {
-            let (got, body) = send(&s, &call, *token).await;
+            let (got, body) = send(&c, &call, *token).await;
             assert_eq!(
                 (got, body["error"].as_str()),
                 (*status, Some(*code)),
@@ -217,7 +164,7 @@ async fn authorization_matrix_refuses_and_writes_nothing() {
             assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
         }
         if call.writes {
-            let (got, body) = send(&s, &call, Some(&reader)).await;
+            let (got, body) = send(&c, &call, Some(&reader)).await;
             assert_eq!(
                 (got, body["error"].as_str()),
                 (StatusCode::FORBIDDEN, Some("forbidden")),
@@ -228,17 +175,23 @@ async fn authorization_matrix_refuses_and_writes_nothing() {
         }
     }
     for (what, token, status, _) in &cases {
-        let (got, _) = server_fn(&s, "recent", &[("ws", "acme"), ("filter", "all")], *token).await;
+        let got = c
+            .server_fn("recent", &[("ws", "acme"), ("filter", "all")], *token)
+            .await
+            .status;
         assert_eq!(got, *status, "server fn recent, {what}");
-        let (got, _) = server_fn(&s, "dismiss", &[("ws", "acme"), ("id", &id)], *token).await;
+        let got = c
+            .server_fn("dismiss", &[("ws", "acme"), ("id", &id)], *token)
+            .await
+            .status;
         assert_eq!(got, *status, "server fn dismiss, {what}");
     }
     assert_eq!(s.files(), before, "nothing was written or deleted");
 
     // A non-member learns nothing: the same answer for a workspace that exists and one that does not.
     let item_of = |ws: &str| Call::get(format!("/api/v1/workspaces/{ws}/items/{id}"));
-    let (a, _) = send(&s, &item_of("acme"), Some(&other_ws)).await;
-    let (b, _) = send(&s, &item_of("nothing-here"), Some(&other_ws)).await;
+    let (a, _) = send(&c, &item_of("acme"), Some(&other_ws)).await;
+    let (b, _) = send(&c, &item_of("nothing-here"), Some(&other_ws)).await;
     assert_eq!((a, b), (StatusCode::FORBIDDEN, StatusCode::FORBIDDEN));
 }
 
@@ -247,10 +200,11 @@ async fn authorization_matrix_refuses_and_writes_nothing() {
 #[tokio::test]
 async fn the_token_is_checked_before_the_body() {
     let s = InProcess::start(&[]).await;
-    let alice = s.token("alice", "acme", true);
-    let outsider = s.token("eve", "other", true);
-    let item = register(&s, &alice, "acme", "k").await;
-    let id = item["id"].as_str().unwrap();
+    let c = s.client();
+    let alice = token("alice", "acme", true);
+    let outsider = token("eve", "other", true);
+    let item = c.register(&alice, "acme", "k").await;
+    let id = &item.id;
     let put = format!("/api/v1/workspaces/acme/items/{id}");
     let post = "/api/v1/workspaces/acme/items".to_string();
     let odd = json!({"title": "t", "status": "running", "surprise": true});
@@ -259,7 +213,7 @@ async fn the_token_is_checked_before_the_body() {
         (Some(&outsider), StatusCode::FORBIDDEN),
     ] {
         for (method, path) in [(Method::PUT, &put), (Method::POST, &post)] {
-            let (status, e) = s
+            let (status, e) = c
                 .send(method, path, token.map(String::as_str), Some(&odd))
                 .await;
             assert_eq!(status, want);

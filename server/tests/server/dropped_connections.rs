@@ -12,11 +12,12 @@
 use crate::common;
 
 use crate::common::backends::backend;
+use crate::common::client::TestClient;
 use crate::common::proxy::upstream_of;
 use crate::common::server::Server;
+use axum::http::StatusCode;
 use pickup::index::store::{Scope, Store};
 use pickup::index::Workspace;
-use reqwest::StatusCode;
 use serde_json::json;
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -97,11 +98,13 @@ async fn cut_before_forwarding(mut client: TcpStream) {
     let _ = client.shutdown().await;
 }
 
-fn client() -> reqwest::Client {
-    reqwest::Client::builder()
+/// A client with room for a store whose connections are cut (each cut is retried).
+fn client(url: &str) -> TestClient {
+    let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(120))
         .build()
-        .unwrap()
+        .unwrap();
+    TestClient::with_http(url, http)
 }
 
 /// Register, then update with If-Match, through a server whose store connections are cut;
@@ -126,21 +129,14 @@ async fn lose_nothing(name: &str, endpoint_var: &str, pool_var: &str, test: &str
         ],
     );
     let token = server.token("alice", "acme", true);
-    let http = client();
+    let c = client(&server.url);
     let regs = futures::future::join_all((0..REGISTRATIONS).map(|i| {
-        let (http, token, base) = (http.clone(), token.clone(), server.url.clone());
+        let (c, token) = (c.clone(), token.clone());
         async move {
-            let res = http
-                .post(format!("{base}/api/v1/workspaces/acme/items"))
-                .bearer_auth(&token)
-                .json(&json!({"key": format!("k{}", i % 20), "title": format!("run {i}"), "status": "running"}))
-                .send()
-                .await
-                .unwrap();
-            let status = res.status();
-            let body: serde_json::Value = res.json().await.unwrap();
-            assert_eq!(status, StatusCode::CREATED, "registration {i}: {body}");
-            body["id"].as_str().unwrap().to_string()
+            let body = json!({"key": format!("k{}", i % 20), "title": format!("run {i}"), "status": "running"});
+            let res = c.registered(&token, "acme", &body).await;
+            assert_eq!(res.status, StatusCode::CREATED, "registration {i}: {}", res.text());
+            res.json::<app::contract::ItemRecord>().id
         }
     }))
     .await;
@@ -149,22 +145,23 @@ async fn lose_nothing(name: &str, endpoint_var: &str, pool_var: &str, test: &str
 
     let mut false_412 = 0;
     for id in regs.iter().take(UPDATES) {
-        let item = format!("{}/api/v1/workspaces/acme/items/{id}", server.url);
-        let got = http.get(&item).bearer_auth(&token).send().await.unwrap();
-        assert_eq!(got.status(), StatusCode::OK, "{name}: GET {id}");
-        let etag = got.headers()["etag"].to_str().unwrap().to_string();
-        let put = http
-            .put(&item)
-            .bearer_auth(&token)
+        let got = c.item(&token, "acme", id).await;
+        assert_eq!(got.status, StatusCode::OK, "{name}: GET {id}");
+        let etag = got.header("etag").unwrap().to_string();
+        let put = c
+            .request(
+                axum::http::Method::PUT,
+                &format!("/api/v1/workspaces/acme/items/{id}"),
+            )
+            .bearer(&token)
             .header("if-match", etag)
             .json(&json!({"title": "updated", "status": "succeeded"}))
             .send()
-            .await
-            .unwrap();
-        match put.status() {
+            .await;
+        match put.status {
             StatusCode::OK => {}
             StatusCode::PRECONDITION_FAILED => false_412 += 1,
-            other => panic!("{name}: PUT {id}: {other} {}", put.text().await.unwrap()),
+            other => panic!("{name}: PUT {id}: {other} {}", put.text()),
         }
     }
 

@@ -3,6 +3,8 @@
 //! chunked body streamed lazily, an error message with terminal escapes), and the environment
 //! the wrapped command gets.
 
+use crate::common::client::TestClient;
+use crate::common::in_process::{Listening, Served};
 use crate::common::server::Server;
 use axum::body::Body;
 use axum::http::{header, HeaderMap, StatusCode};
@@ -16,12 +18,9 @@ use std::sync::{Arc, Mutex};
 const WS: &str = "acme";
 const GIB: u64 = 1 << 30;
 
-/// An axum app on a free loopback port: its `http://127.0.0.1:PORT`.
-async fn serve(app: axum::Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    url
+/// An axum app on a free loopback port, until dropped.
+async fn serve(app: axum::Router) -> Listening {
+    Listening::start(app).await
 }
 
 /// `len` bytes of spaces, chunked, made as they are sent (one 64 KiB buffer shared by every
@@ -104,7 +103,7 @@ async fn a_redirect_to_another_origin_is_an_error_and_the_token_stays_home() {
     // Pickup would (and redirects to itself once, as the review's B did).
     let seen: Arc<Mutex<Vec<Option<String>>>> = Arc::default();
     let b_seen = seen.clone();
-    let b = serve(axum::Router::new().fallback(move |headers: HeaderMap| {
+    let b_peer = serve(axum::Router::new().fallback(move |headers: HeaderMap| {
         let seen = b_seen.clone();
         async move {
             let auth = headers
@@ -127,12 +126,14 @@ async fn a_redirect_to_another_origin_is_an_error_and_the_token_stays_home() {
         }
     }))
     .await;
+    let b = b_peer.url.clone();
     let to = format!("{b}/api/v1/workspaces/{WS}/items");
-    let a = serve(axum::Router::new().fallback(move || {
+    let a_peer = serve(axum::Router::new().fallback(move || {
         let to = to.clone();
         async move { (StatusCode::TEMPORARY_REDIRECT, [(header::LOCATION, to)]) }
     }))
     .await;
+    let a = a_peer.url.clone();
     let (code, stdout, stderr, _) = run_measured(producer(
         &a,
         &["item", "start", "--ws", WS, "--key", "k", "--title", "T"],
@@ -155,7 +156,7 @@ async fn a_1_gib_answer_is_refused_while_it_is_read_error_or_success() {
     for status in [StatusCode::FORBIDDEN, StatusCode::OK] {
         let sent = Arc::new(AtomicU64::new(0));
         let counter = sent.clone();
-        let url = serve(axum::Router::new().fallback(move || {
+        let peer = serve(axum::Router::new().fallback(move || {
             let sent = counter.clone();
             async move {
                 let mut res = Response::new(lazy_body(GIB, sent));
@@ -164,6 +165,7 @@ async fn a_1_gib_answer_is_refused_while_it_is_read_error_or_success() {
             }
         }))
         .await;
+        let url = peer.url.clone();
         let (code, _, stderr, max_rss_kib) =
             run_measured(producer(&url, &["item", "get", "--ws", WS, "some_id"]));
         let sent = sent.load(Ordering::SeqCst);
@@ -188,7 +190,7 @@ async fn a_1_gib_answer_is_refused_while_it_is_read_error_or_success() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_message_is_printed_with_its_control_characters_escaped() {
-    let url = serve(axum::Router::new().fallback(|| async {
+    let peer = serve(axum::Router::new().fallback(|| async {
         let message = "\u{1b}[2J\u{1b}]0;owned\u{7}all good\r\nid: 1234\u{202E}txt.exe";
         (
             StatusCode::BAD_REQUEST,
@@ -196,6 +198,7 @@ async fn a_server_message_is_printed_with_its_control_characters_escaped() {
         )
     }))
     .await;
+    let url = peer.url.clone();
     let (code, _, stderr, _) = run_measured(producer(&url, &["item", "get", "--ws", WS, "x"]));
     assert_eq!(code, Some(1), "{stderr}");
     for raw in ['\u{1b}', '\r', '\u{7}', '\u{202E}'] {
@@ -210,8 +213,8 @@ async fn a_server_message_is_printed_with_its_control_characters_escaped() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_wrapped_command_gets_no_credential_unless_asked() {
-    let s = Server::start(&[]);
-    let token = s.token("ci-bot", WS, true);
+    let s = Served::start(&[]);
+    let token = crate::common::client::token("ci-bot", WS, true);
     let env_of = |extra: &[&str]| {
         let mut args = vec!["run", "--ws", WS, "--key", "env", "--title", "Env"];
         args.extend_from_slice(extra);
@@ -243,19 +246,13 @@ async fn the_wrapped_command_gets_no_credential_unless_asked() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_id_that_is_not_short_visible_ascii_is_replaced_and_never_logged() {
     let s = Server::start(&[("PICKUP_LOG", "info,tower_http=debug")]);
-    let c = reqwest::Client::new();
+    let c = s.client();
     let id_of = |sent: String| {
         let c = c.clone();
-        let url = format!("{}/healthz", s.url);
         async move {
-            let res = c
-                .get(url)
-                .header("x-request-id", sent)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(res.status(), StatusCode::OK);
-            res.headers()["x-request-id"].to_str().unwrap().to_string()
+            let res = c.get("/healthz").header("x-request-id", sent).send().await;
+            assert_eq!(res.status, StatusCode::OK);
+            res.header("x-request-id").unwrap().to_string()
         }
     };
     let forged = r#"1234 request_id=forged error="all good""#;
@@ -284,30 +281,24 @@ fn uuid_like(s: &str) -> bool {
 async fn a_stored_object_larger_than_any_record_is_not_read() {
     let s = Server::start(&[("PICKUP_READ_CACHE", "0s")]);
     let token = s.token("ci-bot", WS, true);
-    let c = reqwest::Client::new();
-    let items = format!("{}/api/v1/workspaces/{WS}/items", s.url);
+    let c: TestClient = s.client();
     let res = c
-        .post(&items)
-        .bearer_auth(&token)
-        .json(&serde_json::json!({"key": "big", "title": "Big"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), StatusCode::CREATED);
-    let rec: serde_json::Value = res.json().await.unwrap();
+        .registered(
+            &token,
+            WS,
+            &serde_json::json!({"key": "big", "title": "Big"}),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::CREATED);
+    let rec: serde_json::Value = res.value();
     let id = rec["id"].as_str().unwrap();
     // The same record after 2 MiB of spaces: still valid JSON, so only a bound refuses it.
     let path = s.dir.path().join(format!("ws/{WS}/items/{id}.json"));
     let mut big = vec![b' '; 2 << 20];
     big.extend(serde_json::to_vec(&rec).unwrap());
     std::fs::write(&path, big).unwrap();
-    let res = c
-        .get(format!("{items}/{id}"))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let res = c.item(&token, WS, id).await;
+    assert_eq!(res.status, StatusCode::SERVICE_UNAVAILABLE);
     let log = s.log();
     assert!(log.contains("more than the 1048576"), "{log}");
 }

@@ -1,14 +1,16 @@
-//! Tokens from an identity provider, over real HTTP: a real `pickup serve` with
-//! `PICKUP_JWKS_URL` pointing at a JWKS document this test serves on loopback (and counts the
+//! Tokens from an identity provider, over real HTTP: the app served in this process (a real
+//! `pickup serve` where its memory is the point) with `PICKUP_JWKS_URL` pointing at a JWKS document this test serves on loopback (and counts the
 //! fetches of), with RSA, P-256 and Ed25519 keys made here and tokens signed with
 //! `jsonwebtoken::encode`. No sleeps: the tests wait on the server's answers or on the count of
 //! fetches, each within a bound.
 
+use crate::common::client::TestClient;
+use crate::common::in_process::{Listening, Served};
 use aws_lc_rs::encoding::{AsDer, Pkcs8V1Der};
 use aws_lc_rs::signature::{EcdsaKeyPair, Ed25519KeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
+use axum::http::StatusCode;
 use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
-use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -142,13 +144,24 @@ struct Idp {
     down: std::sync::atomic::AtomicBool,
 }
 
+/// An [`Idp`] and the listener that serves it.
+struct Serving {
+    idp: Arc<Idp>,
+    _listening: Listening,
+}
+
+impl std::ops::Deref for Serving {
+    type Target = Idp;
+    fn deref(&self) -> &Idp {
+        &self.idp
+    }
+}
+
 impl Idp {
-    /// Serve `keys` at http://127.0.0.1:PORT/certs.
-    async fn start(keys: &[&Key]) -> (Arc<Idp>, String) {
+    /// Serve `keys` at http://127.0.0.1:PORT/certs, until the [`Serving`] is dropped.
+    async fn start(keys: &[&Key]) -> (Serving, String) {
         let idp = Arc::new(Idp::default());
         idp.set(keys);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/certs", listener.local_addr().unwrap());
         let state = idp.clone();
         let app = axum::Router::new().route(
             "/certs",
@@ -164,8 +177,15 @@ impl Idp {
                 }
             }),
         );
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        (idp, url)
+        let listening = Listening::start(app).await;
+        let url = format!("{}/certs", listening.url);
+        (
+            Serving {
+                idp,
+                _listening: listening,
+            },
+            url,
+        )
     }
 
     fn set(&self, keys: &[&Key]) {
@@ -182,19 +202,56 @@ impl Idp {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A real `pickup serve` (in the style of common::server::Server, kept here while tests/common
-// is being reworked)
+// Pickup: the app in this process; a real `pickup serve` where its memory is the point.
 
 struct Pickup {
     url: String,
-    child: Child,
-    _dir: tempfile::TempDir,
+    running: Running,
+}
+
+/// What serves `url`; held until the test ends.
+enum Running {
+    InProcess {
+        _app: Served,
+    },
+    Child {
+        child: Child,
+        _dir: tempfile::TempDir,
+    },
+}
+
+/// `PICKUP_JWKS_URL` as `serve`'s flag: `--jwks-url`.
+fn flag(var: &str) -> String {
+    let name = var.trim_start_matches("PICKUP_").to_ascii_lowercase();
+    format!("--{}", name.replace('_', "-"))
 }
 
 impl Pickup {
-    /// `pickup serve` with `env` (and PICKUP_SECRET unless `secret` is false); waits for the
-    /// line that says it listens, which comes after the start-up fetch of the JWKS.
+    /// The app with `env` as its flags (and the test secret unless `secret` is false), once it
+    /// listens, which is after its start-up fetch of the JWKS.
     async fn start(env: &[(&str, &str)], secret: bool) -> Pickup {
+        let flags: Vec<String> = env
+            .iter()
+            .flat_map(|(var, value)| [flag(var), value.to_string()])
+            .collect();
+        // Starting blocks until the JWKS is fetched from this runtime's identity provider.
+        let served = tokio::task::spawn_blocking(move || {
+            let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+            match secret {
+                true => Served::start(&flags),
+                false => Served::start_without_secret(&flags),
+            }
+        })
+        .await
+        .unwrap();
+        Pickup {
+            url: served.url.clone(),
+            running: Running::InProcess { _app: served },
+        }
+    }
+
+    /// `pickup serve` with `env` and the test secret, for a test of the process itself.
+    async fn process(env: &[(&str, &str)]) -> Pickup {
         let env: Vec<(String, String)> = env
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -207,12 +264,9 @@ impl Pickup {
                 .env("PICKUP_STORE", format!("file://{}", dir.path().display()))
                 .env("PICKUP_SITE", dir.path().join("no-site"))
                 .env("PICKUP_LOG", "error")
-                .env_remove("PICKUP_SECRET")
+                .env("PICKUP_SECRET", SECRET)
                 .envs(env)
                 .stdout(Stdio::piped());
-            if secret {
-                cmd.env("PICKUP_SECRET", SECRET);
-            }
             let mut child = cmd.spawn().unwrap();
             let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
             let url = loop {
@@ -227,24 +281,21 @@ impl Pickup {
             std::thread::spawn(move || lines.for_each(drop));
             Pickup {
                 url,
-                child,
-                _dir: dir,
+                running: Running::Child { child, _dir: dir },
             }
         })
         .await
         .unwrap()
     }
 
+    fn client(&self) -> TestClient {
+        TestClient::url(&self.url)
+    }
+
     /// The status and body of reading `ws` with `token`.
     async fn read(&self, ws: &str, token: &str) -> (StatusCode, Value) {
-        let res = reqwest::Client::new()
-            .get(format!("{}/api/v1/workspaces/{ws}/recent", self.url))
-            .bearer_auth(token)
-            .send()
-            .await
-            .unwrap();
-        let status = res.status();
-        (status, res.json().await.unwrap_or(Value::Null))
+        let res = self.client().page(token, ws, "").await;
+        (res.status, res.value())
     }
 
     async fn status(&self, token: &str) -> StatusCode {
@@ -253,15 +304,9 @@ impl Pickup {
 
     /// The status and body of registering an item in `ws` with `token`.
     async fn register(&self, ws: &str, token: &str) -> (StatusCode, Value) {
-        let res = reqwest::Client::new()
-            .post(format!("{}/api/v1/workspaces/{ws}/items", self.url))
-            .bearer_auth(token)
-            .json(&json!({"key": "k1", "title": "item", "status": "running"}))
-            .send()
-            .await
-            .unwrap();
-        let status = res.status();
-        (status, res.json().await.unwrap_or(Value::Null))
+        let body = json!({"key": "k1", "title": "item", "status": "running"});
+        let res = self.client().registered(token, ws, &body).await;
+        (res.status, res.value())
     }
 
     /// A token of Pickup's own (HS256), from `pickup token`.
@@ -275,12 +320,21 @@ impl Pickup {
             .unwrap();
         String::from_utf8(out.stdout).unwrap().trim().to_string()
     }
+
+    fn pid(&self) -> u32 {
+        match &self.running {
+            Running::Child { child, .. } => child.id(),
+            Running::InProcess { .. } => panic!("the app runs in this process"),
+        }
+    }
 }
 
 impl Drop for Pickup {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Running::Child { child, .. } = &mut self.running {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
@@ -633,6 +687,18 @@ async fn an_unreachable_jwks_at_start_leaves_hs256_working_and_refuses_idp_token
     assert!(stderr.contains("PICKUP_JWKS_URL"), "{stderr}");
 }
 
+/// The live stream of `acme` on the server at `url`, which must be opened.
+async fn live(url: &str, token: &str) -> reqwest::Response {
+    let res = crate::common::stream::client()
+        .get(format!("{url}/api/v1/workspaces/acme/live"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    res
+}
+
 /// The text of a live stream until its closing event (`unauthenticated` or `reconnect`), or
 /// `None` if none came within `bound`.
 async fn closing_event(res: reqwest::Response, bound: std::time::Duration) -> Option<String> {
@@ -663,17 +729,8 @@ async fn a_live_stream_ends_when_its_key_leaves_the_key_set() {
     env.push(("PICKUP_JWKS_REFRESH", "1s"));
     let pickup = Pickup::start(&env, false).await;
     let open = |token: String| {
-        let url = format!("{}/api/v1/workspaces/acme/live", pickup.url);
-        async move {
-            let res = reqwest::Client::new()
-                .get(url)
-                .bearer_auth(token)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(res.status(), StatusCode::OK);
-            res
-        }
+        let url = pickup.url.clone();
+        async move { live(&url, &token).await }
     };
     let doomed = open(leaving.sign(&claims("alice", false))).await;
     let lasting = open(staying.sign(&claims("bob", false))).await;
@@ -704,27 +761,16 @@ async fn a_busy_live_stream_ends_at_the_refresh_that_drops_its_key() {
     env.push(("PICKUP_JWKS_REFRESH", "1s"));
     env.push(("PICKUP_LIVE_EVERY", "100ms"));
     let pickup = Arc::new(Pickup::start(&env, false).await);
-    let res = reqwest::Client::new()
-        .get(format!("{}/api/v1/workspaces/acme/live", pickup.url))
-        .bearer_auth(leaving.sign(&claims("alice", false)))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), StatusCode::OK);
+    let res = live(&pickup.url, &leaving.sign(&claims("alice", false))).await;
     // A page for the stream every few hundred milliseconds, until the test ends.
     let writer = staying.sign(&claims("bob", true));
     let busy = {
         let (pickup, writer) = (pickup.clone(), writer.clone());
         tokio::spawn(async move {
             for i in 0.. {
-                let res = reqwest::Client::new()
-                    .post(format!("{}/api/v1/workspaces/acme/items", pickup.url))
-                    .bearer_auth(&writer)
-                    .json(&json!({"key": format!("k{i}"), "title": "busy", "status": "running"}))
-                    .send()
-                    .await
-                    .unwrap();
-                assert_eq!(res.status(), StatusCode::CREATED);
+                let body = json!({"key": format!("k{i}"), "title": "busy", "status": "running"});
+                let res = pickup.client().registered(&writer, "acme", &body).await;
+                assert_eq!(res.status, StatusCode::CREATED);
                 tokio::time::sleep(std::time::Duration::from_millis(150)).await;
             }
         })
@@ -743,12 +789,9 @@ async fn a_busy_live_stream_ends_at_the_refresh_that_drops_its_key() {
 // ---------------------------------------------------------------------------------------------
 // A hostile identity provider (issue 26)
 
-/// An axum app on a free loopback port: its `http://127.0.0.1:PORT`.
-async fn serve_app(app: axum::Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    url
+/// An axum app on a free loopback port, until dropped.
+async fn serve_app(app: axum::Router) -> Listening {
+    Listening::start(app).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -757,7 +800,7 @@ async fn a_redirect_of_the_document_is_not_followed_and_is_named() {
     let key = Key::rsa("k1");
     let (idp, elsewhere) = Idp::start(&[&key]).await;
     let to = elsewhere.clone();
-    let redirecting = serve_app(axum::Router::new().fallback(move || {
+    let redirecting_peer = serve_app(axum::Router::new().fallback(move || {
         let to = to.clone();
         async move {
             (
@@ -767,6 +810,7 @@ async fn a_redirect_of_the_document_is_not_followed_and_is_named() {
         }
     }))
     .await;
+    let redirecting = redirecting_peer.url.clone();
     let pickup = Pickup::start(&jwks_env(&format!("{redirecting}/certs"), "1h"), true).await;
     let (status, body) = pickup
         .read("acme", &key.sign(&claims("alice", false)))
@@ -785,7 +829,7 @@ async fn a_1_gib_document_is_refused_while_it_is_read() {
     let sent = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let counter = sent.clone();
     // 1 GiB of spaces, chunked, made as it is sent (one 64 KiB buffer shared by every chunk).
-    let url = serve_app(axum::Router::new().fallback(move || {
+    let peer = serve_app(axum::Router::new().fallback(move || {
         let sent = counter.clone();
         async move {
             let chunk = bytes::Bytes::from(vec![b' '; 64 * 1024]);
@@ -799,7 +843,9 @@ async fn a_1_gib_document_is_refused_while_it_is_read() {
         }
     }))
     .await;
-    let pickup = Pickup::start(&jwks_env(&format!("{url}/certs"), "1h"), true).await;
+    let url = peer.url.clone();
+    // The server's own peak memory: a process of its own.
+    let pickup = Pickup::process(&jwks_env(&format!("{url}/certs"), "1h")).await;
     let (status, body) = pickup
         .read("acme", &Key::rsa("k1").sign(&claims("alice", false)))
         .await;
@@ -808,7 +854,7 @@ async fn a_1_gib_document_is_refused_while_it_is_read() {
         message(&body).contains("larger than 1048576 bytes"),
         "{body}"
     );
-    let status = std::fs::read_to_string(format!("/proc/{}/status", pickup.child.id())).unwrap();
+    let status = std::fs::read_to_string(format!("/proc/{}/status", pickup.pid())).unwrap();
     let hwm_kib: u64 = status
         .lines()
         .find_map(|l| l.strip_prefix("VmHWM:"))

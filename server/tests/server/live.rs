@@ -1,57 +1,46 @@
-//! Live streams over real HTTP: `pickup serve` processes, a file store, server-sent events
-//! read as a browser's `fetch` reads them.
+//! Live streams over real HTTP: the app served in this process (two `pickup serve` processes
+//! where a signal or a second server is the point), a file store, server-sent events read as a
+//! browser's `fetch` reads them.
 
+use crate::common::client::TestClient;
+use crate::common::in_process::Served;
 use crate::common::server::Server;
-use serde_json::{json, Value};
+use crate::common::stream::{token, Events, PATIENCE};
+use serde_json::json;
 use std::time::Duration;
-
-use crate::common::stream::{client, get_json, register, token, Events, PATIENCE};
 
 /// With a period of an hour, only the writes through this server can explain each page: a
 /// new item, its update, a dismissal by this viewer from elsewhere, and a removal.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_delivers_each_change_as_it_happens() {
-    let s = Server::start(&[("PICKUP_LIVE_EVERY", "1h")]);
+    let s = Served::start(&["--live-every", "1h"]);
+    let c = s.client();
     let writer = token("ada", "acme", true, "1h");
     let viewer = token("bob", "acme", false, "1h");
-    let mut events = Events::open(&s, "acme", &viewer).await;
+    let mut events = Events::open(&s.url, "acme", &viewer).await;
     assert_eq!(events.page().await, vec![], "the first page, at once");
 
-    let a = register(&s, &writer, "a").await;
+    let a = c.register(&writer, "acme", "a").await.id;
     assert_eq!(events.page().await, vec![(a.clone(), "running".into())]);
 
-    let res = client()
-        .put(format!("{}/api/v1/workspaces/acme/items/{a}", s.url))
-        .bearer_auth(&writer)
-        .json(&json!({"title": "item a", "status": "succeeded", "progress": 1.0}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 200);
+    let body = json!({"title": "item a", "status": "succeeded", "progress": 1.0});
+    let res = c.update(&writer, "acme", &a, &body).await;
+    assert_eq!(res.status, 200);
     assert_eq!(events.page().await, vec![(a.clone(), "succeeded".into())]);
 
-    let b = register(&s, &writer, "b").await;
+    let b = c.register(&writer, "acme", "b").await.id;
     assert_eq!(events.page().await.len(), 2);
     // The viewer dismisses b from another tab: this stream drops it.
-    let res = client()
-        .post(format!(
-            "{}/api/v1/workspaces/acme/items/{b}/dismiss",
-            s.url
-        ))
-        .bearer_auth(&viewer)
+    let res = c
+        .post(&format!("/api/v1/workspaces/acme/items/{b}/dismiss"))
+        .bearer(&viewer)
         .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 204);
+        .await;
+    assert_eq!(res.status, 204);
     assert_eq!(events.page().await, vec![(a.clone(), "succeeded".into())]);
 
-    let res = client()
-        .delete(format!("{}/api/v1/workspaces/acme/items/{a}", s.url))
-        .bearer_auth(&writer)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 204);
+    let res = c.remove(&writer, "acme", &a).await;
+    assert_eq!(res.status, 204);
     assert_eq!(events.page().await, vec![]);
 }
 
@@ -65,17 +54,18 @@ async fn an_item_registered_on_one_server_reaches_a_viewer_of_another() {
         ("PICKUP_STORE", store.as_str()),
         ("PICKUP_LIVE_EVERY", "200ms"),
     ]);
-    let mut events = Events::open(&b, "acme", &token("bob", "acme", false, "1h")).await;
+    let mut events = Events::open(&b.url, "acme", &token("bob", "acme", false, "1h")).await;
     assert_eq!(events.page().await, vec![]);
-    let id = register(&a, &token("ada", "acme", true, "1h"), "k").await;
+    let ada = token("ada", "acme", true, "1h");
+    let id = TestClient::url(&a.url).register(&ada, "acme", "k").await.id;
     assert_eq!(events.page().await, vec![(id, "running".into())]);
 }
 
 /// A token that expires ends its stream with an `unauthenticated` event, and nothing after.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expiring_token_ends_its_stream() {
-    let s = Server::start(&[]);
-    let mut events = Events::open(&s, "acme", &token("bob", "acme", false, "2s")).await;
+    let s = Served::start(&[]);
+    let mut events = Events::open(&s.url, "acme", &token("bob", "acme", false, "2s")).await;
     assert_eq!(events.page().await, vec![]);
     let (event, data) = events.next().await.expect("a closing event");
     assert_eq!(event, "unauthenticated", "{data}");
@@ -87,23 +77,21 @@ async fn an_expiring_token_ends_its_stream() {
 /// no token, 401.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_non_member_gets_403_and_nothing_else() {
-    let s = Server::start(&[]);
-    let url = format!("{}/api/v1/workspaces/acme/live", s.url);
-    let res = client()
-        .get(&url)
-        .bearer_auth(token("eve", "other", false, "1h"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 403);
-    assert!(res.headers()["content-type"]
-        .to_str()
+    let s = Served::start(&[]);
+    let eve = token("eve", "other", false, "1h");
+    let Err(res) = Events::subscribe(&s.url, "acme", Some(&eve), "").await else {
+        panic!("a stream for a stranger");
+    };
+    assert_eq!(res.status, 403);
+    assert!(res
+        .header("content-type")
         .unwrap()
         .starts_with("application/json"));
-    let body: Value = res.json().await.unwrap();
-    assert_eq!(body["error"], "forbidden");
-    let res = client().get(&url).send().await.unwrap();
-    assert_eq!(res.status(), 401);
+    assert_eq!(res.error(), "forbidden");
+    let Err(res) = Events::subscribe(&s.url, "acme", None, "").await else {
+        panic!("a stream for no token");
+    };
+    assert_eq!(res.status, 401);
 }
 
 /// SIGTERM ends every stream with `reconnect` (so clients go to another server), and the server
@@ -111,7 +99,7 @@ async fn a_non_member_gets_403_and_nothing_else() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_ends_streams_with_reconnect() {
     let mut s = Server::start(&[("PICKUP_SHUTDOWN_GRACE", "60s")]);
-    let mut events = Events::open(&s, "acme", &token("bob", "acme", false, "1h")).await;
+    let mut events = Events::open(&s.url, "acme", &token("bob", "acme", false, "1h")).await;
     assert_eq!(events.page().await, vec![]);
     let status = s
         .terminate_within(Duration::from_secs(30))
@@ -127,34 +115,25 @@ async fn sigterm_ends_streams_with_reconnect() {
 /// place.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streams_beyond_the_limit_are_refused_and_a_closed_one_frees_its_place() {
-    let s = Server::start(&[("PICKUP_MAX_STREAMS", "1")]);
+    let s = Served::start(&["--max-streams", "1"]);
     let viewer = token("bob", "acme", false, "1h");
-    let mut first = Events::open(&s, "acme", &viewer).await;
+    let mut first = Events::open(&s.url, "acme", &viewer).await;
     assert_eq!(first.page().await, vec![]);
-    let url = format!("{}/api/v1/workspaces/acme/live", s.url);
-    let res = client()
-        .get(&url)
-        .bearer_auth(&viewer)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 503);
-    assert_eq!(res.json::<Value>().await.unwrap()["error"], "busy");
+    let Err(res) = Events::subscribe(&s.url, "acme", Some(&viewer), "").await else {
+        panic!("a second stream past the limit of one");
+    };
+    assert_eq!(res.status, 503);
+    assert_eq!(res.error(), "busy");
     drop(first);
     // The server notices the closed connection when it next writes to it (a keep-alive or a
     // page); a write through it makes that happen now.
-    register(&s, &token("ada", "acme", true, "1h"), "k").await;
+    let ada = token("ada", "acme", true, "1h");
+    s.client().register(&ada, "acme", "k").await;
     let opened = tokio::time::timeout(PATIENCE, async {
-        loop {
-            let res = client()
-                .get(&url)
-                .bearer_auth(&viewer)
-                .send()
-                .await
-                .unwrap();
-            if res.status() == 200 {
-                return;
-            }
+        while Events::subscribe(&s.url, "acme", Some(&viewer), "")
+            .await
+            .is_err()
+        {
             tokio::task::yield_now().await;
         }
     })
@@ -167,19 +146,18 @@ async fn streams_beyond_the_limit_are_refused_and_a_closed_one_frees_its_place()
 /// stream was refused), and no third.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_of_several_views_counts_once() {
-    let s = Server::start(&[("PICKUP_MAX_STREAMS_PER_VIEWER", "2")]);
+    let s = Served::start(&["--max-streams-per-viewer", "2"]);
     let bob = token("bob", "acme", false, "1h");
-    let url = format!("{}/api/v1/workspaces/acme/live?views=all:5,mine:5", s.url);
+    let views = "views=all:5,mine:5";
     let mut open = Vec::new();
     for n in 1..=2 {
-        let res = client().get(&url).bearer_auth(&bob).send().await.unwrap();
-        assert_eq!(res.status(), 200, "stream {n} of two views");
-        open.push(res);
+        let res = Events::subscribe(&s.url, "acme", Some(&bob), views).await;
+        open.push(res.unwrap_or_else(|e| panic!("stream {n} of two views: {e:?}")));
     }
-    let res = client().get(&url).bearer_auth(&bob).send().await.unwrap();
+    let res = Events::subscribe(&s.url, "acme", Some(&bob), views).await;
     assert_eq!(
-        res.status(),
-        503,
+        res.err().map(|e| e.status),
+        Some(axum::http::StatusCode::SERVICE_UNAVAILABLE),
         "a third stream is past the viewer's share"
     );
     drop(open);
@@ -190,16 +168,21 @@ async fn a_stream_of_several_views_counts_once() {
 /// get theirs. Server 20, workspace 10, viewer 4 here.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_member_or_one_workspace_cannot_take_every_stream() {
-    let s = Server::start(&[
-        ("PICKUP_MAX_STREAMS", "20"),
-        ("PICKUP_MAX_STREAMS_PER_WORKSPACE", "10"),
-        ("PICKUP_MAX_STREAMS_PER_VIEWER", "4"),
+    let s = Served::start(&[
+        "--max-streams",
+        "20",
+        "--max-streams-per-workspace",
+        "10",
+        "--max-streams-per-viewer",
+        "4",
     ]);
     let status = |ws: &'static str, token: String| {
-        let url = format!("{}/api/v1/workspaces/{ws}/live", s.url);
+        let url = s.url.clone();
         async move {
-            let res = client().get(url).bearer_auth(token).send().await.unwrap();
-            (res.status().as_u16(), res)
+            match Events::subscribe(&url, ws, Some(&token), "").await {
+                Ok(events) => (200, Ok(events)),
+                Err(refused) => (refused.status.as_u16(), Err(refused)),
+            }
         }
     };
     let mut open = Vec::new();
@@ -211,7 +194,7 @@ async fn one_member_or_one_workspace_cannot_take_every_stream() {
     }
     let (code, res) = status("acme", greedy.clone()).await;
     assert_eq!(code, 503, "the viewer's share is taken");
-    assert_eq!(res.json::<Value>().await.unwrap()["error"], "busy");
+    assert_eq!(res.err().unwrap().error(), "busy");
     // Other members of the workspace fill it to its share...
     for sub in ["bob", "carol"] {
         for _ in 0..3 {
@@ -236,24 +219,25 @@ async fn one_member_or_one_workspace_cannot_take_every_stream() {
 /// and after a change; malformed views, or views with a cap, are refused before the stream.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_stream_carries_several_pages_each_as_recent_gives_it() {
-    let s = Server::start(&[("PICKUP_LIVE_EVERY", "1h")]);
+    let s = Served::start(&["--live-every", "1h"]);
+    let c = s.client();
     let (ada, bob) = (
         token("ada", "acme", true, "1h"),
         token("bob", "acme", true, "1h"),
     );
     for key in ["a", "b", "c"] {
-        register(&s, &ada, key).await;
+        c.register(&ada, "acme", key).await;
     }
-    register(&s, &bob, "d").await;
+    c.register(&bob, "acme", "d").await;
     let recent = |filter: &'static str, cap: u64| {
-        let (url, bob) = (s.url.clone(), bob.clone());
+        let (c, bob) = (&c, &bob);
         async move {
-            let recent = format!("{url}/api/v1/workspaces/acme/recent?filter={filter}&cap={cap}");
-            let page = get_json(&recent, &bob).await;
+            let query = format!("filter={filter}&cap={cap}");
+            let page = c.page(bob, "acme", &query).await.value();
             (page["cards"].clone(), page["more"].clone())
         }
     };
-    let mut events = Events::open_with(&s, "acme", &bob, "views=all:2,mine:5").await;
+    let mut events = Events::open_with(&s.url, "acme", &bob, "views=all:2,mine:5").await;
     let mut two_pages = async || {
         let mut pages = std::collections::BTreeMap::new();
         while pages.len() < 2 {
@@ -276,7 +260,7 @@ async fn one_stream_carries_several_pages_each_as_recent_gives_it() {
         "four items, two shown"
     );
 
-    register(&s, &bob, "e").await;
+    c.register(&bob, "acme", "e").await;
     let pages = two_pages().await;
     assert_eq!(pages[&("all".to_string(), 2)], recent("all", 2).await);
     assert_eq!(pages[&("mine".to_string(), 5)], recent("mine", 5).await);
@@ -291,24 +275,11 @@ async fn one_stream_carries_several_pages_each_as_recent_gives_it() {
         "views=some:2",
         "views=all:2&cap=3",
     ] {
-        let res = client()
-            .get(format!("{}/api/v1/workspaces/acme/live?{query}", s.url))
-            .bearer_auth(&bob)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(res.status(), 400, "{query}");
+        let res = Events::subscribe(&s.url, "acme", Some(&bob), query).await;
+        assert_eq!(res.err().map(|e| e.status.as_u16()), Some(400), "{query}");
     }
-    let res = client()
-        .get(format!(
-            "{}/api/v1/workspaces/acme/recent?views=all:2",
-            s.url
-        ))
-        .bearer_auth(&bob)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 400);
+    let res = c.page(&bob, "acme", "views=all:2").await;
+    assert_eq!(res.status, 400);
 }
 
 /// One rule for a cap on every door (`app::contract::Cap`): a number out of range is brought
@@ -316,28 +287,22 @@ async fn one_stream_carries_several_pages_each_as_recent_gives_it() {
 /// widget's server function alike.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_door_judges_a_cap_alike() {
-    let s = Server::start(&[("PICKUP_LIVE_EVERY", "1h")]);
+    let s = Served::start(&["--live-every", "1h"]);
+    let c = s.client();
     let ada = token("ada", "acme", true, "1h");
     for key in ["a", "b"] {
-        register(&s, &ada, key).await;
+        c.register(&ada, "acme", key).await;
     }
-    let recent = get_json(
-        &format!("{}/api/v1/workspaces/acme/recent?cap=0", s.url),
-        &ada,
-    )
-    .await;
-    let server_fn: Value = client()
-        .post(format!("{}/api/recent", s.url))
-        .bearer_auth(&ada)
+    let recent = c.page(&ada, "acme", "cap=0").await.value();
+    let server_fn = c
+        .post("/api/recent")
+        .bearer(&ada)
         .json(&json!({"ws": "acme", "filter": "all", "cap": 0, "before": null}))
         .send()
         .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let mut by_cap = Events::open_with(&s, "acme", &ada, "cap=0").await;
-    let mut by_views = Events::open_with(&s, "acme", &ada, "views=all:0").await;
+        .value();
+    let mut by_cap = Events::open_with(&s.url, "acme", &ada, "cap=0").await;
+    let mut by_views = Events::open_with(&s.url, "acme", &ada, "views=all:0").await;
     let (_, live) = by_cap.next().await.expect("a page");
     let (_, view) = by_views.next().await.expect("a page");
     for (door, page) in [

@@ -4,35 +4,20 @@
 
 use crate::common;
 
+use crate::common::client::token;
+use crate::common::in_process::InProcess;
 use crate::common::server::Server;
+use crate::common::stream::Events;
+use crate::common::wait::eventually;
+use axum::http::{Method, StatusCode};
 use openmetrics_parser::{MetricsExposition, PrometheusType, PrometheusValue};
-use reqwest::{Method, StatusCode};
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
-
-fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .timeout(Duration::from_secs(30))
-        .build()
-        .unwrap()
-}
 
 type Scrape = MetricsExposition<PrometheusType, PrometheusValue>;
 
 async fn scrape(s: &Server) -> Scrape {
-    let url = s
-        .metrics_url
-        .as_ref()
-        .expect("started with PICKUP_METRICS_ADDR");
-    let text = client()
-        .get(url)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = s.metrics().await;
     openmetrics_parser::prometheus::parse_prometheus(&text)
         .unwrap_or_else(|e| panic!("not the Prometheus text format: {e}\n{text}"))
 }
@@ -72,34 +57,23 @@ fn value(scrape: &Scrape, metric: &str, labels: &[(&str, &str)]) -> f64 {
 
 /// Scrapes until `done` holds, for at most 20 s: the deletes of a read run after its answer.
 async fn scrape_until(s: &Server, what: &str, done: impl Fn(&Scrape) -> bool) -> Scrape {
-    let started = Instant::now();
-    loop {
+    eventually(what, async || {
         let scraped = scrape(s).await;
-        if done(&scraped) {
-            return scraped;
+        match done(&scraped) {
+            true => Ok(scraped),
+            false => Err("the scrapes said otherwise".into()),
         }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "{what}: not within 20 s"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    })
+    .await
 }
 
 async fn register(s: &Server, token: &str, ws: &str, key: &str, status: &str) -> StatusCode {
-    client()
-        .post(format!("{}/api/v1/workspaces/{ws}/items", s.url))
-        .bearer_auth(token)
-        .json(&json!({"key": key, "title": "t", "status": status}))
-        .send()
-        .await
-        .unwrap()
-        .status()
+    let body = json!({"key": key, "title": "t", "status": status});
+    s.client().registered(token, ws, &body).await.status
 }
 
 async fn recent(s: &Server, token: &str, ws: &str) -> usize {
-    let page = s.recent_page(token, ws, "").await;
-    page["cards"].as_array().unwrap().len()
+    s.client().recent(token, ws, "").await.cards.len()
 }
 
 const ITEMS: &str = "/api/v1/workspaces/{ws}/items";
@@ -125,14 +99,11 @@ async fn metrics_count_requests_registrations_cache_and_read_deletes() {
         register(&s, &token, "acme", "nightly", "running").await,
         StatusCode::CREATED
     );
-    let bad = client()
-        .post(format!("{}/api/v1/workspaces/acme/items", s.url))
-        .bearer_auth(&token)
-        .json(&json!({"key": "k", "title": ""}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+    let bad = s
+        .client()
+        .registered(&token, "acme", &json!({"key": "k", "title": ""}))
+        .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
     let stranger = s.token("eve", "other", true);
     assert_eq!(
         register(&s, &stranger, "acme", "k", "running").await,
@@ -166,12 +137,10 @@ async fn metrics_count_requests_registrations_cache_and_read_deletes() {
     for _ in 0..3 {
         assert_eq!(recent(&s, &token, "acme").await, 1);
     }
-    let missing = client()
-        .get(format!("{}/no-such-file", s.url))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    assert_eq!(
+        s.client().status("/no-such-file").await,
+        StatusCode::NOT_FOUND
+    );
 
     let m = scrape(&s).await;
     let requests = |route: &str, method: &str, status: &str| {
@@ -308,16 +277,13 @@ fn concrete(template: &str) -> String {
 
 #[tokio::test]
 async fn openapi_document_is_valid_3_1_and_matches_the_routes_and_the_readme() {
-    let s = Server::start(&[]);
+    let s = InProcess::start(&[]).await;
+    let c = s.client();
     // Public: no token.
-    let res = client()
-        .get(format!("{}/api/v1/openapi.json", s.url))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), StatusCode::OK);
-    assert_eq!(res.headers()["content-type"], "application/json");
-    let text = res.text().await.unwrap();
+    let res = c.get("/api/v1/openapi.json").send().await;
+    assert_eq!(res.status, StatusCode::OK);
+    assert_eq!(res.header("content-type"), Some("application/json"));
+    let text = res.text();
     let spec = oas3::from_json(&text).expect("an OpenAPI 3.1 document");
     assert!(spec.openapi.starts_with("3.1"), "{}", spec.openapi);
     let paths = spec.paths.clone().expect("paths");
@@ -328,7 +294,8 @@ async fn openapi_document_is_valid_3_1_and_matches_the_routes_and_the_readme() {
 
     // Every documented operation is answered by a route (not the catch-all's "no such route",
     // not 405), and every other method on a documented path is 405: the methods match both ways.
-    let token = s.token("ada", "acme", true);
+    // (A live stream's answer is its head: the client does not wait for a stream to end.)
+    let token = token("ada", "acme", true);
     for (path, methods) in &doc {
         assert!(path.starts_with("/api/v1/"), "{path}");
         for method in [
@@ -338,19 +305,13 @@ async fn openapi_document_is_valid_3_1_and_matches_the_routes_and_the_readme() {
             Method::DELETE,
             Method::PATCH,
         ] {
-            let res = client()
-                .request(method.clone(), format!("{}{}", s.url, concrete(path)))
-                .bearer_auth(&token)
+            let res = c
+                .request(method.clone(), &concrete(path))
+                .bearer(&token)
                 .json(&json!({}))
                 .send()
-                .await
-                .unwrap();
-            let status = res.status();
-            // A live stream does not end: its first event is enough.
-            let body = match res.headers().get("content-type") {
-                Some(t) if t == "text/event-stream" => String::new(),
-                _ => res.text().await.unwrap(),
-            };
+                .await;
+            let (status, body) = (res.status, res.text());
             if methods.contains(&method) {
                 assert_ne!(status, StatusCode::METHOD_NOT_ALLOWED, "{method} {path}");
                 assert!(!body.contains("no such route"), "{method} {path}: {body}");
@@ -445,13 +406,13 @@ async fn json_logs_are_one_object_per_line_with_the_request_id() {
         ("PICKUP_LOG", "info,tower_http=debug"),
         ("PICKUP_LOG_FORMAT", "json"),
     ]);
-    let res = client()
-        .get(format!("{}/healthz", s.url))
+    let res = s
+        .client()
+        .get("/healthz")
         .header("x-request-id", "trace-me-42")
         .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), StatusCode::OK);
+        .await;
+    assert_eq!(res.status, StatusCode::OK);
     let log = s.log();
     let lines: Vec<serde_json::Value> = log
         .lines()
@@ -523,19 +484,16 @@ async fn a_reconcile_is_one_listing_of_the_workspace() {
     ]);
     let writer = s.token("prod", "acme", true);
     let viewer = s.token("ada", "acme", false);
-    let id = common::stream::register(&s, &writer, "a").await;
-    common::stream::register(&s, &writer, "b").await;
-    let dismissed = client()
-        .post(format!(
-            "{}/api/v1/workspaces/acme/items/{id}/dismiss",
-            s.url
-        ))
-        .bearer_auth(&viewer)
+    let c = s.client();
+    let id = c.register(&writer, "acme", "a").await.id;
+    c.register(&writer, "acme", "b").await;
+    let dismissed = c
+        .post(&format!("/api/v1/workspaces/acme/items/{id}/dismiss"))
+        .bearer(&viewer)
         .send()
-        .await
-        .unwrap();
-    assert_eq!(dismissed.status(), StatusCode::NO_CONTENT);
-    let mut events = common::stream::Events::open(&s, "acme", &viewer).await;
+        .await;
+    assert_eq!(dismissed.status, StatusCode::NO_CONTENT);
+    let mut events = Events::open(&s.url, "acme", &viewer).await;
     assert_eq!(events.page().await.len(), 1);
 
     const RECONCILES: &str = "pickup_live_reconciles_total";

@@ -1,16 +1,18 @@
-//! `pickup run` and `pickup item` against a real `pickup serve`, over real HTTP. The wrapped
-//! commands are `sh -c` scripts; where a test must act while one runs, the script waits on a
-//! fifo the test writes to (no sleeps).
+//! `pickup run` and `pickup item` (child processes: the producer's process is the point)
+//! against the app served in this process, over real HTTP. The wrapped commands are `sh -c`
+//! scripts; where a test must act while one runs, the script waits on a fifo the test writes to
+//! (no sleeps).
 
-use crate::common;
-
-use crate::common::server::{Server, SECRET};
+use crate::common::client::token;
+use crate::common::in_process::Served;
+use crate::common::wait::eventually;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use tokio_util::task::AbortOnDropHandle;
 
 const WS: &str = "acme";
 
@@ -52,37 +54,28 @@ fn run(url: &str, token: &str, key: &str, extra: &[&str], script: &str) -> Comma
     producer(url, token, &args)
 }
 
-fn writer(s: &Server) -> String {
-    s.token("ci-bot", WS, true)
+fn writer() -> String {
+    token("ci-bot", WS, true)
 }
 
 /// The newest card of `key` in the workspace, as a reader sees it.
-async fn card(s: &Server, key: &str) -> Option<Value> {
+async fn card(s: &Served, key: &str) -> Option<Value> {
     let page = s
-        .recent_page(&s.token("reader", WS, false), WS, "cap=50")
+        .client()
+        .recent(&token("reader", WS, false), WS, "cap=50")
         .await;
-    page["cards"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["key"] == key)
-        .cloned()
+    let card = page.cards.into_iter().find(|c| c.key == key)?;
+    Some(serde_json::to_value(card).unwrap())
 }
 
-/// Waits (a bounded while, reading again every 20 ms) until `key`'s card satisfies `ok`.
-async fn card_until(s: &Server, key: &str, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
-    let started = Instant::now();
-    loop {
-        if let Some(c) = card(s, key).await.filter(|c| ok(c)) {
-            return c;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(15),
-            "{key}: never {what}; last seen {:?}",
-            card(s, key).await
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+/// Waits until `key`'s card satisfies `ok`.
+async fn card_until(s: &Served, key: &str, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
+    let what = format!("{key}: {what}");
+    eventually(&what, async || match card(s, key).await {
+        Some(c) if ok(&c) => Ok(c),
+        last => Err(format!("last seen {last:?}")),
+    })
+    .await
 }
 
 /// A fifo a script reads a line from (`read x < "$GATE"`): it waits until [`Gate::open`]. One
@@ -152,10 +145,10 @@ fn text(bytes: &[u8]) -> String {
 
 #[tokio::test]
 async fn run_passes_output_through_unchanged_and_finishes_succeeded() {
-    let s = Server::start(&[]);
+    let s = Served::start(&[]);
     let out = run(
         &s.url,
-        &writer(&s),
+        &writer(),
         "ok",
         &[],
         r#"echo one; echo "pickup:progress 0.5"; printf 'two\r\n\377bytes\nno newline'"#,
@@ -177,8 +170,8 @@ async fn run_passes_output_through_unchanged_and_finishes_succeeded() {
 
 #[tokio::test]
 async fn run_of_a_failing_command_fails_the_item_with_the_code_and_exits_with_it() {
-    let s = Server::start(&[]);
-    let out = run(&s.url, &writer(&s), "bad", &[], "echo oops >&2; exit 3")
+    let s = Served::start(&[]);
+    let out = run(&s.url, &writer(), "bad", &[], "echo oops >&2; exit 3")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(3));
@@ -194,7 +187,7 @@ async fn run_of_a_failing_command_fails_the_item_with_the_code_and_exits_with_it
     // A command that cannot start is 127, as in a shell, and registers nothing.
     let out = producer(
         &s.url,
-        &writer(&s),
+        &writer(),
         &[
             "run",
             "--ws",
@@ -217,8 +210,8 @@ async fn run_of_a_failing_command_fails_the_item_with_the_code_and_exits_with_it
 /// Runs `script` as `key`, waits until the server has it running with its progress, sends
 /// the wrapper `signal` (`kill -SIGNAL`), and answers how it exited, the item's card, and the
 /// output after the progress line.
-async fn interrupt(s: &Server, key: &str, script: &str, signal: &str) -> (Output, Value, String) {
-    let mut child = run(&s.url, &writer(s), key, &[], script)
+async fn interrupt(s: &Served, key: &str, script: &str, signal: &str) -> (Output, Value, String) {
+    let mut child = run(&s.url, &writer(), key, &[], script)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -243,7 +236,7 @@ async fn interrupt(s: &Server, key: &str, script: &str, signal: &str) -> (Output
 /// SIG`name` (number `number`) sent to the wrapper by another process while the command runs:
 /// passed on, the command dies of it, the wrapper exits as it did, and the item is cancelled.
 async fn signal_is_passed_on_and_cancels(name: &str, number: i32) {
-    let s = Server::start(&[]);
+    let s = Served::start(&[]);
     let (out, c, _) = interrupt(
         &s,
         &name.to_lowercase(),
@@ -276,7 +269,7 @@ async fn run_hung_up_passes_sighup_on_cancels_the_item_and_exits_as_the_command(
 
 #[tokio::test]
 async fn run_terminated_passes_sigterm_on_and_exits_with_the_code_the_command_chose() {
-    let s = Server::start(&[]);
+    let s = Served::start(&[]);
     let gate = Gate::new(); // never opened: the command waits on it until the signal
     let script = format!(
         r#"trap "echo cleaning up; exit 7" TERM; echo "pickup:progress 0.25"; read x < "{}""#,
@@ -298,7 +291,7 @@ async fn run_quit_passes_sigquit_on_cancels_the_item_and_exits_as_the_command() 
 /// with the signal in its title (before: it killed the wrapper and left the item running).
 #[tokio::test]
 async fn run_passes_sigusr1_on_and_a_command_killed_by_it_fails_the_item() {
-    let s = Server::start(&[]);
+    let s = Served::start(&[]);
     let (out, c, _) = interrupt(
         &s,
         "usr1",
@@ -315,7 +308,7 @@ async fn run_passes_sigusr1_on_and_a_command_killed_by_it_fails_the_item() {
 /// that is not a stop does not cancel).
 #[tokio::test]
 async fn run_passes_sigusr2_on_to_a_command_that_handles_it() {
-    let s = Server::start(&[]);
+    let s = Served::start(&[]);
     let gate = Gate::new(); // never opened: the command waits on it until the signal
     let script = format!(
         r#"trap "echo reloaded; exit 0" USR2; echo "pickup:progress 0.25"; read x < "{}""#,
@@ -330,10 +323,10 @@ async fn run_passes_sigusr2_on_to_a_command_that_handles_it() {
 
 #[tokio::test]
 async fn run_passes_a_prompt_without_a_newline_through_at_once() {
-    let s = Server::start(&[]);
+    let s = Served::start(&[]);
     let mut child = run(
         &s.url,
-        &writer(&s),
+        &writer(),
         "ask",
         &[],
         r#"printf 'Continue? '; read answer; echo "got $answer""#,
@@ -369,11 +362,11 @@ async fn run_passes_a_prompt_without_a_newline_through_at_once() {
 
 #[tokio::test]
 async fn run_reports_progress_from_output_lines_and_from_the_progress_file() {
-    let s = Server::start(&[]);
+    let s = Served::start(&[]);
     let (gate, gate2) = (Gate::new(), Gate::new());
     let child = run(
         &s.url,
-        &writer(&s),
+        &writer(),
         "progress",
         &[],
         r#"echo "pickup:progress 0.42"; read x < "$GATE"; echo 0.8 > "$PICKUP_PROGRESS_FILE"; read x < "$GATE2"; echo done"#,
@@ -439,7 +432,7 @@ fn wait_for_line(rx: &std::sync::mpsc::Receiver<String>, needle: &str) -> String
 async fn run_with_the_server_down_at_start_runs_the_command_and_registers_once_it_answers() {
     let addr = free_addr();
     let url = format!("http://{addr}");
-    let token = common::server::token(SECRET, "ci-bot", WS, true);
+    let token = writer();
     let gate = Gate::new();
     let mut child = run(
         &url,
@@ -464,7 +457,7 @@ async fn run_with_the_server_down_at_start_runs_the_command_and_registers_once_i
     let warning = wait_for_line(&err, "cannot register the item");
     assert!(warning.contains("keeps trying"), "{warning}");
 
-    let s = Server::start(&[("PICKUP_ADDR", &addr)]);
+    let s = Served::start_at(&addr, &[]);
     card_until(&s, "down", "registered as running", |c| {
         c["status"] == "running"
     })
@@ -481,7 +474,7 @@ async fn run_with_the_server_down_at_start_runs_the_command_and_registers_once_i
 async fn run_whose_command_ends_while_the_server_is_down_finishes_the_item_once_it_answers() {
     let addr = free_addr();
     let url = format!("http://{addr}");
-    let token = common::server::token(SECRET, "ci-bot", WS, true);
+    let token = writer();
     let mut child = run(
         &url,
         &token,
@@ -502,7 +495,7 @@ async fn run_whose_command_ends_while_the_server_is_down_finishes_the_item_once_
         last, "ended\n",
         "the command's last words, before any server answers"
     );
-    let s = Server::start(&[("PICKUP_ADDR", &addr)]);
+    let s = Served::start_at(&addr, &[]);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
     wait_for_line(&err, "answers again; item");
@@ -515,7 +508,7 @@ async fn run_whose_command_ends_while_the_server_is_down_finishes_the_item_once_
 #[test]
 fn run_gives_up_finishing_after_the_finish_timeout_and_exits_with_the_command_status() {
     let url = format!("http://{}", free_addr());
-    let token = common::server::token(SECRET, "ci-bot", WS, true);
+    let token = writer();
     let started = Instant::now();
     let out = run(&url, &token, "never", &["--finish-timeout", "1s"], "exit 5")
         .output()
@@ -540,7 +533,7 @@ fn run_against_a_server_that_never_answers_exits_when_the_finish_timeout_is_over
             held.push(conn);
         }
     });
-    let token = common::server::token(SECRET, "ci-bot", WS, true);
+    let token = writer();
     let started = Instant::now();
     let out = run(
         &url,
@@ -563,8 +556,8 @@ fn run_against_a_server_that_never_answers_exits_when_the_finish_timeout_is_over
 
 #[tokio::test]
 async fn run_refused_by_the_server_still_runs_the_command() {
-    let s = Server::start(&[]);
-    let reader = s.token("reader", WS, false);
+    let s = Served::start(&[]);
+    let reader = token("reader", WS, false);
     let out = run(&s.url, &reader, "refused", &[], "echo still-ran; exit 0")
         .output()
         .unwrap();
@@ -576,7 +569,7 @@ async fn run_refused_by_the_server_still_runs_the_command() {
 }
 
 /// `pickup item …` with `args`: its stdout, after checking it succeeded.
-fn item(s: &Server, token: &str, args: &[&str]) -> String {
+fn item(s: &Served, token: &str, args: &[&str]) -> String {
     let mut all = vec!["item"];
     all.extend_from_slice(args);
     let out = producer(&s.url, token, &all).output().unwrap();
@@ -590,8 +583,8 @@ fn item(s: &Server, token: &str, args: &[&str]) -> String {
 
 #[tokio::test]
 async fn item_commands_start_update_finish_get_and_remove_an_item() {
-    let s = Server::start(&[]);
-    let token = writer(&s);
+    let s = Served::start(&[]);
+    let token = writer();
     let id = item(
         &s,
         &token,
@@ -642,25 +635,25 @@ async fn item_commands_start_update_finish_get_and_remove_an_item() {
 
 #[tokio::test]
 async fn item_commands_say_what_is_wrong() {
-    let s = Server::start(&[]);
+    let s = Served::start(&[]);
     let fail = |token: &str, url: &str, args: &[&str]| {
         let out = producer(url, token, args).output().unwrap();
         assert!(!out.status.success(), "{args:?} succeeded");
         text(&out.stderr)
     };
-    let reader = s.token("reader", WS, false);
+    let reader = token("reader", WS, false);
     let start = ["item", "start", "--ws", WS, "--key", "k", "--title", "T"];
     assert!(fail(&reader, &s.url, &start).contains("(403)"));
-    assert!(fail(&writer(&s), "localhost:3000", &start).contains("PICKUP_URL"));
+    assert!(fail(&writer(), "localhost:3000", &start).contains("PICKUP_URL"));
     assert!(fail("", &s.url, &start).contains("PICKUP_TOKEN"));
     let err = fail(
-        &writer(&s),
+        &writer(),
         &s.url,
         &["item", "finish", "--ws", WS, "x", "--status", "running"],
     );
     assert!(err.contains("succeeded, failed, cancelled"), "{err}");
     let down = format!("http://{}", free_addr());
-    assert!(fail(&writer(&s), &down, &start).contains("cannot reach"));
+    assert!(fail(&writer(), &down, &start).contains("cannot reach"));
 }
 
 /// What [`proxy`] does to one request of the wrapper's; everything else is passed through.
@@ -675,18 +668,21 @@ enum Fault {
     RefuseFirstPost,
 }
 
-/// A proxy to `upstream` that does `fault` once.
-async fn proxy(upstream: String, fault: Fault) -> String {
+/// A proxy to `upstream` that does `fault` once, until the handle is dropped (then its
+/// listener and every connection through it end).
+async fn proxy(upstream: String, fault: Fault) -> (String, AbortOnDropHandle<()>) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let lose = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-    tokio::spawn(async move {
+    let task = tokio::spawn(async move {
+        let mut connections = tokio::task::JoinSet::new();
         loop {
             let (client, _) = listener.accept().await.unwrap();
             let upstream = upstream.clone();
             let lose = lose.clone();
-            tokio::spawn(async move {
+            while connections.try_join_next().is_some() {}
+            connections.spawn(async move {
                 let (mut from_client, mut to_client) = client.into_split();
                 let mut first = vec![0; 64 * 1024];
                 let n = from_client.read(&mut first).await.unwrap_or(0);
@@ -706,9 +702,9 @@ async fn proxy(upstream: String, fault: Fault) -> String {
                 let server = tokio::net::TcpStream::connect(&upstream).await.unwrap();
                 let (mut from_server, mut to_server) = server.into_split();
                 to_server.write_all(first).await.unwrap();
-                let up = tokio::spawn(async move {
+                let up = AbortOnDropHandle::new(tokio::spawn(async move {
                     let _ = tokio::io::copy(&mut from_client, &mut to_server).await;
-                });
+                }));
                 if hit {
                     let mut answer = [0u8; 1];
                     let _ = from_server.read(&mut answer).await;
@@ -720,7 +716,7 @@ async fn proxy(upstream: String, fault: Fault) -> String {
             });
         }
     });
-    url
+    (url, AbortOnDropHandle::new(task))
 }
 
 /// `pickup run` of a command that waits on a gate, as `key`, through a [`proxy`] that does
@@ -728,14 +724,14 @@ async fn proxy(upstream: String, fault: Fault) -> String {
 /// order), so what the test checks happened while the command ran. The exit status, and the
 /// lines that said them.
 async fn run_through(
-    s: &Server,
+    s: &Served,
     fault: Fault,
     key: &'static str,
     lines: &'static [&'static str],
 ) -> (std::process::ExitStatus, Vec<String>) {
     let upstream = s.url.trim_start_matches("http://").to_string();
-    let proxy = proxy(upstream, fault).await;
-    let token = writer(s);
+    let (proxy, _proxying) = proxy(upstream, fault).await;
+    let token = writer();
     let gate = Gate::new();
     let gate_path = gate.path().to_path_buf();
     tokio::task::spawn_blocking(move || {
@@ -755,7 +751,7 @@ async fn run_through(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_whose_registration_answer_was_lost_adopts_the_item_instead_of_making_a_second() {
-    let s = Server::start(&[]);
+    let s = Served::start(&[]);
     // The command waits until the wrapper has lost the answer, so the retry is the wrapper's
     // own (not a finish that found the registration still in flight).
     let lines = &["cannot register the item"];
@@ -778,11 +774,11 @@ async fn run_whose_registration_answer_was_lost_adopts_the_item_instead_of_makin
 #[tokio::test]
 async fn run_longer_than_the_ttl_renews_its_run_and_keeps_its_card() {
     const TTL: Duration = Duration::from_secs(4);
-    let s = Server::start(&[("PICKUP_TTL", "4s")]);
+    let s = Served::start(&["--ttl", "4s"]);
     let gate = Gate::new();
     let child = run(
         &s.url,
-        &writer(&s),
+        &writer(),
         "long",
         &[],
         r#"echo "pickup:progress 0.5"; read x < "$GATE""#,
@@ -823,7 +819,7 @@ async fn run_longer_than_the_ttl_renews_its_run_and_keeps_its_card() {
 /// up to date once the server accepts again, and its outcome is recorded.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_refused_for_a_while_keeps_reporting_once_the_server_heals() {
-    let s = Server::start(&[]);
+    let s = Served::start(&[]);
     let lines = &["cannot register the item", "answers again"];
     let (status, said) = run_through(&s, Fault::RefuseFirstPost, "healed", lines).await;
     assert_eq!(status.code(), Some(0));

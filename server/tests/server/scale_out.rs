@@ -23,6 +23,7 @@
 //! 4. [`shutdown`]: both servers stop.
 
 use crate::common;
+use crate::common::client::{Answer, TestClient};
 
 use crate::common::server::{self, Server};
 use pickup::index::store::Store;
@@ -183,55 +184,34 @@ struct Api {
 }
 
 impl Api {
+    fn at(&self, base: &str) -> TestClient {
+        TestClient::with_http(base, self.http.clone())
+    }
+
     async fn register(&self, base: &str, token: &str, ws: &str, key: &str) -> String {
-        let res = self
-            .http
-            .post(format!("{base}/api/v1/workspaces/{ws}/items"))
-            .bearer_auth(token)
-            .json(&json!({"key": key, "title": format!("run {key}"), "status": "running", "progress": 0.1}))
-            .send()
-            .await
-            .unwrap();
-        let body = answer(res, 201, &format!("POST {base} {ws} {key}")).await;
+        let body = json!({"key": key, "title": format!("run {key}"), "status": "running", "progress": 0.1});
+        let res = self.at(base).registered(token, ws, &body).await;
+        let body = answer(res, 201, &format!("POST {base} {ws} {key}"));
         body["id"].as_str().unwrap().to_string()
     }
 
     async fn fail(&self, base: &str, token: &str, ws: &str, id: &str) {
-        let res = self
-            .http
-            .put(format!("{base}/api/v1/workspaces/{ws}/items/{id}"))
-            .bearer_auth(token)
-            .json(&json!({"title": "failed run", "status": "failed", "progress": 1.0}))
-            .send()
-            .await
-            .unwrap();
-        let status = res.status();
-        assert_eq!(
-            status,
-            200,
-            "PUT {base} {id}: {}",
-            res.text().await.unwrap_or_default()
-        );
+        let body = json!({"title": "failed run", "status": "failed", "progress": 1.0});
+        let res = self.at(base).update(token, ws, id, &body).await;
+        assert_eq!(res.status, 200, "PUT {base} {id}: {}", res.text());
     }
 
     async fn recent(&self, base: &str, token: &str, ws: &str, cap: u32) -> Value {
-        let res = self
-            .http
-            .get(format!("{base}/api/v1/workspaces/{ws}/recent?cap={cap}"))
-            .bearer_auth(token)
-            .send()
-            .await
-            .unwrap();
-        answer(res, 200, &format!("GET {base} recent {ws}")).await
+        let res = self.at(base).page(token, ws, &format!("cap={cap}")).await;
+        answer(res, 200, &format!("GET {base} recent {ws}"))
     }
 }
 
 /// The JSON body of an answer with the `want`ed status; anything else (a 408 has no body) is a
 /// failure that says its status and body.
-async fn answer(res: reqwest::Response, want: u16, what: &str) -> Value {
-    let status = res.status();
-    let text = res.text().await.unwrap_or_default();
-    assert_eq!(status, want, "{what}: {text:?}");
+fn answer(res: Answer, want: u16, what: &str) -> Value {
+    let text = res.text();
+    assert_eq!(res.status, want, "{what}: {text:?}");
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{what}: {e}: {text:?}"))
 }
 
