@@ -1,10 +1,10 @@
 //! Small helpers shared by the sections.
 
 use app::contract::{NewItem, Owner, Status};
-use pickup::index::store::{Expect, Key, Store};
-use pickup::index::Lookup;
+use pickup::index::RecordLookup;
 use pickup::index::Workspace;
 use pickup::index::{new_record, ItemId};
+use pickup::index::{Expect, Key, Store};
 use std::cell::Cell;
 
 pub fn ws_name() -> Workspace {
@@ -52,15 +52,15 @@ pub async fn put_record_create(
     ws: &Workspace,
     id: &ItemId,
     status: Status,
-) -> pickup::index::store::Result<()> {
+) -> Result<(), pickup::index::StoreError> {
     let key = Key::Record(ws.clone(), id.clone());
     let bytes = record_bytes(ws, id, status).into();
     store.write(&key, bytes, Expect::Absent).await.map(drop)
 }
 
 /// Read an item's record through Pickup's store, as the index's resolver does.
-pub async fn lookup(store: &Store, ws: &Workspace, id: &ItemId) -> Lookup {
-    Lookup::from(store.read(&Key::Record(ws.clone(), id.clone())).await)
+pub async fn lookup(store: &Store, ws: &Workspace, id: &ItemId) -> RecordLookup {
+    RecordLookup::from(store.read(&Key::Record(ws.clone(), id.clone())).await)
 }
 
 thread_local! {

@@ -7,10 +7,10 @@ use crate::common::{self, new_item, now_ms, producer, ws_name};
 use crate::lists::{supports_update, Backoff, ListError, SharedList};
 use crate::stores::{self, Kind, Root};
 use app::contract::{Filter, Status};
-use pickup::index::store::Scope;
 use pickup::index::Index;
 use pickup::index::ItemId;
 use pickup::index::Limits;
+use pickup::index::Scope;
 use pickup::index::SystemClock;
 use pickup::index::{SubKey, UserId};
 use serde::{Deserialize, Serialize};
@@ -287,28 +287,7 @@ pub async fn run_one(
 ) -> anyhow::Result<Run> {
     let per_producer = (total / producers).max(1);
     let root = stores::open(kind, "designs")?;
-    let mut run = Run {
-        store: kind,
-        design,
-        producers,
-        per_producer,
-        supported: true,
-        registered: 0,
-        live_registered: 0,
-        lost: 0,
-        abandoned: 0,
-        errors: 0,
-        first_error: None,
-        cas_retries: 0,
-        reads: 0,
-        pruned: 0,
-        elapsed_s: 0.0,
-        regs_per_s: 0.0,
-        cut_by_deadline: false,
-        cas_backoff: (design == Design::CasList).then_some(backoff),
-        variant: false,
-        note: String::new(),
-    };
+    let mut run = Run::new(kind, design, producers, per_producer, backoff);
     if design == Design::CasList && !supports_update(&root.inner()).await {
         run.supported = false;
         run.note = format!(
@@ -321,82 +300,27 @@ pub async fn run_one(
     let started = Instant::now();
     let deadline = started + bound;
     let done = Arc::new(AtomicBool::new(false));
-    let reads = Arc::new(AtomicU64::new(0));
-    let pruned = Arc::new(AtomicU64::new(0));
-    let read_errors = Arc::new(AtomicU64::new(0));
-
-    let reader = {
-        let (subject, done, reads, pruned, read_errors) = (
-            subject.clone(),
-            done.clone(),
-            reads.clone(),
-            pruned.clone(),
-            read_errors.clone(),
-        );
-        tokio::spawn(async move {
-            let viewer = UserId::parse("reader").expect("a valid user");
-            // Bounded by count and by the producers' end (which the deadline bounds).
-            for _ in 0..1_000_000 {
-                if done.load(Ordering::SeqCst) {
-                    break;
-                }
-                match subject.read_and_prune(&viewer, deadline).await {
-                    Ok(n) => {
-                        pruned.fetch_add(n as u64, Ordering::Relaxed);
-                    }
-                    Err(_) => {
-                        read_errors.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-                reads.fetch_add(1, Ordering::Relaxed);
-                tokio::task::yield_now().await;
-            }
-        })
-    };
-
+    let reading = Arc::new(Reading::default());
+    let reader = tokio::spawn(read_until_done(
+        subject.clone(),
+        done.clone(),
+        reading.clone(),
+        deadline,
+    ));
     let tasks: Vec<_> = (0..producers)
-        .map(|p| {
-            let subject = subject.clone();
-            tokio::spawn(async move {
-                let mut ok: Vec<(String, bool)> = Vec::with_capacity(per_producer);
-                let (mut abandoned, mut errors, mut first_error, mut cut) =
-                    (0u64, 0u64, None, false);
-                for i in 0..per_producer {
-                    if Instant::now() >= deadline {
-                        cut = true;
-                        break;
-                    }
-                    let live = i % 4 != 3;
-                    match subject.register(p, i, live, deadline).await {
-                        Ok(id) => ok.push((id, live)),
-                        Err(e) if e == "abandoned" => {
-                            abandoned += 1;
-                            cut = true;
-                            break;
-                        }
-                        Err(e) => {
-                            errors += 1;
-                            first_error.get_or_insert(e);
-                        }
-                    }
-                    // Let the reader in: an in-memory store never makes a task wait.
-                    tokio::task::yield_now().await;
-                }
-                (ok, abandoned, errors, first_error, cut)
-            })
-        })
+        .map(|p| tokio::spawn(produce(subject.clone(), p, per_producer, deadline)))
         .collect();
     let mut live_ids = HashSet::new();
     for t in tasks {
-        let (ok, abandoned, errors, first_error, cut) = t.await?;
-        run.registered += ok.len() as u64;
-        live_ids.extend(ok.into_iter().filter(|(_, l)| *l).map(|(id, _)| id));
-        run.abandoned += abandoned;
-        run.errors += errors;
+        let made = t.await?;
+        run.registered += made.ok.len() as u64;
+        live_ids.extend(made.ok.into_iter().filter(|(_, l)| *l).map(|(id, _)| id));
+        run.abandoned += made.abandoned;
+        run.errors += made.errors;
         if run.first_error.is_none() {
-            run.first_error = first_error;
+            run.first_error = made.first_error;
         }
-        run.cut_by_deadline |= cut;
+        run.cut_by_deadline |= made.cut;
     }
     let elapsed = started.elapsed();
     done.store(true, Ordering::SeqCst);
@@ -406,15 +330,133 @@ pub async fn run_one(
     run.live_registered = live_ids.len() as u64;
     run.lost = live_ids.difference(&present).count() as u64;
     run.cas_retries = subject.cas_retries();
-    run.reads = reads.load(Ordering::Relaxed);
-    run.pruned = pruned.load(Ordering::Relaxed);
+    run.reads = reading.reads.load(Ordering::Relaxed);
+    run.pruned = reading.pruned.load(Ordering::Relaxed);
     run.elapsed_s = elapsed.as_secs_f64();
     run.regs_per_s = run.registered as f64 / run.elapsed_s.max(1e-9);
-    let read_errors = read_errors.load(Ordering::Relaxed);
+    let read_errors = reading.errors.load(Ordering::Relaxed);
     if read_errors > 0 {
         run.note = format!("{read_errors} reads failed");
     }
     Ok(run)
+}
+
+impl Run {
+    /// A run of `design` on `kind` before anything is measured.
+    fn new(
+        kind: Kind,
+        design: Design,
+        producers: usize,
+        per_producer: usize,
+        backoff: Backoff,
+    ) -> Run {
+        Run {
+            store: kind,
+            design,
+            producers,
+            per_producer,
+            supported: true,
+            registered: 0,
+            live_registered: 0,
+            lost: 0,
+            abandoned: 0,
+            errors: 0,
+            first_error: None,
+            cas_retries: 0,
+            reads: 0,
+            pruned: 0,
+            elapsed_s: 0.0,
+            regs_per_s: 0.0,
+            cut_by_deadline: false,
+            cas_backoff: (design == Design::CasList).then_some(backoff),
+            variant: false,
+            note: String::new(),
+        }
+    }
+}
+
+/// What the reader did while the producers registered.
+#[derive(Default)]
+struct Reading {
+    reads: AtomicU64,
+    pruned: AtomicU64,
+    errors: AtomicU64,
+}
+
+/// The reader: reads and prunes, one read after another, until the producers are `done`.
+async fn read_until_done(
+    subject: Arc<Subject>,
+    done: Arc<AtomicBool>,
+    reading: Arc<Reading>,
+    deadline: Instant,
+) {
+    let viewer = UserId::parse("reader").expect("a valid user");
+    // Bounded by count and by the producers' end (which the deadline bounds).
+    for _ in 0..1_000_000 {
+        if done.load(Ordering::SeqCst) {
+            break;
+        }
+        match subject.read_and_prune(&viewer, deadline).await {
+            Ok(n) => {
+                reading.pruned.fetch_add(n as u64, Ordering::Relaxed);
+            }
+            Err(_) => {
+                reading.errors.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        reading.reads.fetch_add(1, Ordering::Relaxed);
+        tokio::task::yield_now().await;
+    }
+}
+
+/// What one producer registered, and what stopped it.
+struct Produced {
+    /// The ids registered, each with whether it is live.
+    ok: Vec<(String, bool)>,
+    abandoned: u64,
+    errors: u64,
+    first_error: Option<String>,
+    /// Stopped by the deadline (or an abandoned compare-and-set).
+    cut: bool,
+}
+
+/// Producer `p`: `per_producer` registrations, one in four of them finished, until the
+/// deadline.
+async fn produce(
+    subject: Arc<Subject>,
+    p: usize,
+    per_producer: usize,
+    deadline: Instant,
+) -> Produced {
+    let mut made = Produced {
+        ok: Vec::with_capacity(per_producer),
+        abandoned: 0,
+        errors: 0,
+        first_error: None,
+        cut: false,
+    };
+    for i in 0..per_producer {
+        if Instant::now() >= deadline {
+            made.cut = true;
+            break;
+        }
+        let live = i % 4 != 3;
+        match subject.register(p, i, live, deadline).await {
+            Ok(id) => made.ok.push((id, live)),
+            Err(e) if e == "abandoned" => {
+                made.abandoned += 1;
+                made.cut = true;
+                break;
+            }
+            Err(e) => {
+                made.errors += 1;
+                made.first_error.get_or_insert(e);
+            }
+        }
+        // Let the reader in: an in-memory store never makes a task wait.
+        tokio::task::yield_now().await;
+    }
+    made
 }
 
 pub async fn run(plan: &Plan, kinds: &[Kind]) -> anyhow::Result<Results> {
@@ -433,18 +475,7 @@ pub async fn run(plan: &Plan, kinds: &[Kind]) -> anyhow::Result<Results> {
         }
         let max_p = plan.producers.iter().copied().max().unwrap_or(1);
         for &p in &plan.producers {
-            let mut todo: Vec<(Design, Backoff, bool)> = Design::all()
-                .into_iter()
-                .map(|d| (d, backoff(kind, plan.backoff_cap_ms), false))
-                .collect();
-            if kind != Kind::Memory
-                && kind != Kind::File
-                && p == max_p
-                && plan.backoff_cap_ms.is_none()
-            {
-                todo.push((Design::CasList, SHORT_BACKOFF, true));
-            }
-            for (design, b, variant) in todo {
+            for (design, b, variant) in todo(plan, kind, p, max_p) {
                 let mut r = run_one(
                     kind,
                     design,
@@ -455,58 +486,15 @@ pub async fn run(plan: &Plan, kinds: &[Kind]) -> anyhow::Result<Results> {
                 )
                 .await?;
                 r.variant = variant;
-                eprintln!(
-                    "designs: {:8} P={:<3} {:24} {}",
-                    r.store.name(),
-                    p,
-                    if variant {
-                        format!("{} ({} ms back-off cap)", design.label(), b.cap_us / 1000)
-                    } else {
-                        design.label().to_string()
-                    },
-                    if r.supported {
-                        format!(
-                            "{:>6} regs in {:5.2} s = {:>9.1}/s, lost {}/{} live{}{}, {} reads, {} pruned, {} CAS retries{}",
-                            r.registered,
-                            r.elapsed_s,
-                            r.regs_per_s,
-                            r.lost,
-                            r.live_registered,
-                            if r.abandoned > 0 { format!(", {} abandoned", r.abandoned) } else { String::new() },
-                            if r.errors > 0 { format!(", {} errors ({})", r.errors, r.first_error.clone().unwrap_or_default()) } else { String::new() },
-                            r.reads,
-                            r.pruned,
-                            r.cas_retries,
-                            if r.cut_by_deadline { ", cut by the time bound" } else { "" },
-                        )
-                    } else {
-                        r.note.clone()
-                    }
-                );
+                log_run(&r, b);
                 runs.push(r);
             }
         }
     }
-    // Only the stores this run measured: the report describes what it shows.
-    let measured = || kinds.iter().copied();
     let results = Results {
         measured_at: common::now_rfc3339(),
         machine,
-        workload: Workload {
-            producers: plan.producers.clone(),
-            total_per_run: measured().map(|k| (k, (plan.total)(k))).collect(),
-            time_bound_s: measured()
-                .map(|k| (k, (plan.deadline)(k).as_secs_f64()))
-                .collect(),
-            finished_fraction: 0.25,
-            cas_backoff: measured()
-                .map(|k| (k, backoff(k, plan.backoff_cap_ms)))
-                .collect(),
-            round_trip_ms: measured()
-                .filter_map(|k| k.round_trip().map(|rt| (k, rt.as_secs_f64() * 1e3)))
-                .collect(),
-            readers: 1,
-        },
+        workload: workload(plan, kinds),
         runs,
         skipped,
         wall_s: started.elapsed().as_secs_f64(),
@@ -518,4 +506,70 @@ pub async fn run(plan: &Plan, kinds: &[Kind]) -> anyhow::Result<Results> {
         started.elapsed().as_secs_f64()
     );
     Ok(results)
+}
+
+/// The runs of one store at `p` producers: every design with the store's back-off, and at
+/// the most producers on a networked store, the compare-and-set list with a short cap too
+/// (a variant).
+fn todo(plan: &Plan, kind: Kind, p: usize, max_p: usize) -> Vec<(Design, Backoff, bool)> {
+    let mut todo: Vec<(Design, Backoff, bool)> = Design::all()
+        .into_iter()
+        .map(|d| (d, backoff(kind, plan.backoff_cap_ms), false))
+        .collect();
+    if kind != Kind::Memory && kind != Kind::File && p == max_p && plan.backoff_cap_ms.is_none() {
+        todo.push((Design::CasList, SHORT_BACKOFF, true));
+    }
+    todo
+}
+
+fn log_run(r: &Run, b: Backoff) {
+    eprintln!(
+        "designs: {:8} P={:<3} {:24} {}",
+        r.store.name(),
+        r.producers,
+        if r.variant {
+            format!("{} ({} ms back-off cap)", r.design.label(), b.cap_us / 1000)
+        } else {
+            r.design.label().to_string()
+        },
+        if r.supported {
+            format!(
+                "{:>6} regs in {:5.2} s = {:>9.1}/s, lost {}/{} live{}{}, {} reads, {} pruned, {} CAS retries{}",
+                r.registered,
+                r.elapsed_s,
+                r.regs_per_s,
+                r.lost,
+                r.live_registered,
+                if r.abandoned > 0 { format!(", {} abandoned", r.abandoned) } else { String::new() },
+                if r.errors > 0 { format!(", {} errors ({})", r.errors, r.first_error.clone().unwrap_or_default()) } else { String::new() },
+                r.reads,
+                r.pruned,
+                r.cas_retries,
+                if r.cut_by_deadline { ", cut by the time bound" } else { "" },
+            )
+        } else {
+            r.note.clone()
+        }
+    );
+}
+
+/// What the run asked of each store it measured: only those, so the report describes what
+/// it shows.
+fn workload(plan: &Plan, kinds: &[Kind]) -> Workload {
+    let measured = || kinds.iter().copied();
+    Workload {
+        producers: plan.producers.clone(),
+        total_per_run: measured().map(|k| (k, (plan.total)(k))).collect(),
+        time_bound_s: measured()
+            .map(|k| (k, (plan.deadline)(k).as_secs_f64()))
+            .collect(),
+        finished_fraction: 0.25,
+        cas_backoff: measured()
+            .map(|k| (k, backoff(k, plan.backoff_cap_ms)))
+            .collect(),
+        round_trip_ms: measured()
+            .filter_map(|k| k.round_trip().map(|rt| (k, rt.as_secs_f64() * 1e3)))
+            .collect(),
+        readers: 1,
+    }
 }

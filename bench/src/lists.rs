@@ -12,11 +12,11 @@
 use crate::common::{lookup, ws_name};
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
-use pickup::index::store::{Key, Store};
 use pickup::index::Budget;
 use pickup::index::ItemId;
 use pickup::index::Workspace;
 use pickup::index::{judge, Limits, Verdict};
+use pickup::index::{Key, Store};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

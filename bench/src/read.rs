@@ -12,12 +12,12 @@ use app::contract::{Filter, Status};
 use futures::{StreamExt, TryStreamExt};
 use object_store::list::{PaginatedListOptions, PaginatedListStore};
 use object_store::{ObjectStore, ObjectStoreExt};
-use pickup::index::store::{Key, Scope, Store};
 use pickup::index::Budget;
 use pickup::index::Index;
 use pickup::index::ItemId;
 use pickup::index::Limits;
 use pickup::index::SystemClock;
+use pickup::index::{Key, Scope, Store};
 use pickup::index::{SubKey, UserId};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -142,7 +142,7 @@ async fn seed(store: &Store, now: u64, from: usize, to: usize) -> anyhow::Result
                     common::put_record_create(&store, &ws, &id, Status::Running).await?;
                 }
                 store.mark(&Key::Marker(ws, id)).await?;
-                Ok::<_, pickup::index::store::StoreError>(())
+                Ok::<_, pickup::index::StoreError>(())
             }
         })
         .buffer_unordered(concurrency)
@@ -172,7 +172,7 @@ async fn time_floor(root: &Root) -> anyhow::Result<f64> {
     let (store, order) = (&root.inner(), root.store.order());
     let t = Instant::now();
     let prefix = Scope::Markers(ws_name()).prefix();
-    let names: Vec<String> = if order == pickup::index::store::ListOrder::Sorted {
+    let names: Vec<String> = if order == pickup::index::ListOrder::Sorted {
         store
             .list(Some(&prefix))
             .take(CAP)
@@ -264,7 +264,7 @@ async fn cpu_breakdown(store: &Store, now: u64) -> anyhow::Result<CpuBreakdown> 
         for _ in 0..batch {
             for (id, b) in ids.iter().zip(&bodies) {
                 #[allow(clippy::useless_conversion)]
-                let lookup = pickup::index::Lookup::Found(b.clone().into());
+                let lookup = pickup::index::RecordLookup::Found(b.clone().into());
                 std::hint::black_box(pickup::index::judge(id, lookup, now, &limits));
             }
         }
@@ -311,18 +311,7 @@ pub async fn run_store(
     let mut rows = Vec::new();
     for &size in &plan.sizes {
         if size > max {
-            skipped.push(Skip {
-                store: kind,
-                markers: Some(size),
-                reason: format!(
-                    "over this run's limit for {} ({max} markers): seeding and listing it does not fit the time budget",
-                    kind.name()
-                ),
-            });
-            eprintln!(
-                "read: {} at {size} markers: skipped (limit {max})",
-                kind.name()
-            );
+            skipped.push(too_large(kind, size, max));
             continue;
         }
         let t = Instant::now();
@@ -332,67 +321,96 @@ pub async fn run_store(
         if kind == Kind::Memory && cpu.is_none() {
             *cpu = Some(cpu_breakdown(&root.store, now).await?);
         }
-
-        // Warm up (connections, caches), then interleave, alternating which goes first.
-        for _ in 0..2 {
-            time_recent(&index, &viewer).await?;
-            time_floor(&root).await?;
-        }
         let reps = (plan.reps)(kind, size);
-        let (mut recent, mut floor, mut paged) = (Vec::new(), Vec::new(), Vec::new());
-        let (mut cards, mut listed) = (0, 0);
-        for r in 0..reps {
-            if r % 2 == 0 {
-                let (ms, c, l) = time_recent(&index, &viewer).await?;
-                recent.push(ms);
-                (cards, listed) = (c, l);
-                floor.push(time_floor(&root).await?);
-            } else {
-                floor.push(time_floor(&root).await?);
-                let (ms, c, l) = time_recent(&index, &viewer).await?;
-                recent.push(ms);
-                (cards, listed) = (c, l);
-            }
-            if let Some(ms) = time_paged_floor(&root).await? {
-                paged.push(ms);
-            }
-        }
-        let recent_listed = listed as u64;
-
-        let (rm, fm) = (median(&recent), median(&floor));
-        let row = Row {
-            store: kind,
-            markers: size,
-            reps,
-            recent_ms: rm,
-            floor_ms: fm,
-            ratio: rm / fm,
-            paged_floor_ms: (!paged.is_empty()).then(|| median(&paged)),
-            recent_listed,
-            keys_per_recent: Some(listed as f64),
-            cards,
-            recent_samples: recent,
-            floor_samples: floor,
-            seed_s,
-        };
-        eprintln!(
-            "read: {:8} {:>7} markers: recent {:8.3} ms, floor {:8.3} ms, ratio {:5.2}{}, recent pulled {} listing entries, {} cards (seeded in {:.1} s, {} reps)",
-            row.store.name(),
-            size,
-            rm,
-            fm,
-            row.ratio,
-            row.paged_floor_ms
-                .map(|p| format!(", floor with an 8-key page {p:.3} ms"))
-                .unwrap_or_default(),
-            recent_listed,
-            cards,
-            seed_s,
-            reps
-        );
+        let mut row = measure(&root, &index, &viewer, reps).await?;
+        (row.store, row.markers, row.seed_s) = (kind, size, seed_s);
+        log_row(&row);
         rows.push(row);
     }
     Ok(rows)
+}
+
+/// A size over this run's limit for the store: skipped, and said so.
+fn too_large(kind: Kind, size: usize, max: usize) -> Skip {
+    eprintln!(
+        "read: {} at {size} markers: skipped (limit {max})",
+        kind.name()
+    );
+    Skip {
+        store: kind,
+        markers: Some(size),
+        reason: format!(
+            "over this run's limit for {} ({max} markers): seeding and listing it does not fit the time budget",
+            kind.name()
+        ),
+    }
+}
+
+/// `reps` reads of the first page against the floor, after a warm-up (connections, caches),
+/// interleaved, alternating which goes first. The row's store, size and seeding time are the
+/// caller's to fill in.
+async fn measure(
+    root: &stores::Root,
+    index: &Index,
+    viewer: &UserId,
+    reps: usize,
+) -> anyhow::Result<Row> {
+    for _ in 0..2 {
+        time_recent(index, viewer).await?;
+        time_floor(root).await?;
+    }
+    let (mut recent, mut floor, mut paged) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut cards, mut listed) = (0, 0);
+    for r in 0..reps {
+        if r % 2 == 0 {
+            let (ms, c, l) = time_recent(index, viewer).await?;
+            recent.push(ms);
+            (cards, listed) = (c, l);
+            floor.push(time_floor(root).await?);
+        } else {
+            floor.push(time_floor(root).await?);
+            let (ms, c, l) = time_recent(index, viewer).await?;
+            recent.push(ms);
+            (cards, listed) = (c, l);
+        }
+        if let Some(ms) = time_paged_floor(root).await? {
+            paged.push(ms);
+        }
+    }
+    let (rm, fm) = (median(&recent), median(&floor));
+    Ok(Row {
+        store: Kind::Memory,
+        markers: 0,
+        reps,
+        recent_ms: rm,
+        floor_ms: fm,
+        ratio: rm / fm,
+        paged_floor_ms: (!paged.is_empty()).then(|| median(&paged)),
+        recent_listed: listed as u64,
+        keys_per_recent: Some(listed as f64),
+        cards,
+        recent_samples: recent,
+        floor_samples: floor,
+        seed_s: 0.0,
+    })
+}
+
+fn log_row(row: &Row) {
+    eprintln!(
+        "read: {:8} {:>7} markers: recent {:8.3} ms, floor {:8.3} ms, ratio {:5.2}{}, recent pulled {} listing entries, {} cards (seeded in {:.1} s, {} reps)",
+        row.store.name(),
+        row.markers,
+        row.recent_ms,
+        row.floor_ms,
+        row.ratio,
+        row.paged_floor_ms
+            .map(|p| format!(", floor with an 8-key page {p:.3} ms"))
+            .unwrap_or_default(),
+        row.recent_listed,
+        row.cards,
+        row.seed_s,
+        row.reps
+    );
 }
 
 pub async fn run(plan: &Plan, kinds: &[Kind]) -> anyhow::Result<Results> {

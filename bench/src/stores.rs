@@ -10,7 +10,7 @@ use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
 use object_store::prefix::PrefixStore;
 use object_store::ObjectStore;
-use pickup::index::store::{ListOrder, Store};
+use pickup::index::{ListOrder, Store};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -63,7 +63,7 @@ impl Kind {
     }
 
     /// Whether a listing comes back in key order, so a reader can stop early (as
-    /// `pickup::index::store::ListOrder` says of the root each opens).
+    /// `pickup::index::ListOrder` says of the root each opens).
     pub fn lists_in_key_order(self) -> bool {
         !matches!(self, Kind::File)
     }
@@ -236,107 +236,108 @@ fn unique(label: &str) -> String {
 
 pub fn open(kind: Kind, label: &str) -> anyhow::Result<Root> {
     match kind {
-        Kind::Memory => {
-            let raw: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
-            Ok(Root {
-                store: Store::wrap(raw.clone(), ListOrder::Sorted, "memory://"),
-                raw,
-                azure: None,
-                _dir: None,
-            })
-        }
-        Kind::Latency => {
-            let raw: Arc<dyn ObjectStore> = Arc::new(Latency::new(
+        Kind::Memory => Ok(Root::bare(
+            Arc::new(InMemory::new()),
+            ListOrder::Sorted,
+            "memory://",
+        )),
+        Kind::Latency => Ok(Root::bare(
+            Arc::new(Latency::new(
                 Arc::new(InMemory::new()),
                 latency::Network::default(),
-            ));
-            Ok(Root {
-                store: Store::wrap(raw.clone(), ListOrder::Sorted, "memory+20ms://"),
-                raw,
-                azure: None,
-                _dir: None,
-            })
-        }
+            )),
+            ListOrder::Sorted,
+            "memory+20ms://",
+        )),
         Kind::File => {
             let dir = tempfile::Builder::new()
                 .prefix(&format!("pickup-bench-{label}-"))
                 .tempdir()?;
             let raw: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir.path())?);
+            let url = format!("file://{}", dir.path().display());
             Ok(Root {
-                store: Store::wrap(
-                    raw.clone(),
-                    ListOrder::Unsorted,
-                    &format!("file://{}", dir.path().display()),
-                ),
-                raw,
-                azure: None,
                 _dir: Some(dir),
+                ..Root::bare(raw, ListOrder::Unsorted, &url)
             })
         }
-        Kind::Azure => {
-            let conf = azure_conf()?;
-            // Explicit everything: the emulator's account and key, the container, and its
-            // endpoint, which object_store reads in emulator mode from AZURITE_BLOB_STORAGE_URL
-            // (checked above to be loopback).
-            let az = MicrosoftAzureBuilder::new()
-                .with_use_emulator(true)
-                .with_allow_http(true)
-                .with_account(&conf.account)
-                .with_access_key(&conf.key)
-                .with_container_name(&conf.container)
-                .build()?;
-            let az = Arc::new(az);
-            let prefix = unique(label);
-            let inner: Arc<dyn ObjectStore> =
-                Arc::new(PrefixStore::new(az.clone(), prefix.as_str()));
-            // Pickup lists Azure in pages sized to the read, as `Store::open` sets it up.
-            let store = Store::wrap(
-                inner.clone(),
-                ListOrder::Sorted,
-                &format!("az://{}/{prefix}", conf.container),
-            )
-            .with_pages(az.clone(), &object_store::path::Path::from(prefix.as_str()));
-            Ok(Root {
-                store,
-                raw: inner,
-                azure: Some((az, prefix)),
-                _dir: None,
-            })
-        }
-        Kind::S3 => {
-            let conf = s3_conf()?;
-            // Explicit everything, as for Azurite: a loopback endpoint, path-style requests,
-            // dummy keys, and the If-Match / If-None-Match puts moto implements (which the
-            // compare-and-set list needs).
-            let s3 = AmazonS3Builder::new()
-                .with_endpoint(&conf.endpoint)
-                .with_allow_http(true)
-                .with_virtual_hosted_style_request(false)
-                .with_region(&conf.region)
-                .with_bucket_name(&conf.bucket)
-                .with_access_key_id(&conf.key_id)
-                .with_secret_access_key(&conf.secret)
-                .with_conditional_put(S3ConditionalPut::ETagMatch)
-                .build()?;
-            let s3 = Arc::new(s3);
-            let prefix = unique(label);
-            let inner: Arc<dyn ObjectStore> =
-                Arc::new(PrefixStore::new(s3.clone(), prefix.as_str()));
-            // Pickup lists S3 in pages sized to the read, as `Store::open` sets it up.
-            let store = Store::wrap(
-                inner.clone(),
-                ListOrder::Sorted,
-                &format!("s3://{}/{prefix}", conf.bucket),
-            )
-            .with_pages(s3, &object_store::path::Path::from(prefix.as_str()));
-            Ok(Root {
-                store,
-                raw: inner,
-                azure: None,
-                _dir: None,
-            })
+        Kind::Azure => open_azure(label),
+        Kind::S3 => open_s3(label),
+    }
+}
+
+impl Root {
+    /// A root on `raw` itself, listed through `ObjectStore::list`.
+    fn bare(raw: Arc<dyn ObjectStore>, order: ListOrder, url: &str) -> Root {
+        Root {
+            store: Store::wrap(raw.clone(), order, url),
+            raw,
+            azure: None,
+            _dir: None,
         }
     }
+}
+
+fn open_azure(label: &str) -> anyhow::Result<Root> {
+    let conf = azure_conf()?;
+    // Explicit everything: the emulator's account and key, the container, and its
+    // endpoint, which object_store reads in emulator mode from AZURITE_BLOB_STORAGE_URL
+    // (checked above to be loopback).
+    let az = MicrosoftAzureBuilder::new()
+        .with_use_emulator(true)
+        .with_allow_http(true)
+        .with_account(&conf.account)
+        .with_access_key(&conf.key)
+        .with_container_name(&conf.container)
+        .build()?;
+    let az = Arc::new(az);
+    let prefix = unique(label);
+    let inner: Arc<dyn ObjectStore> = Arc::new(PrefixStore::new(az.clone(), prefix.as_str()));
+    // Pickup lists Azure in pages sized to the read, as `Store::open` sets it up.
+    let store = Store::wrap(
+        inner.clone(),
+        ListOrder::Sorted,
+        &format!("az://{}/{prefix}", conf.container),
+    )
+    .with_pages(az.clone(), &object_store::path::Path::from(prefix.as_str()));
+    Ok(Root {
+        store,
+        raw: inner,
+        azure: Some((az, prefix)),
+        _dir: None,
+    })
+}
+
+fn open_s3(label: &str) -> anyhow::Result<Root> {
+    let conf = s3_conf()?;
+    // Explicit everything, as for Azurite: a loopback endpoint, path-style requests,
+    // dummy keys, and the If-Match / If-None-Match puts moto implements (which the
+    // compare-and-set list needs).
+    let s3 = AmazonS3Builder::new()
+        .with_endpoint(&conf.endpoint)
+        .with_allow_http(true)
+        .with_virtual_hosted_style_request(false)
+        .with_region(&conf.region)
+        .with_bucket_name(&conf.bucket)
+        .with_access_key_id(&conf.key_id)
+        .with_secret_access_key(&conf.secret)
+        .with_conditional_put(S3ConditionalPut::ETagMatch)
+        .build()?;
+    let s3 = Arc::new(s3);
+    let prefix = unique(label);
+    let inner: Arc<dyn ObjectStore> = Arc::new(PrefixStore::new(s3.clone(), prefix.as_str()));
+    // Pickup lists S3 in pages sized to the read, as `Store::open` sets it up.
+    let store = Store::wrap(
+        inner.clone(),
+        ListOrder::Sorted,
+        &format!("s3://{}/{prefix}", conf.bucket),
+    )
+    .with_pages(s3, &object_store::path::Path::from(prefix.as_str()));
+    Ok(Root {
+        store,
+        raw: inner,
+        azure: None,
+        _dir: None,
+    })
 }
 
 /// Whether this backend can be used in this run (the emulators need their variables), and if

@@ -7,7 +7,7 @@
 //! and endpoints): the client gets a generic message with the request's id, and the log gets
 //! the detail with the same id.
 
-use crate::index::store::{BadValidator, StoreError};
+use crate::index::{BadValidator, StoreError};
 use crate::index::{BodyError, IdError, IndexError, NameError};
 use app::contract::{ApiError, ErrorCode};
 use thiserror::Error;
@@ -97,7 +97,7 @@ impl From<Error> for ApiError {
             tracing::warn!(request_id = %id, status, error = %e, "answered with a server error");
         }
         let message = match e {
-            Error::Index(IndexError::Store(crate::index::store::StoreError::Refused(_))) => {
+            Error::Index(IndexError::Store(crate::index::StoreError::Refused(_))) => {
                 "the store refused: an operator must fix the server's store settings (its log says what the store answered)".to_string()
             }
             Error::Index(IndexError::Store(_)) => {

@@ -6,8 +6,9 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use thiserror::Error;
 
+/// Why a peer's answer could not be taken whole.
 #[derive(Debug, Error)]
-pub enum BodyError {
+pub enum AnswerError {
     /// The body went past the limit: reading stopped there, nothing past it was kept.
     #[error("the answer is larger than {limit} bytes")]
     TooLarge { limit: usize },
@@ -18,18 +19,18 @@ pub enum BodyError {
 
 /// The whole body of `res`, refused as soon as it passes `limit` bytes: at most `limit` bytes
 /// (and one chunk) are ever held, whatever the peer sends or announces.
-pub async fn read_bounded(res: reqwest::Response, limit: usize) -> Result<Bytes, BodyError> {
+pub async fn read_bounded(res: reqwest::Response, limit: usize) -> Result<Bytes, AnswerError> {
     // An announced length over the limit is refused before a byte is read.
     if res.content_length().is_some_and(|n| n > limit as u64) {
-        return Err(BodyError::TooLarge { limit });
+        return Err(AnswerError::TooLarge { limit });
     }
     let body = Limited::new(reqwest::Body::from(res), limit);
     match body.collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
-            Err(BodyError::TooLarge { limit })
+            Err(AnswerError::TooLarge { limit })
         }
-        Err(e) => Err(BodyError::Read(error_chain(e.as_ref()))),
+        Err(e) => Err(AnswerError::Read(error_chain(e.as_ref()))),
     }
 }
 

@@ -179,6 +179,13 @@ fn describe(out: &mut String, v: &Results, runs: &Runs, stores: &[Kind]) {
         );
     }
     out.push('\n');
+    describe_designs(out, v, runs, stores);
+}
+
+/// The three designs, as the runs measured them (the compare-and-set list's back-off per
+/// store, and where it is not supported).
+fn describe_designs(out: &mut String, v: &Results, runs: &Runs, stores: &[Kind]) {
+    let w = &v.workload;
     // The back-off of the stores where the compare-and-set list ran at all.
     let cas_stores: Vec<Kind> = stores
         .iter()
@@ -460,31 +467,12 @@ fn verdict_speed(v: &Results, runs: &Runs) -> Verdict {
         }
     };
     let r = ratio(index, cas);
-    let cap_ms = |x: &Run| x.cas_backoff.map(|b| b.cap_us / 1000).unwrap_or(0);
-    let variants: Vec<String> = runs
-        .all
-        .iter()
-        .filter(|x| {
-            x.store == TARGET_STORE
-                && x.producers == TARGET_P
-                && x.design == Design::CasList
-                && x.supported
-                && !std::ptr::eq(*x, cas)
-        })
-        .filter_map(|x| {
-            Some(format!(
-                "against the same list with a {} ms back-off cap: {}/s, {}",
-                cap_ms(x),
-                rate(x.regs_per_s),
-                times(ratio(index, x)?)
-            ))
-        })
-        .collect();
+    let variants = cas_variants(runs, index, cas);
     let measured = format!(
         "{}/s vs {}/s ({} ms back-off cap, the list's best in this run) = {} (same run), {} of {} live registrations lost by the index{}",
         rate(index.regs_per_s),
         rate(cas.regs_per_s),
-        cap_ms(cas),
+        backoff_cap_ms(cas),
         r.map(times).unwrap_or_else(|| "—".into()),
         thousands(index.lost),
         thousands(index.live_registered),
@@ -513,6 +501,33 @@ fn verdict_speed(v: &Results, runs: &Runs) -> Verdict {
         measured,
         met,
     }
+}
+
+/// The compare-and-set list's cap on its back-off, in ms.
+fn backoff_cap_ms(run: &Run) -> u64 {
+    run.cas_backoff.map(|b| b.cap_us / 1000).unwrap_or(0)
+}
+
+/// The index against the other runs of the compare-and-set list (its other back-off caps).
+fn cas_variants(runs: &Runs, index: &Run, cas: &Run) -> Vec<String> {
+    runs.all
+        .iter()
+        .filter(|x| {
+            x.store == TARGET_STORE
+                && x.producers == TARGET_P
+                && x.design == Design::CasList
+                && x.supported
+                && !std::ptr::eq(*x, cas)
+        })
+        .filter_map(|x| {
+            Some(format!(
+                "against the same list with a {} ms back-off cap: {}/s, {}",
+                backoff_cap_ms(x),
+                rate(x.regs_per_s),
+                times(ratio(index, x)?)
+            ))
+        })
+        .collect()
 }
 
 /// Where each design stands against what the round trip allows, from the runs' own numbers.

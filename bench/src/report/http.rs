@@ -75,13 +75,19 @@ pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Ve
     }
     let _ = writeln!(out, "\nPeak RSS of the server: {:.1} MB.\n", v.peak_rss_mb);
 
+    for verdict in judged(v) {
+        record(out, verdicts, verdict);
+    }
+    out.push('\n');
+}
+
+/// The section's targets, each with what the run measured of it.
+fn judged(v: &Results) -> [Verdict; 3] {
     let [t_ratio, t_p99, t_rss] = targets();
     let (h, r) = (v.healthz, v.recent);
     let ratio = r.rps / h.rps;
     let errors = r.non_2xx + h.non_2xx;
-    record(
-        out,
-        verdicts,
+    [
         Verdict {
             section: "3",
             target: t_ratio,
@@ -97,10 +103,6 @@ pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Ve
                 Met::No(format!("{} < {RATIO}×", times(ratio)))
             },
         },
-    );
-    record(
-        out,
-        verdicts,
         Verdict {
             section: "3",
             target: t_p99,
@@ -111,10 +113,6 @@ pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Ve
                 Met::No(format!("{} ms ≥ {P99_MS} ms", ms(r.p99_ms)))
             },
         },
-    );
-    record(
-        out,
-        verdicts,
         Verdict {
             section: "3",
             target: t_rss,
@@ -125,8 +123,7 @@ pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Ve
                 Met::No(format!("{:.1} MB ≥ {RSS_MB} MB", v.peak_rss_mb))
             },
         },
-    );
-    out.push('\n');
+    ]
 }
 
 #[cfg(test)]

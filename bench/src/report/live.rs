@@ -89,30 +89,27 @@ pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Ve
         ms(median),
         ms(p95)
     );
-    let _ = writeln!(
-        out,
-        "One server on a memory store, one workspace of 30 live items, {} live streams (cap {}) for {} s, store requests counted by the server's own `/metrics`:\n",
-        thousands(v.subscribers as u64),
-        v.cap,
-        v.window_s
-    );
-    let _ = writeln!(out, "| store request | per second |");
-    let _ = writeln!(out, "|---|---:|");
-    for (op, per_s) in &v.store_requests_per_s {
-        let _ = writeln!(out, "| {op} | {} |", rate(*per_s));
+    store_costs(out, v);
+    for (target, measured, met) in judged(v, p95) {
+        record(
+            out,
+            verdicts,
+            Verdict {
+                section: "5",
+                target,
+                measured,
+                met,
+            },
+        );
     }
-    let _ = writeln!(
-        out,
-        "\nServer memory (RSS): {} MB with no stream, {} MB with {} subscribers, {} MB with {} idle streams.\n",
-        v.rss_mb_no_streams,
-        v.rss_mb_subscribed,
-        thousands(v.subscribers as u64),
-        v.rss_mb_idle_streams,
-        thousands(v.idle_streams as u64)
-    );
+    out.push('\n');
+}
+
+/// The section's targets, each with what the run measured of it and whether that meets it.
+fn judged(v: &Results, p95: f64) -> [(String, String, Met); 5] {
     let [t_lat, t_list, t_read, t_rss, t_idle] = targets(v.cap);
     let reads_limit = (3 * v.cap + 1) as f64;
-    let rows = [
+    [
         (
             t_lat,
             format!("{} ms over {} registrations", ms(p95), v.latency_ms.len()),
@@ -148,20 +145,32 @@ pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Ve
             format!("{} MB", v.rss_mb_idle_streams),
             at_most(v.rss_mb_idle_streams, RSS_MB, "MB"),
         ),
-    ];
-    for (target, measured, met) in rows {
-        record(
-            out,
-            verdicts,
-            Verdict {
-                section: "5",
-                target,
-                measured,
-                met,
-            },
-        );
+    ]
+}
+
+/// What the streams of one workspace cost the store, and the server's memory.
+fn store_costs(out: &mut String, v: &Results) {
+    let _ = writeln!(
+        out,
+        "One server on a memory store, one workspace of 30 live items, {} live streams (cap {}) for {} s, store requests counted by the server's own `/metrics`:\n",
+        thousands(v.subscribers as u64),
+        v.cap,
+        v.window_s
+    );
+    let _ = writeln!(out, "| store request | per second |");
+    let _ = writeln!(out, "|---|---:|");
+    for (op, per_s) in &v.store_requests_per_s {
+        let _ = writeln!(out, "| {op} | {} |", rate(*per_s));
     }
-    out.push('\n');
+    let _ = writeln!(
+        out,
+        "\nServer memory (RSS): {} MB with no stream, {} MB with {} subscribers, {} MB with {} idle streams.\n",
+        v.rss_mb_no_streams,
+        v.rss_mb_subscribed,
+        thousands(v.subscribers as u64),
+        v.rss_mb_idle_streams,
+        thousands(v.idle_streams as u64)
+    );
 }
 
 #[cfg(test)]

@@ -245,13 +245,6 @@ fn keys_table(
             .join(" | ")
     );
     let _ = writeln!(out, "|---|{}---:|", "---:|".repeat(KEY_SIZES.len()));
-    let keys = |s: Kind, n: usize| rows.get(s, n).and_then(|r| r.keys_per_recent);
-    let largest = |s: Kind| {
-        rows.all
-            .iter()
-            .filter(|r| r.store == s && r.keys_per_recent.is_some())
-            .max_by_key(|r| r.markers)
-    };
     let with_keys: Vec<Kind> = stores
         .iter()
         .copied()
@@ -262,7 +255,10 @@ fn keys_table(
         })
         .collect();
     for &s in &with_keys {
-        let growth = match (keys(s, SMALL), largest(s).and_then(|r| r.keys_per_recent)) {
+        let growth = match (
+            keys_at(rows, s, SMALL),
+            largest_with_keys(rows, s).and_then(|r| r.keys_per_recent),
+        ) {
             (Some(a), Some(b)) if a > 0.0 => times(b / a),
             _ => "—".into(),
         };
@@ -272,7 +268,7 @@ fn keys_table(
             s.name(),
             KEY_SIZES
                 .iter()
-                .map(|&n| keys(s, n).map(count).unwrap_or_else(|| "—".into()))
+                .map(|&n| keys_at(rows, s, n).map(count).unwrap_or_else(|| "—".into()))
                 .collect::<Vec<_>>()
                 .join(" | ")
         );
@@ -283,64 +279,74 @@ fn keys_table(
         "The target is for the cloud stores, which Pickup lists in pages sized to the read (S3, GCS, Azure: here moto and Azurite); the others are shown for comparison: memory's plain listing is read only as far as needed, the file system lists in no order and is read whole.\n"
     );
     for &s in with_keys.iter().filter(|s| s.is_emulator()) {
-        let target = target_keys(s, v.cap);
-        let (Some(small), Some(big)) = (keys(s, SMALL), largest(s)) else {
-            record(
-                out,
-                verdicts,
-                Verdict::not_run("2", target, format!("no run at {SMALL} markers")),
-            );
-            continue;
-        };
-        let large = big.keys_per_recent.unwrap_or(f64::NAN);
-        let most = rows
-            .all
-            .iter()
-            .filter(|r| r.store == s)
-            .filter_map(|r| r.keys_per_recent.map(|k| (k, r.markers)))
-            .fold((0.0f64, 0usize), |m, x| if x.0 > m.0 { x } else { m });
-        let growth = large / small.max(f64::MIN_POSITIVE);
-        let measured = format!(
-            "{} at {} markers vs {} at {SMALL} = {}",
-            count(large),
-            thousands(big.markers as u64),
-            count(small),
-            times(growth)
-        );
-        let mut misses = Vec::new();
-        if growth > GROWTH {
-            misses.push(format!("{} > {GROWTH}×", times(growth)));
-        }
-        if most.0 >= KEYS {
-            misses.push(format!(
-                "{} keys at {} markers",
-                count(most.0),
-                thousands(most.1 as u64)
-            ));
-        }
-        if !s.lists_in_key_order() && !misses.is_empty() {
-            misses.push(format!(
-                "{} lists in no order, so `recent` reads the whole listing to find the newest",
-                s.name()
-            ));
-        }
-        let met = if misses.is_empty() {
-            Met::Yes
-        } else {
-            Met::No(misses.join("; "))
-        };
-        record(
-            out,
-            verdicts,
-            Verdict {
-                section: "2",
-                target,
-                measured,
-                met,
-            },
-        );
+        record(out, verdicts, keys_verdict(v, rows, s));
     }
     out.push('\n');
+}
+
+/// Keys the store returned per `recent` on `s` at `n` markers, if measured.
+fn keys_at(rows: &Rows, s: Kind, n: usize) -> Option<f64> {
+    rows.get(s, n).and_then(|r| r.keys_per_recent)
+}
+
+/// The run of `s` at the most markers that counted its keys.
+fn largest_with_keys<'a>(rows: &Rows<'a>, s: Kind) -> Option<&'a Row> {
+    rows.all
+        .iter()
+        .filter(|r| r.store == s && r.keys_per_recent.is_some())
+        .max_by_key(|r| r.markers)
+}
+
+/// The keys a cloud store returns per `recent`: how they grow with the workspace, and the
+/// most at any size.
+fn keys_verdict(v: &Results, rows: &Rows, s: Kind) -> Verdict {
+    let target = target_keys(s, v.cap);
+    let (Some(small), Some(big)) = (keys_at(rows, s, SMALL), largest_with_keys(rows, s)) else {
+        return Verdict::not_run("2", target, format!("no run at {SMALL} markers"));
+    };
+    let large = big.keys_per_recent.unwrap_or(f64::NAN);
+    let most = rows
+        .all
+        .iter()
+        .filter(|r| r.store == s)
+        .filter_map(|r| r.keys_per_recent.map(|k| (k, r.markers)))
+        .fold((0.0f64, 0usize), |m, x| if x.0 > m.0 { x } else { m });
+    let growth = large / small.max(f64::MIN_POSITIVE);
+    let measured = format!(
+        "{} at {} markers vs {} at {SMALL} = {}",
+        count(large),
+        thousands(big.markers as u64),
+        count(small),
+        times(growth)
+    );
+    let mut misses = Vec::new();
+    if growth > GROWTH {
+        misses.push(format!("{} > {GROWTH}×", times(growth)));
+    }
+    if most.0 >= KEYS {
+        misses.push(format!(
+            "{} keys at {} markers",
+            count(most.0),
+            thousands(most.1 as u64)
+        ));
+    }
+    if !s.lists_in_key_order() && !misses.is_empty() {
+        misses.push(format!(
+            "{} lists in no order, so `recent` reads the whole listing to find the newest",
+            s.name()
+        ));
+    }
+    let met = if misses.is_empty() {
+        Met::Yes
+    } else {
+        Met::No(misses.join("; "))
+    };
+    Verdict {
+        section: "2",
+        target,
+        measured,
+        met,
+    }
 }
 
 fn verdict_ratio(rows: &Rows, stores: &[Kind], cpu: Option<&str>) -> Verdict {

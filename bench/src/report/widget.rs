@@ -138,6 +138,18 @@ pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Ve
             return;
         }
     };
+    let total = size_table(out, v);
+    let med = first_card_line(out, v);
+    let [t_size, t_first] = targets();
+    record(out, verdicts, size_verdict(t_size, total));
+    record(out, verdicts, first_card_verdict(t_first, v, med));
+    cold_section(out, v.cold.as_ref(), verdicts);
+    host_section(out, v.host.as_ref(), verdicts);
+    out.push('\n');
+}
+
+/// The bundle's parts, gzipped and brotli'd, as a table; answers the gzipped total.
+fn size_table(out: &mut String, v: &Results) -> u64 {
     let total = v.js_gzip_bytes + v.wasm_gzip_bytes;
     let br = |b: Option<u64>| b.map_or("not measured".to_string(), thousands);
     let br_total = v
@@ -164,6 +176,12 @@ pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Ve
         thousands(total),
         br(br_total)
     );
+    total
+}
+
+/// The time to the first card over the loads, as a sentence; answers the median the verdict
+/// judges.
+fn first_card_line(out: &mut String, v: &Results) -> f64 {
     let loads = &v.first_card_ms;
     // The median of the samples shown, so the sentence and the verdict agree with them.
     let med = if loads.is_empty() {
@@ -183,67 +201,63 @@ pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Ve
             ms(max)
         );
     }
-    let [t_size, t_first] = targets();
-    record(
-        out,
-        verdicts,
-        Verdict {
-            section: "4",
-            target: t_size,
-            measured: format!(
-                "{} bytes ({:.1} KB)",
+    med
+}
+
+fn size_verdict(target: String, total: u64) -> Verdict {
+    Verdict {
+        section: "4",
+        target,
+        measured: format!(
+            "{} bytes ({:.1} KB)",
+            thousands(total),
+            total as f64 / 1000.0
+        ),
+        met: if total <= SIZE_BYTES {
+            Met::Yes
+        } else if total <= SIZE_KIB_BYTES {
+            Met::No(format!(
+                "{} bytes: over {} (kB), within {} (KiB)",
                 thousands(total),
-                total as f64 / 1000.0
-            ),
-            met: if total <= SIZE_BYTES {
-                Met::Yes
-            } else if total <= SIZE_KIB_BYTES {
-                Met::No(format!(
-                    "{} bytes: over {} (kB), within {} (KiB)",
-                    thousands(total),
-                    thousands(SIZE_BYTES),
-                    thousands(SIZE_KIB_BYTES)
-                ))
-            } else {
-                Met::No(format!(
-                    "{} bytes > {} bytes, {:.1} KB over",
-                    thousands(total),
-                    thousands(SIZE_BYTES),
-                    (total - SIZE_BYTES) as f64 / 1000.0
-                ))
-            },
+                thousands(SIZE_BYTES),
+                thousands(SIZE_KIB_BYTES)
+            ))
+        } else {
+            Met::No(format!(
+                "{} bytes > {} bytes, {:.1} KB over",
+                thousands(total),
+                thousands(SIZE_BYTES),
+                (total - SIZE_BYTES) as f64 / 1000.0
+            ))
         },
-    );
-    record(
-        out,
-        verdicts,
-        Verdict {
-            section: "4",
-            target: t_first,
-            measured: format!(
-                "{} ms over {} loads",
-                ms_against(med, FIRST_CARD_MS),
-                loads.len()
-            ),
-            met: if loads.len() < LOADS {
-                Met::No(format!(
-                    "only {} loads were measured (the bench meant {})",
-                    loads.len(),
-                    v.loads
-                ))
-            } else if med <= FIRST_CARD_MS {
-                Met::Yes
-            } else {
-                Met::No(format!(
-                    "{} ms > {FIRST_CARD_MS} ms",
-                    ms_against(med, FIRST_CARD_MS)
-                ))
-            },
+    }
+}
+
+fn first_card_verdict(target: String, v: &Results, med: f64) -> Verdict {
+    let loads = &v.first_card_ms;
+    Verdict {
+        section: "4",
+        target,
+        measured: format!(
+            "{} ms over {} loads",
+            ms_against(med, FIRST_CARD_MS),
+            loads.len()
+        ),
+        met: if loads.len() < LOADS {
+            Met::No(format!(
+                "only {} loads were measured (the bench meant {})",
+                loads.len(),
+                v.loads
+            ))
+        } else if med <= FIRST_CARD_MS {
+            Met::Yes
+        } else {
+            Met::No(format!(
+                "{} ms > {FIRST_CARD_MS} ms",
+                ms_against(med, FIRST_CARD_MS)
+            ))
         },
-    );
-    cold_section(out, v.cold.as_ref(), verdicts);
-    host_section(out, v.host.as_ref(), verdicts);
-    out.push('\n');
+    }
 }
 
 /// A host page's first card over Fast 3G against its floor: the page, then `pickup.js`, then
@@ -341,17 +355,7 @@ fn cold_section(out: &mut String, cold: Option<&Cold>, verdicts: &mut Vec<Verdic
          {} bytes on the wire, headers included.\n",
         thousands(c.wire_bytes)
     );
-    let _ = writeln!(out, "| response | encoding | bytes on the wire |");
-    let _ = writeln!(out, "|---|---|---:|");
-    for t in &c.transfers {
-        let _ = writeln!(
-            out,
-            "| `{}` | {} | {} |",
-            t.path,
-            t.encoding,
-            thousands(t.bytes)
-        );
-    }
+    transfers_table(out, c);
     let summary = |samples: &[f64], recorded: f64| {
         let med = if samples.is_empty() {
             recorded
@@ -376,6 +380,46 @@ fn cold_section(out: &mut String, cold: Option<&Cold>, verdicts: &mut Vec<Verdic
         ms(slow_max),
         c.fast_3g_first_card_ms.len()
     );
+    floors_line(out, c);
+    let n = c.fast_3g_first_card_ms.len();
+    record(
+        out,
+        verdicts,
+        Verdict {
+            section: "4",
+            target: fast_3g_target(),
+            measured: format!("{} ms over {n} loads", ms(slow)),
+            met: if n < COLD_LOADS {
+                Met::No(format!(
+                    "only {n} loads were measured (the bench meant {})",
+                    c.loads
+                ))
+            } else if slow <= FAST_3G_MS {
+                Met::Yes
+            } else {
+                Met::No(format!("{} ms > {FAST_3G_MS} ms", ms(slow)))
+            },
+        },
+    );
+}
+
+/// What a cold load fetched until the first card, response by response.
+fn transfers_table(out: &mut String, c: &Cold) {
+    let _ = writeln!(out, "| response | encoding | bytes on the wire |");
+    let _ = writeln!(out, "|---|---|---:|");
+    for t in &c.transfers {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} |",
+            t.path,
+            t.encoding,
+            thousands(t.bytes)
+        );
+    }
+}
+
+/// What Fast 3G allows: the first card drawn by the page's inline script, and the widget's.
+fn floors_line(out: &mut String, c: &Cold) {
     // The page's inline script asks for the cards and draws them (public/home.js): the page
     // and that answer are all the first card needs.
     let drawing_bytes: u64 = c
@@ -397,26 +441,6 @@ fn cold_section(out: &mut String, cold: Option<&Cold>, verdicts: &mut Vec<Verdic
         ms(c.wire_bytes as f64 / FAST_3G_BYTES_PER_S * 1000.0),
         thousands(FAST_3G_BYTES_PER_S as u64),
         ms(fast_3g_floor_ms(c.wire_bytes)),
-    );
-    let n = c.fast_3g_first_card_ms.len();
-    record(
-        out,
-        verdicts,
-        Verdict {
-            section: "4",
-            target: fast_3g_target(),
-            measured: format!("{} ms over {n} loads", ms(slow)),
-            met: if n < COLD_LOADS {
-                Met::No(format!(
-                    "only {n} loads were measured (the bench meant {})",
-                    c.loads
-                ))
-            } else if slow <= FAST_3G_MS {
-                Met::Yes
-            } else {
-                Met::No(format!("{} ms > {FAST_3G_MS} ms", ms(slow)))
-            },
-        },
     );
 }
 

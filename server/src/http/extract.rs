@@ -94,7 +94,7 @@ impl<A: Grant> FromRequestParts<AppState> for Authorized<A> {
         let ws = names.get("ws").map(String::as_str).unwrap_or_default();
         state
             .pickup
-            .auth
+            .auth()
             .authorize::<A>(bearer(&parts.headers).as_deref(), ws)
             .await
     }

@@ -1,4 +1,4 @@
-//! The HTTP doors: everything between a socket and the service.
+//! The HTTP doors: everything between a socket and the service ([`crate::service`]).
 //!
 //! - `router`: the whole surface as one axum `Router`, and the layers every answer passes;
 //! - `routes` (REST, with its OpenAPI document from `openapi`), `sse` (live streams) and
@@ -6,7 +6,6 @@
 //! - `drawing`: the first page drawn by the widget's components, for its loaders;
 //! - `extract`: what a handler takes from a request, the verified caller among it;
 //! - `auth` (tokens, and the identity provider's keys): who the caller is, and may do what;
-//! - `service`: every operation of Pickup, called by all three doors alike;
 //! - `site`: the widget's static files; `policy`: CSP and CORS from the operator's settings;
 //! - `serve`: the accept loop (timeouts, connection cap, graceful shutdown).
 
@@ -19,7 +18,6 @@ mod router;
 mod routes;
 mod serve;
 mod server_fns;
-mod service;
 mod site;
 mod sse;
 mod state;
@@ -27,6 +25,10 @@ mod state;
 pub use auth::{Access, Auth, Authorized, Caller, ClaimMapping, Grant, Jwks, Read, Write};
 pub use policy::{allowed_origins, content_security_policy, frame_ancestors};
 pub use router::{router, HttpConfig};
-pub use serve::{serve, Limits};
-pub use service::{Drained, Pickup};
+pub use serve::{serve, ConnectionLimits};
 pub use state::MAX_BODY_BYTES;
+
+// Old names, kept only while `cli.rs` and `wiring.rs` (and the tests) still use them: the
+// service is `crate::service`, the accept loop's limits are `ConnectionLimits`.
+pub use crate::service::{Drained, Pickup};
+pub use serve::ConnectionLimits as Limits;

@@ -12,8 +12,8 @@
 use super::policy::content_security_policy;
 use super::routes::{self, OpenApiJson};
 use super::server_fns::server_fn;
-use super::service::Pickup;
 use super::state::{AppState, MAX_BODY_BYTES};
+use crate::service::Pickup;
 use app::service::ServiceHandle;
 use axum::body::Bytes;
 use axum::extract::Request;
@@ -45,12 +45,18 @@ pub struct HttpConfig {
 pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
     let handle = ServiceHandle(Arc::new(pickup.clone()));
     let state = AppState { pickup, handle };
+    let doors = with_site(Router::new().merge(api()), config).with_state(state);
+    with_layers(doors, config)
+}
+
+/// The API: the REST routes (with their OpenAPI document), the widget's server functions and
+/// the health checks, none of them cached.
+fn api() -> Router<AppState> {
     let (rest, doc) = routes::rest().split_for_parts();
     let doc = OpenApiJson(Bytes::from(
         doc.to_json().expect("the OpenAPI document serialises"),
     ));
-    let api = rest
-        .layer(axum::Extension(doc))
+    rest.layer(axum::Extension(doc))
         .route("/api/recent", post(server_fn))
         .route("/api/dismiss", post(server_fn))
         // Anything else under /api is a name that did not fit a route (`a/b`, an empty segment).
@@ -61,7 +67,12 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
         .layer(SetResponseHeaderLayer::overriding(
             header::CACHE_CONTROL,
             HeaderValue::from_static("no-store"),
-        ));
+        ))
+}
+
+/// The site's pages and files, on every path the API does not take, each with its
+/// Content-Security-Policy.
+fn with_site(router: Router<AppState>, config: &HttpConfig) -> Router<AppState> {
     // The home page's inline script (public/home.js), allowed by its hash.
     let home_scripts = Arc::new(super::site::InlineScripts::new(
         config.site.join("index.html"),
@@ -88,7 +99,14 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
             content_security_policy(&config.frame_ancestors, true, &[]),
         ))
         .service(super::site::file(&config.site.join("embed.html")));
-    let cors = CorsLayer::new()
+    router
+        .route_service("/embed.html", embed_page)
+        .fallback_service(site)
+}
+
+/// Which pages of other origins may call this server, and what they may send and read.
+fn cors(config: &HttpConfig) -> CorsLayer {
+    CorsLayer::new()
         .allow_origin(AllowOrigin::list(config.allowed_origins.clone()))
         .allow_methods([Method::GET, Method::POST, Method::PUT, Method::DELETE])
         .allow_headers([
@@ -102,33 +120,33 @@ pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
             header::ETAG,
             X_REQUEST_ID,
             HeaderName::from_static(app::contract::EXPIRES_IN),
-        ]);
-    Router::new()
-        .merge(api)
-        .route_service("/embed.html", embed_page)
-        .fallback_service(site)
-        .with_state(state)
-        .layer(
-            // Top to bottom: the order a request passes the layers.
-            ServiceBuilder::new()
-                // First, so that every answer is counted, a timeout's 408 too.
-                .layer(middleware::from_fn(crate::metrics::count_request))
-                .layer(middleware::map_request(drop_unusable_request_id))
-                .layer(SetRequestIdLayer::new(X_REQUEST_ID, MakeRequestUuid))
-                .layer(TraceLayer::new_for_http().make_span_with(request_span))
-                .layer(PropagateRequestIdLayer::new(X_REQUEST_ID))
-                .layer(middleware::from_fn(request_id_scope))
-                .layer(cors)
-                .layer(SetResponseHeaderLayer::overriding(
-                    header::X_CONTENT_TYPE_OPTIONS,
-                    HeaderValue::from_static("nosniff"),
-                ))
-                .layer(CompressionLayer::new())
-                .layer(TimeoutLayer::with_status_code(
-                    StatusCode::REQUEST_TIMEOUT,
-                    config.request_timeout,
-                )),
-        )
+        ])
+}
+
+/// The layers every answer passes: counted, named by a request id, traced, CORS, `nosniff`,
+/// compressed, and 408 past the request timeout.
+fn with_layers(router: Router, config: &HttpConfig) -> Router {
+    router.layer(
+        // Top to bottom: the order a request passes the layers.
+        ServiceBuilder::new()
+            // First, so that every answer is counted, a timeout's 408 too.
+            .layer(middleware::from_fn(crate::metrics::count_request))
+            .layer(middleware::map_request(drop_unusable_request_id))
+            .layer(SetRequestIdLayer::new(X_REQUEST_ID, MakeRequestUuid))
+            .layer(TraceLayer::new_for_http().make_span_with(request_span))
+            .layer(PropagateRequestIdLayer::new(X_REQUEST_ID))
+            .layer(middleware::from_fn(request_id_scope))
+            .layer(cors(config))
+            .layer(SetResponseHeaderLayer::overriding(
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            ))
+            .layer(CompressionLayer::new())
+            .layer(TimeoutLayer::with_status_code(
+                StatusCode::REQUEST_TIMEOUT,
+                config.request_timeout,
+            )),
+    )
 }
 
 const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");

@@ -6,6 +6,7 @@ use super::auth::{Authorized, Read, Write};
 use super::extract::{recent_query, JsonBody, Names, RecentQuery, RecentQueryResult};
 use super::state::AppState;
 use crate::error::Error;
+use crate::service::Readiness;
 use app::contract::names::route;
 use app::contract::{ApiError, ItemRecord, ItemUpdate, NewItem, RecentPage};
 use axum::body::Bytes;
@@ -41,30 +42,30 @@ pub(super) async fn no_such_route() -> Error {
 
 pub(super) async fn readyz(State(s): State<AppState>) -> Response {
     match s.pickup.ready().await {
-        Ok(None) => (StatusCode::OK, format!("ready{}", s.pickup.live_mode())).into_response(),
+        Readiness::Ready { clock: None, live } => {
+            (StatusCode::OK, format!("ready{live}")).into_response()
+        }
         // Still ready (reads are right, writes are dated by the store's clock), but an operator
         // should fix the clock.
-        Ok(Some(clock)) => (
-            StatusCode::OK,
-            format!("ready; {clock}{}", s.pickup.live_mode()),
-        )
-            .into_response(),
-        Err(e @ crate::index::store::StoreError::Refused(_)) => {
+        Readiness::Ready {
+            clock: Some(clock),
+            live,
+        } => (StatusCode::OK, format!("ready; {clock}{live}")).into_response(),
+        Readiness::Refused { refusal, detail } => {
             let id = crate::error::request_id();
-            tracing::error!(request_id = %id, error = %e, "readyz: the store refused");
+            tracing::error!(request_id = %id, error = %detail, "readyz: the store refused");
             (
                 StatusCode::SERVICE_UNAVAILABLE,
                 format!(
-                    "the store refused: {} (request id {id}; the log has the store's answer)",
-                    e.refusal()
+                    "the store refused: {refusal} (request id {id}; the log has the store's answer)"
                 ),
             )
                 .into_response()
         }
-        Err(e) => {
+        Readiness::Unanswered { detail } => {
             // The detail (paths, endpoints) goes to the log only.
             let id = crate::error::request_id();
-            tracing::error!(request_id = %id, error = %e, "readyz: the store did not answer");
+            tracing::error!(request_id = %id, error = %detail, "readyz: the store did not answer");
             (
                 StatusCode::SERVICE_UNAVAILABLE,
                 format!("store not answering (request id {id})"),
@@ -75,10 +76,10 @@ pub(super) async fn readyz(State(s): State<AppState>) -> Response {
 }
 
 /// A write's answer says when the TTL deletes this run by its name
-/// ([`crate::index::Index::expires_in`]), so a producer can renew it in time.
+/// ([`crate::service::Pickup::expires_in`]), so a producer can renew it in time.
 fn with_expiry(mut res: Response, s: &AppState, record: &ItemRecord) -> Response {
     if let Ok(id) = crate::index::ItemId::parse(&record.id) {
-        let left = s.pickup.index.expires_in(&id).as_secs();
+        let left = s.pickup.expires_in(&id).as_secs();
         res.headers_mut()
             .insert(app::contract::EXPIRES_IN, HeaderValue::from(left));
     }
@@ -175,7 +176,7 @@ pub(super) async fn update(
         None => None,
         Some(v) => Some(
             v.to_str()
-                .map_err(|_| crate::index::store::BadValidator)?
+                .map_err(|_| crate::index::BadValidator)?
                 .to_string(),
         ),
     };

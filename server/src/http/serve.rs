@@ -2,16 +2,19 @@
 //! and a graceful shutdown that has a deadline. (`axum::serve` has none of the three.)
 //!
 //! What it guarantees:
-//! - A client has [`Limits::header_read`] to send the whole header of a request, counted from
-//!   the moment the server waits for it (on a new connection and between requests on a kept-alive
-//!   one); then the connection is closed. So a silent or idle connection is closed after it too.
-//! - At most [`Limits::max_connections`] connections are open at once. When all are taken the
-//!   loop stops accepting until one closes; new clients wait in the kernel's listen backlog.
+//! - A client has [`ConnectionLimits::header_read`] to send the whole header of a request,
+//!   counted from the moment the server waits for it (on a new connection and between requests
+//!   on a kept-alive one); then the connection is closed. So a silent or idle connection is
+//!   closed after it too.
+//! - At most [`ConnectionLimits::max_connections`] connections are open at once. When all are
+//!   taken the loop stops accepting until one closes; new clients wait in the kernel's listen
+//!   backlog.
 //! - On shutdown every connection the kernel has accepted already (the listen backlog) is taken
 //!   and served, then the listener is closed: no client that got through the handshake is reset,
 //!   and one that comes after is refused (a load balancer sends it to another server). Requests
-//!   in flight finish and idle connections close. Connections still open [`Limits::grace`] after the signal are dropped, and
-//!   [`serve`] returns. It never waits longer than that.
+//!   in flight finish and idle connections close. Connections still open
+//!   [`ConnectionLimits::grace`] after the signal are dropped, and [`serve`] returns. It never
+//!   waits longer than that.
 //!
 //! HTTP/1 only, as before (axum's `http2` feature is off). hyper-util's `auto` builder would sniff
 //! for an HTTP/2 preface first, with no timeout, which would let a silent client escape the
@@ -31,8 +34,10 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+/// What the accept loop allows a connection: its header's time, how many are open, how long
+/// they may take to finish at shutdown.
 #[derive(Clone, Copy, Debug)]
-pub struct Limits {
+pub struct ConnectionLimits {
     /// Time allowed for a request's header.
     pub header_read: Duration,
     /// Open connections at most.
@@ -46,7 +51,7 @@ pub struct Limits {
 pub async fn serve(
     listener: TcpListener,
     app: Router,
-    limits: Limits,
+    limits: ConnectionLimits,
     shutdown: impl Future<Output = ()>,
 ) -> Instant {
     let mut http = http1::Builder::new();

@@ -1,9 +1,11 @@
 //! The widget's door: its server functions (`/api/recent`, `/api/dismiss`), declared in `app`
 //! and answered by the same service as the REST routes.
 
+use super::auth::Read;
 use super::extract::bearer;
 use super::state::{AppState, MAX_BODY_BYTES};
-use app::contract::ApiError;
+use crate::service::Pickup;
+use app::contract::{ApiError, Filter, RecentPage};
 use app::service::Bearer;
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -35,4 +37,28 @@ pub(super) async fn server_fn(State(s): State<AppState>, req: Request<Body>) -> 
         parts.status = StatusCode::from_u16(e.error.http_status()).unwrap_or(parts.status);
     }
     Response::from_parts(parts, Body::from(bytes))
+}
+
+/// The widget's calls (declared in `app` with the raw strings a browser sends), checked here
+/// exactly as the REST routes' extractor checks them, then answered by the service.
+#[async_trait::async_trait]
+impl app::service::Service for Pickup {
+    async fn recent(
+        &self,
+        bearer: Option<&str>,
+        ws: &str,
+        filter: Filter,
+        cap: Option<u32>,
+        before: Option<&str>,
+    ) -> Result<RecentPage, ApiError> {
+        let who = self.auth().authorize::<Read>(bearer, ws).await?;
+        let before = before.map(|id| self.item_id(id)).transpose()?;
+        Ok(self.recent_page(&who, filter, cap, before.as_ref()).await?)
+    }
+
+    async fn dismiss(&self, bearer: Option<&str>, ws: &str, id: &str) -> Result<(), ApiError> {
+        let who = self.auth().authorize::<Read>(bearer, ws).await?;
+        let id = self.item_id(id)?;
+        Ok(self.dismiss_item(&who, id).await?)
+    }
 }

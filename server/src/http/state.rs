@@ -1,6 +1,6 @@
 //! What every handler shares: the service, and the size a body may have.
 
-use super::service::Pickup;
+use crate::service::Pickup;
 use app::service::ServiceHandle;
 
 /// Larger bodies get 413 before they are read: a record is a few hundred bytes.

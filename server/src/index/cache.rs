@@ -19,8 +19,9 @@
 //!   workspace's generation is part of every key, and a write moves it on, so a load that
 //!   started before the write is never handed to a request that starts after it.
 
-use crate::index::store::{Found, Key, Result, Scope, Store, Stored};
+use crate::index::store::Result;
 use crate::index::Workspace;
+use crate::index::{Found, Key, Scope, Store, Stored};
 use moka::future::Cache;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -135,7 +136,7 @@ impl ReadCache {
     }
 
     /// A write to `ws` through this server: what is cached for it is stale now.
-    pub(crate) fn wrote(&self, ws: &Workspace) {
+    pub(crate) fn invalidate(&self, ws: &Workspace) {
         *self
             .generations
             .lock()
@@ -256,11 +257,7 @@ mod tests {
 
     fn setup(fresh_for: Duration) -> (Arc<Counted>, ReadCache, Scope, Store) {
         let counted = Arc::new(Counted::default());
-        let store = Store::wrap(
-            counted.clone(),
-            crate::index::store::ListOrder::Sorted,
-            "test://",
-        );
+        let store = Store::wrap(counted.clone(), crate::index::ListOrder::Sorted, "test://");
         let scope = Scope::Markers(Workspace::parse("w").unwrap());
         (
             counted,
@@ -287,7 +284,7 @@ mod tests {
             cache.list(&scope).await.unwrap().keys.is_empty(),
             "still cached"
         );
-        cache.wrote(scope.ws());
+        cache.invalidate(scope.ws());
         assert_eq!(cache.list(&scope).await.unwrap().keys, vec![marker(1)]);
         assert_eq!(
             counted.lists.load(Ordering::SeqCst),
@@ -302,7 +299,7 @@ mod tests {
         counted.down.store(true, Ordering::SeqCst);
         let (a, b) = tokio::join!(cache.list(&scope), cache.list(&scope));
         assert!(
-            matches!(a, Err(crate::index::store::StoreError::Unavailable(_))),
+            matches!(a, Err(crate::index::StoreError::Unavailable(_))),
             "{a:?}"
         );
         assert!(b.is_err());

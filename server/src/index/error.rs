@@ -4,7 +4,7 @@
 use super::core::id::{IdError, ItemId};
 use super::core::names::NameError;
 use super::core::record::BodyError;
-use super::store::{BadValidator, StoreError};
+use super::{BadValidator, StoreError};
 use app::contract::ErrorCode;
 use thiserror::Error;
 

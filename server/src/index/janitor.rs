@@ -20,11 +20,11 @@
 //! Never deleted: a key whose name does not parse (logged), and any key of a live, pending or
 //! unreadable item.
 
-use crate::index::store::{Key, KeyKind, Scope};
 use crate::index::ItemId;
 use crate::index::Result;
-use crate::index::{judge, settle, Verdict};
-use crate::index::{Ages, Listing, Reason};
+use crate::index::{judge, settle, Limits, Verdict};
+use crate::index::{Ages, Listing, Plan, Reason};
+use crate::index::{Found, Key, KeyKind, Scope};
 use crate::index::{FoundBy, Index, Prune};
 use crate::index::{UserId, Workspace};
 use futures::StreamExt;
@@ -85,55 +85,117 @@ fn user_and_id(key: Key) -> Option<(UserId, ItemId)> {
     }
 }
 
+/// Sweep one workspace: list it, judge its markers, find the orphans, and (unless `dry_run`)
+/// write the missing owner markers and delete what is dead.
 pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep> {
     let now = index.clock.now_ms();
     let limits = &index.limits;
-    // Dismissals and records first, markers last: a key listed before the markers whose marker
-    // is then missing has really lost it (ids are never reused), so it is safe to judge.
-    let dismissals: Vec<(UserId, ItemId)> = list(index, Scope::AllDismissals(ws.clone()))
-        .await?
-        .into_iter()
-        .filter_map(user_and_id)
-        .collect();
-    let owned: Vec<(UserId, ItemId)> = list(index, Scope::AllOwnerMarkers(ws.clone()))
-        .await?
-        .into_iter()
-        .filter_map(user_and_id)
-        .collect();
-    let records: Vec<ItemId> = list(index, Scope::Records(ws.clone()))
-        .await?
-        .iter()
-        .map(|k| k.id().clone())
-        .collect();
-    let markers = index.store().list(&Scope::Markers(ws.clone())).await?;
+    let listed = Listed::of(index, ws).await?;
     let ages = Ages {
         now_ms: now,
         ttl_ms: limits.ttl_ms,
         max_skew_ms: limits.max_skew_ms,
     };
-    let p = Listing::from_found(&markers)
+    let plan = Listing::from(&listed.markers)
         .plan(ages, &HashSet::new(), usize::MAX, None)
         .0;
     let mut sweep = Sweep {
         ws: ws.to_string(),
-        listed: BTreeMap::from([
-            (KeyKind::Marker, markers.keys.len() + markers.strays.len()),
-            (KeyKind::Record, records.len()),
-            (KeyKind::Dismissal, dismissals.len()),
-            (KeyKind::OwnerMarker, owned.len()),
-        ]),
+        listed: listed.counts(),
         ..Default::default()
     };
-    for name in &p.unparsable {
+    for name in &plan.unparsable {
         tracing::warn!(%ws, name, "a marker whose name is not an id: kept");
     }
-    let marked: HashSet<ItemId> = markers.ids().cloned().collect();
-    for (id, reason) in p.delete.clone() {
+    for (id, reason) in plan.delete.clone() {
         sweep.deletes.push((Key::Marker(ws.clone(), id), reason));
     }
-    // Every candidate and rival judged, then each key's runs settled together.
-    let to_judge: Vec<ItemId> = p.candidates.iter().chain(&p.rivals).cloned().collect();
-    let verdicts: HashMap<ItemId, Verdict> = futures::stream::iter(to_judge)
+    let judged = judge_markers(index, ws, &plan, now, &mut sweep).await;
+    let missing = orphans(ws, listed, judged, now, limits, &mut sweep);
+    sweep.deletes.sort_by(|(a, _), (b, _)| a.cmp(b));
+    sweep.backfilled = missing.len();
+    if !dry_run {
+        carry_out(index, &mut sweep, &missing).await;
+    }
+    Ok(sweep)
+}
+
+/// What a sweep lists of a workspace.
+struct Listed {
+    dismissals: Vec<(UserId, ItemId)>,
+    owned: Vec<(UserId, ItemId)>,
+    records: Vec<ItemId>,
+    markers: Found,
+}
+
+impl Listed {
+    /// Dismissals and records first, markers last: a key listed before the markers whose
+    /// marker is then missing has really lost it (ids are never reused), so it is safe to
+    /// judge.
+    async fn of(index: &Index, ws: &Workspace) -> Result<Listed> {
+        let dismissals = list(index, Scope::AllDismissals(ws.clone()))
+            .await?
+            .into_iter()
+            .filter_map(user_and_id)
+            .collect();
+        let owned = list(index, Scope::AllOwnerMarkers(ws.clone()))
+            .await?
+            .into_iter()
+            .filter_map(user_and_id)
+            .collect();
+        let records = list(index, Scope::Records(ws.clone()))
+            .await?
+            .iter()
+            .map(|k| k.id().clone())
+            .collect();
+        let markers = index.store().list(&Scope::Markers(ws.clone())).await?;
+        Ok(Listed {
+            dismissals,
+            owned,
+            records,
+            markers,
+        })
+    }
+
+    /// How many keys of each kind were listed.
+    fn counts(&self) -> BTreeMap<KeyKind, usize> {
+        BTreeMap::from([
+            (
+                KeyKind::Marker,
+                self.markers.keys.len() + self.markers.strays.len(),
+            ),
+            (KeyKind::Record, self.records.len()),
+            (KeyKind::Dismissal, self.dismissals.len()),
+            (KeyKind::OwnerMarker, self.owned.len()),
+        ])
+    }
+}
+
+/// What judging the markers' records found besides the dead.
+struct Judged {
+    /// Items not found dead (live, pending or unreadable).
+    alive: HashSet<ItemId>,
+    /// The owner of each live run.
+    owners: Vec<(UserId, ItemId)>,
+}
+
+/// Every candidate and rival judged, then each key's runs settled together: the dead go into
+/// `sweep.deletes`, the unreadable are counted.
+async fn judge_markers(
+    index: &Index,
+    ws: &Workspace,
+    plan: &Plan,
+    now: u64,
+    sweep: &mut Sweep,
+) -> Judged {
+    let limits = &index.limits;
+    let to_judge: Vec<ItemId> = plan
+        .candidates
+        .iter()
+        .chain(&plan.rivals)
+        .cloned()
+        .collect();
+    let mut verdicts: HashMap<ItemId, Verdict> = futures::stream::iter(to_judge)
         .map(|id| async move {
             let lookup = index.lookup(ws, &id).await;
             let verdict = judge(&id, lookup, now, limits);
@@ -142,11 +204,12 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
         .buffer_unordered(SWEEP_CONCURRENCY)
         .collect()
         .await;
-    let mut verdicts = verdicts;
-    let rivals = p.rivals_by_key();
-    let mut alive: HashSet<ItemId> = verdicts.keys().cloned().collect();
-    let mut owners: Vec<(UserId, ItemId)> = Vec::new();
-    for id in &p.candidates {
+    let rivals = plan.rivals_by_key();
+    let mut judged = Judged {
+        alive: verdicts.keys().cloned().collect(),
+        owners: Vec::new(),
+    };
+    for id in &plan.candidates {
         let runs: Vec<(ItemId, Verdict)> = std::iter::once(id)
             .chain(rivals.get(id.key()).into_iter().flatten().copied())
             .filter_map(|id| Some((id.clone(), verdicts.remove(id)?)))
@@ -154,29 +217,44 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
         for (run, verdict) in &runs {
             if let Verdict::Live(card) = verdict {
                 if let Ok(owner) = UserId::parse(&card.owner.sub) {
-                    owners.push((owner, run.clone()));
+                    judged.owners.push((owner, run.clone()));
                 }
             }
         }
         let settled = settle(runs);
         sweep.unknown += settled.unknown.len();
         for (id, reason) in settled.dead {
-            alive.remove(&id);
+            judged.alive.remove(&id);
             sweep.deletes.push((Key::Marker(ws.clone(), id), reason));
         }
     }
+    judged
+}
+
+/// The keys whose item is gone, into `sweep.deletes`; returns the owner markers live items
+/// lack.
+fn orphans(
+    ws: &Workspace,
+    listed: Listed,
+    judged: Judged,
+    now: u64,
+    limits: &Limits,
+    sweep: &mut Sweep,
+) -> Vec<Key> {
+    let marked: HashSet<ItemId> = listed.markers.ids().cloned().collect();
     let age = |id: &ItemId| now.saturating_sub(id.created_ms());
     // A record is written before its marker, and a server's clock may run behind: wait the
     // grace period plus the skew before calling a record without a marker an orphan.
-    for id in records {
+    for id in listed.records {
         if !marked.contains(&id) && age(&id) > limits.grace_ms + limits.max_skew_ms {
             sweep
                 .deletes
                 .push((Key::Record(ws.clone(), id), Reason::OrphanRecord));
         }
     }
-    let has_owner_marker: HashSet<&(UserId, ItemId)> = owned.iter().collect();
-    let missing: Vec<Key> = owners
+    let has_owner_marker: HashSet<&(UserId, ItemId)> = listed.owned.iter().collect();
+    let missing: Vec<Key> = judged
+        .owners
         .into_iter()
         .filter(|pair| !has_owner_marker.contains(pair))
         .map(|(user, id)| Key::OwnerMarker(ws.clone(), user, id))
@@ -188,38 +266,38 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
         .filter(|(k, _)| matches!(k, Key::Marker(..)))
         .map(|(k, _)| k.id().clone())
         .collect();
-    for (user, id) in owned {
+    for (user, id) in listed.owned {
         let gone = !marked.contains(&id) && age(&id) > limits.grace_ms + limits.max_skew_ms;
         if doomed.contains(&id) || gone {
             let key = Key::OwnerMarker(ws.clone(), user, id);
             sweep.deletes.push((key, Reason::OrphanOwnerMarker));
         }
     }
-    for (user, id) in dismissals {
-        if !alive.contains(&id) && age(&id) > limits.grace_ms {
+    for (user, id) in listed.dismissals {
+        if !judged.alive.contains(&id) && age(&id) > limits.grace_ms {
             let key = Key::Dismissal(ws.clone(), user, id);
             sweep.deletes.push((key, Reason::OrphanDismissal));
         }
     }
-    sweep.deletes.sort_by(|(a, _), (b, _)| a.cmp(b));
-    sweep.backfilled = missing.len();
-    if !dry_run {
-        for key in &missing {
-            if let Err(e) = index.store().mark(key).await {
-                tracing::warn!(%key, error = %e, "could not write a missing owner marker; the next sweep will");
-            }
+    missing
+}
+
+/// Write the missing owner markers, then delete what the sweep found dead.
+async fn carry_out(index: &Index, sweep: &mut Sweep, missing: &[Key]) {
+    for key in missing {
+        if let Err(e) = index.store().mark(key).await {
+            tracing::warn!(%key, error = %e, "could not write a missing owner marker; the next sweep will");
         }
-        let report = index
-            .apply(&Prune {
-                deletes: sweep.deletes.clone(),
-                by: FoundBy::Janitor,
-            })
-            .await;
-        sweep.deleted = report.deleted;
-        sweep.failed = report.failed;
-        sweep.held = report.held;
     }
-    Ok(sweep)
+    let report = index
+        .apply(&Prune {
+            deletes: sweep.deletes.clone(),
+            by: FoundBy::Janitor,
+        })
+        .await;
+    sweep.deleted = report.deleted;
+    sweep.failed = report.failed;
+    sweep.held = report.held;
 }
 
 /// Every workspace that has any key Pickup writes.

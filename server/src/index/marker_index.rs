@@ -10,11 +10,11 @@
 
 use super::clock_check::ClockCheck;
 use super::prune::Prune;
-use crate::index::store::Store;
 use crate::index::Clock;
 use crate::index::ItemId;
 use crate::index::Limits;
 use crate::index::ReadCache;
+use crate::index::Store;
 use crate::index::Workspace;
 use crate::index::{IndexError, Result};
 use app::contract::RecentPage;
@@ -23,9 +23,10 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub struct Index {
     pub(super) store: Store,
-    pub limits: Limits,
-    pub default_cap: u32,
-    pub clock: Arc<dyn Clock>,
+    pub(super) limits: Limits,
+    pub(super) default_cap: u32,
+    /// `pub(crate)` only while `demo.rs` reads it as a field: [`Index::clock`] is the way in.
+    pub(crate) clock: Arc<dyn Clock>,
     /// Shared by concurrent reads (`serve` turns it on; tests and the janitor read directly).
     pub(super) cache: Option<Arc<ReadCache>>,
     /// Checks this server's clock against the store's before deleting anything by age
@@ -33,9 +34,9 @@ pub struct Index {
     pub(super) clock_check: Option<Arc<ClockCheck>>,
 }
 
-/// A whole page, plus what the reader learned on the way.
+/// A page read: the whole page, plus what the reader learned on the way.
 #[derive(Debug)]
-pub struct Read {
+pub struct PageRead {
     pub page: RecentPage,
     pub prune: Prune,
     /// How many keys the listing took from the store (on the clouds, all it returned): what a
@@ -64,8 +65,29 @@ impl Index {
         self
     }
 
+    /// The same index, judging ages by `limits`.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The read path's time limits.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Cards per page unless the caller asks otherwise.
+    pub fn default_cap(&self) -> u32 {
+        self.default_cap
+    }
+
+    /// The clock this index tells the time by.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
     }
 
     /// Check this server's clock against the store's before any delete by age.
@@ -81,9 +103,10 @@ impl Index {
         self
     }
 
-    pub(super) fn wrote(&self, ws: &Workspace) {
+    /// A write to `ws` through this server: what the read cache holds of it is stale now.
+    pub(super) fn invalidate_cache(&self, ws: &Workspace) {
         if let Some(cache) = &self.cache {
-            cache.wrote(ws);
+            cache.invalidate(ws);
         }
     }
 

@@ -3,9 +3,9 @@
 //! a time, after the answer.
 
 use super::marker_index::Index;
-use crate::index::store::{Key, KeyKind};
 use crate::index::Reason;
 use crate::index::Workspace;
+use crate::index::{Key, KeyKind};
 use std::collections::BTreeMap;
 
 /// Keys a read or a sweep found dead, to delete after the answer is sent. Deleting a
@@ -98,7 +98,7 @@ impl Index {
             }
         }
         for ws in touched {
-            self.wrote(ws);
+            self.invalidate_cache(ws);
         }
         report
     }

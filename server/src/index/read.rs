@@ -3,12 +3,13 @@
 //! caller and deletes nothing; a record that cannot be read makes the page `partial` and keeps
 //! its marker.
 
-use super::marker_index::{Index, Read};
+use super::marker_index::{Index, PageRead};
 use super::prune::Prune;
-use crate::index::store::{Found, Key, ListOrder, Scope, Stored};
 use crate::index::ItemId;
-use crate::index::{judge, settle, Lookup, Verdict};
+use crate::index::Plan;
+use crate::index::{judge, settle, RecordLookup, Verdict};
 use crate::index::{Ages, Budget, Listing, Planner, Reason};
+use crate::index::{Found, Key, ListOrder, Scope, Stored};
 use crate::index::{IndexError, Result};
 use crate::index::{UserId, Workspace};
 use app::contract::{Card, Filter, RecentPage, MAX_CAP, MIN_CAP};
@@ -16,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 impl Index {
-    /// DESIGN.md steps 2–7. Deletes nothing itself: the caller applies [`Read::prune`] after
+    /// DESIGN.md steps 2–7. Deletes nothing itself: the caller applies [`PageRead::prune`] after
     /// answering (step 8).
     ///
     /// `before`: the last id of the page the viewer has; the answer is the next page, the cards
@@ -29,7 +30,7 @@ impl Index {
         filter: Filter,
         cap: Option<u32>,
         before: Option<&ItemId>,
-    ) -> Result<Read> {
+    ) -> Result<PageRead> {
         let dismissed = self.dismissals(ws, viewer).await?;
         self.recent_without(ws, viewer, filter, cap, before, &dismissed)
             .await
@@ -45,7 +46,7 @@ impl Index {
         cap: Option<u32>,
         before: Option<&ItemId>,
         dismissed: &HashSet<ItemId>,
-    ) -> Result<Read> {
+    ) -> Result<PageRead> {
         let cap = cap.unwrap_or(self.default_cap).clamp(MIN_CAP, MAX_CAP) as usize;
         let mut budget = Budget::new(cap);
         let now = self.clock.now_ms();
@@ -59,15 +60,51 @@ impl Index {
         let (plan, listing_cut, listed) = self
             .plan_markers(&source, now, dismissed, budget.candidates(), before)
             .await?;
-        // Markers to delete, by id: planned by name, then found dead by their records.
-        let mut dead: Vec<(ItemId, Reason)> = plan.delete.clone();
         for name in &plan.unparsable {
             tracing::warn!(ws = %ws, name, "skipping a marker whose name is not an id");
         }
+        let asked = Asked {
+            ws,
+            viewer,
+            filter,
+            before,
+            cap,
+            now,
+        };
+        let mut resolved = self.resolve(&asked, &plan, &mut budget).await;
+        resolved.cards.sort_by(|a, b| a.id.cmp(&b.id));
+        // Not past a candidate left unresolved: its card would belong before them, and a next
+        // page (after the last card shown) would never show it.
+        if let Some(next) = plan.candidates.get(resolved.count).map(ItemId::to_string) {
+            resolved.cards.retain(|c| c.id < next);
+        }
+        let prune = prune_of(&asked, dismissed, resolved.dead);
+        let mut cards = resolved.cards;
+        let more = cards.len() > cap || resolved.count < plan.candidates.len() || listing_cut;
+        cards.truncate(cap);
+        let page = RecentPage {
+            cards,
+            more,
+            partial: resolved.partial,
+            generated_at: crate::index::ms_to_time(now)
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        };
+        Ok(PageRead {
+            page,
+            prune,
+            listed,
+        })
+    }
 
-        let mut cards: Vec<Card> = Vec::new();
-        let mut partial = false;
-        let mut resolved = 0;
+    /// Resolve the plan's candidates newest first, N keys at a time (each with its rivals),
+    /// until N certain cards or the budget is spent. The markers to delete start with those
+    /// the plan deletes by name, then those found dead by their records.
+    async fn resolve(&self, asked: &Asked<'_>, plan: &Plan, budget: &mut Budget) -> Resolved {
+        let cap = asked.cap;
+        let mut done = Resolved {
+            dead: plan.delete.clone(),
+            ..Resolved::default()
+        };
         let rivals = plan.rivals_by_key();
         // A rival shown in place of its key's newest id may sort after the next key's card: a
         // card is certain only once every candidate before it is resolved.
@@ -75,15 +112,15 @@ impl Index {
             Some(next) => cards.iter().filter(|c| c.id < next.to_string()).count(),
             None => cards.len(),
         };
-        // Newest first, N keys at a time (each with its rivals), until N certain cards or the
-        // budget is spent.
-        while certain(&cards, resolved) < cap
+        while certain(&done.cards, done.count) < cap
             && budget.left() > 0
-            && resolved < plan.candidates.len()
+            && done.count < plan.candidates.len()
         {
-            let n = cap.min(budget.left()).min(plan.candidates.len() - resolved);
-            let batch = &plan.candidates[resolved..resolved + n];
-            resolved += n;
+            let n = cap
+                .min(budget.left())
+                .min(plan.candidates.len() - done.count);
+            let batch = &plan.candidates[done.count..done.count + n];
+            done.count += n;
             let groups: Vec<Vec<&ItemId>> = batch
                 .iter()
                 .map(|id| {
@@ -91,73 +128,50 @@ impl Index {
                     std::iter::once(id).chain(more).collect()
                 })
                 .collect();
-            let lookups =
-                futures::future::join_all(groups.iter().flatten().map(|id| self.lookup(ws, id)))
-                    .await;
-            let mut lookups = lookups.into_iter();
-            for group in groups {
-                let runs: Vec<(ItemId, Verdict)> = group
-                    .into_iter()
-                    .zip(lookups.by_ref())
-                    .map(|(id, lookup)| (id.clone(), judge(id, lookup, now, &self.limits)))
-                    .collect();
-                let settled = settle(runs);
-                // One key is one resolve, however many rivals it has: a key's rivals cost at
-                // most RIVALS_PER_KEY more reads, and counting them would spend the budget on
-                // keys before it reaches the ones whose cards the page needs.
-                budget.spend(settled.shown.is_none() && !settled.unknown.is_empty());
-                dead.extend(settled.dead);
-                for (id, why) in settled.unknown {
-                    tracing::warn!(ws = %ws, id = %id, why, "could not resolve an item; keeping its marker");
-                    partial = true;
+            self.resolve_groups(asked, groups, budget, &mut done).await;
+        }
+        done
+    }
+
+    /// Read every run of each group (a key's newest run and its rivals) at once, then settle
+    /// each key: its card, its dead runs, the runs that could not be read.
+    async fn resolve_groups(
+        &self,
+        asked: &Asked<'_>,
+        groups: Vec<Vec<&ItemId>>,
+        budget: &mut Budget,
+        done: &mut Resolved,
+    ) {
+        let ws = asked.ws;
+        let lookups =
+            futures::future::join_all(groups.iter().flatten().map(|id| self.lookup(ws, id))).await;
+        let mut lookups = lookups.into_iter();
+        for group in groups {
+            let runs: Vec<(ItemId, Verdict)> = group
+                .into_iter()
+                .zip(lookups.by_ref())
+                .map(|(id, lookup)| (id.clone(), judge(id, lookup, asked.now, &self.limits)))
+                .collect();
+            let settled = settle(runs);
+            // One key is one resolve, however many rivals it has: a key's rivals cost at
+            // most RIVALS_PER_KEY more reads, and counting them would spend the budget on
+            // keys before it reaches the ones whose cards the page needs.
+            budget.spend(settled.shown.is_none() && !settled.unknown.is_empty());
+            done.dead.extend(settled.dead);
+            for (id, why) in settled.unknown {
+                tracing::warn!(ws = %ws, id = %id, why, "could not resolve an item; keeping its marker");
+                done.partial = true;
+            }
+            if let Some((shown, card)) = settled.shown {
+                // A key whose newest run is before the cursor, settled on a run before it
+                // too, was shown on an earlier page.
+                let earlier = asked.before.is_some_and(|cursor| shown <= *cursor);
+                let wanted = asked.filter == Filter::All || card.owner.sub == asked.viewer.as_str();
+                if !earlier && wanted {
+                    done.cards.push(card);
                 }
-                if let Some((shown, card)) = settled.shown {
-                    // A key whose newest run is before the cursor, settled on a run before it
-                    // too, was shown on an earlier page.
-                    let earlier = before.is_some_and(|cursor| shown <= *cursor);
-                    if !earlier && (filter == Filter::All || card.owner.sub == viewer.as_str()) {
-                        cards.push(card);
-                    }
-                }
             }
         }
-        cards.sort_by(|a, b| a.id.cmp(&b.id));
-        // Not past a candidate left unresolved: its card would belong before them, and a next
-        // page (after the last card shown) would never show it.
-        if let Some(next) = plan.candidates.get(resolved).map(ItemId::to_string) {
-            cards.retain(|c| c.id < next);
-        }
-        let mut prune = Prune::default();
-        for (id, reason) in dead {
-            // A viewer's dismissal of an item that is going away goes with it, after it.
-            let dismissal = dismissed
-                .contains(&id)
-                .then(|| Key::Dismissal(ws.clone(), viewer.clone(), id.clone()));
-            if filter == Filter::Mine {
-                // The viewer owns it: its owner marker goes first (otherwise the janitor
-                // finds it orphaned).
-                let mine = Key::OwnerMarker(ws.clone(), viewer.clone(), id.clone());
-                prune.deletes.push((mine, reason.clone()));
-            }
-            prune.deletes.push((Key::Marker(ws.clone(), id), reason));
-            if let Some(dismissal) = dismissal {
-                prune.deletes.push((dismissal, Reason::OrphanDismissal));
-            }
-        }
-        let more = cards.len() > cap || resolved < plan.candidates.len() || listing_cut;
-        cards.truncate(cap);
-        let page = RecentPage {
-            cards,
-            more,
-            partial,
-            generated_at: crate::index::ms_to_time(now)
-                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        };
-        Ok(Read {
-            page,
-            prune,
-            listed,
-        })
     }
 
     /// List the workspace's markers into a plan. On a sorted store the listing is read in
@@ -171,7 +185,7 @@ impl Index {
         dismissed: &HashSet<ItemId>,
         budget: usize,
         before: Option<&ItemId>,
-    ) -> Result<(crate::index::Plan, bool, usize)> {
+    ) -> Result<(Plan, bool, usize)> {
         let ages = Ages {
             now_ms: now,
             ttl_ms: self.limits.ttl_ms,
@@ -181,7 +195,7 @@ impl Index {
             // The whole listing (the file system has no order); planning stops at the budget,
             // so what lies beyond is left to the janitor.
             let found = self.list_all(scope).await?;
-            let (plan, cut) = Listing::from_found(&found).plan(ages, dismissed, budget, before);
+            let (plan, cut) = Listing::from(&*found).plan(ages, dismissed, budget, before);
             return Ok((plan, cut, found.keys.len() + found.strays.len()));
         }
         let mut planner = Planner::new(ages, dismissed, budget).after(before.cloned());
@@ -203,7 +217,7 @@ impl Index {
                     let found = self.list_all(scope).await?;
                     let listed = pages.returned + found.keys.len() + found.strays.len();
                     let (plan, _) =
-                        Listing::from_found(&found).plan(ages, dismissed, usize::MAX, before);
+                        Listing::from(&*found).plan(ages, dismissed, usize::MAX, before);
                     return Ok((plan, false, listed));
                 }
             }
@@ -252,9 +266,9 @@ impl Index {
 
     /// Read one record (through the read cache when there is one). Errors are `Failed`, never
     /// `NotFound`.
-    pub(crate) async fn lookup(&self, ws: &Workspace, id: &ItemId) -> Lookup {
+    pub(crate) async fn lookup(&self, ws: &Workspace, id: &ItemId) -> RecordLookup {
         let key = Key::Record(ws.clone(), id.clone());
-        Lookup::from(match &self.cache {
+        RecordLookup::from(match &self.cache {
             Some(cache) => cache.read(&key).await,
             None => self.store.read(&key).await,
         })
@@ -262,13 +276,66 @@ impl Index {
 }
 
 /// A record's read, for the resolver: an error is "unknown", never "not found".
-impl From<crate::index::store::Result<Option<Stored>>> for Lookup {
+impl From<crate::index::store::Result<Option<Stored>>> for RecordLookup {
     fn from(read: crate::index::store::Result<Option<Stored>>) -> Self {
         match read {
-            Ok(Some(stored)) => Lookup::Found(stored.bytes),
-            Ok(None) => Lookup::NotFound,
-            Err(e) => Lookup::Failed(e.to_string()),
+            Ok(Some(stored)) => RecordLookup::Found(stored.bytes),
+            Ok(None) => RecordLookup::NotFound,
+            Err(e) => RecordLookup::Failed(e.to_string()),
         }
+    }
+}
+
+/// What one page read asks: whose page, which filter, after which cursor, how many cards, at
+/// what time.
+struct Asked<'a> {
+    ws: &'a Workspace,
+    viewer: &'a UserId,
+    filter: Filter,
+    before: Option<&'a ItemId>,
+    cap: usize,
+    now: u64,
+}
+
+/// What resolving the candidates found.
+#[derive(Default)]
+struct Resolved {
+    cards: Vec<Card>,
+    /// A record could not be read: the page may lack its card.
+    partial: bool,
+    /// How many candidates were resolved (from the first).
+    count: usize,
+    /// Markers to delete, by id: planned by name, then found dead by their records.
+    dead: Vec<(ItemId, Reason)>,
+}
+
+/// The keys to delete after the answer, for the markers found dead.
+fn prune_of(asked: &Asked<'_>, dismissed: &HashSet<ItemId>, dead: Vec<(ItemId, Reason)>) -> Prune {
+    let (ws, viewer) = (asked.ws, asked.viewer);
+    let mut prune = Prune::default();
+    for (id, reason) in dead {
+        // A viewer's dismissal of an item that is going away goes with it, after it.
+        let dismissal = dismissed
+            .contains(&id)
+            .then(|| Key::Dismissal(ws.clone(), viewer.clone(), id.clone()));
+        if asked.filter == Filter::Mine {
+            // The viewer owns it: its owner marker goes first (otherwise the janitor
+            // finds it orphaned).
+            let mine = Key::OwnerMarker(ws.clone(), viewer.clone(), id.clone());
+            prune.deletes.push((mine, reason.clone()));
+        }
+        prune.deletes.push((Key::Marker(ws.clone(), id), reason));
+        if let Some(dismissal) = dismissal {
+            prune.deletes.push((dismissal, Reason::OrphanDismissal));
+        }
+    }
+    prune
+}
+
+/// A complete listing of markers, as the pure core plans from it.
+impl From<&Found> for Listing {
+    fn from(found: &Found) -> Self {
+        Listing::from_ids(found.ids().cloned(), found.strays.clone())
     }
 }
 

@@ -3,10 +3,9 @@
 
 use super::marker_index::Index;
 use super::read::unreadable;
-use crate::index::store::Version;
-use crate::index::store::{Expect, Key, StoreError, Stored};
 use crate::index::ItemId;
 use crate::index::{new_record, owner_and_time, updated_record};
+use crate::index::{Expect, Key, StoreError, Stored, Version};
 use crate::index::{IndexError, Producer, Result};
 use crate::index::{UserId, Workspace};
 use app::contract::{ItemRecord, ItemUpdate, NewItem, Owner};
@@ -60,7 +59,7 @@ impl Index {
                     ] {
                         self.store.mark(&marker).await?;
                     }
-                    self.wrote(ws);
+                    self.invalidate_cache(ws);
                     return Ok((record, version));
                 }
                 Err(StoreError::Exists) => continue,
@@ -117,7 +116,7 @@ impl Index {
                 Err(StoreError::Precondition) if if_match.is_none() => continue,
                 other => other,
             }?;
-            self.wrote(ws);
+            self.invalidate_cache(ws);
             return Ok((record, written.validator()));
         }
         Err(IndexError::PreconditionFailed)
@@ -162,7 +161,7 @@ impl Index {
         ] {
             self.store.delete(&key).await?;
         }
-        self.wrote(ws);
+        self.invalidate_cache(ws);
         Ok(())
     }
 
@@ -179,7 +178,7 @@ impl Index {
         self.store
             .mark(&Key::Dismissal(ws.clone(), user.clone(), id.clone()))
             .await?;
-        self.wrote(ws);
+        self.invalidate_cache(ws);
         Ok(())
     }
 }

@@ -3,8 +3,8 @@
 //! store wrote it at, so no watcher reads the store to learn what a write did, nor reads the
 //! record again at its next reconcile.
 
-use crate::index::store::{Key, Version};
-use crate::index::{check_as_written, Index, IndexError, ItemId, RecordError, UserId, Workspace};
+use crate::index::{check_as_written, Index, IndexError, ItemId, Key, RecordError, Version};
+use crate::index::{UserId, Workspace};
 use app::contract::ItemRecord;
 use serde::{Deserialize, Serialize};
 
@@ -126,7 +126,7 @@ impl From<&Fact> for WireFact {
                 id: id.to_string(),
             },
             Change::Deleted { keys } => WireChange::Deleted {
-                keys: keys.iter().map(|k| k.path().to_string()).collect(),
+                keys: keys.iter().map(Key::to_string).collect(),
             },
         };
         WireFact {
@@ -172,7 +172,7 @@ impl Fact {
                 check_as_written(&record, &ws, &id)?;
                 // Its times are a server's, so no later than now plus the skew either: a time
                 // ahead would make every true fact after it look older.
-                let latest = index.clock.now_ms() + index.limits.max_skew_ms;
+                let latest = index.clock().now_ms() + index.limits().max_skew_ms;
                 let times = [
                     Some(record.updated_at),
                     record.heartbeat_at,
@@ -207,19 +207,19 @@ impl Fact {
                 if keys.len() > MAX_KEYS {
                     return Err(FactError::TooManyKeys(keys.len()));
                 }
-                let keys = keys
-                    .iter()
-                    .map(|k| {
-                        let key = Key::parse(&object_store::path::Path::from(k.as_str()))
-                            .filter(|key| key.ws() == &ws)
-                            .ok_or_else(|| FactError::ForeignKey {
-                                ws: ws.clone(),
-                                key: k.clone(),
-                            })?;
-                        index.item_id(&key.id().to_string())?;
-                        Ok(key)
-                    })
-                    .collect::<Result<_, FactError>>()?;
+                let keys =
+                    keys.iter()
+                        .map(|k| {
+                            let key = Key::parse_str(k).filter(|key| key.ws() == &ws).ok_or_else(
+                                || FactError::ForeignKey {
+                                    ws: ws.clone(),
+                                    key: k.clone(),
+                                },
+                            )?;
+                            index.item_id(&key.id().to_string())?;
+                            Ok(key)
+                        })
+                        .collect::<Result<_, FactError>>()?;
                 Change::Deleted { keys }
             }
         };
@@ -230,19 +230,14 @@ impl Fact {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::store::{ListOrder, Store};
-    use crate::index::{Limits, ManualClock, SubKey};
+    use crate::index::{Limits, ManualClock, Store, SubKey};
     use app::contract::{NewItem, Owner};
     use std::sync::Arc;
 
     const NOW: u64 = 1_700_000_000_000;
 
     fn index() -> Index {
-        let store = Store::wrap(
-            Arc::new(object_store::memory::InMemory::new()),
-            ListOrder::Sorted,
-            "memory://",
-        );
+        let store = Store::memory("memory://");
         Index::new(store, Limits::default(), 8, Arc::new(ManualClock::new(NOW)))
     }
 

@@ -1,16 +1,15 @@
 //! A watcher's copy of one workspace: its markers, owner markers, dismissals and records, in
-//! memory. Pages are read from the copy by the index's own read path ([`Index::recent`] over an
-//! in-memory store), so a live page is the page `GET /recent` would give for the same keys, by
-//! construction. Writes reach the copy as facts; the store is listed only to reconcile.
+//! memory ([`MemoryIndex`]). Pages are read from the copy by the index's own read path
+//! ([`Index::recent`] over memory), so a live page is the page `GET /recent` would give for the
+//! same keys, by construction. Writes reach the copy as facts; the store is listed only to
+//! reconcile ([`Index::versions`]).
 
 use super::fact::{Change, Fact};
-use crate::index::store::{uncounted, Expect, Key, KeyKind, ListOrder, Scope, Store, Version};
-use crate::index::{Index, IndexError, ItemId, Read, UserId, Workspace};
+use crate::index::{Index, IndexError, ItemId, Key, KeyKind, MemoryIndex, PageRead, Version};
+use crate::index::{UserId, Workspace};
 use app::contract::{Filter, ItemRecord};
 use bytes::Bytes;
-use object_store::memory::InMemory;
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
 /// What applying a fact did to the copy.
@@ -28,7 +27,7 @@ const GONE_FOR: Duration = Duration::from_secs(600);
 
 pub(super) struct Replica {
     ws: Workspace,
-    copy: Index,
+    copy: MemoryIndex,
     /// The version each record had when the store was last listed: a reconcile reads only the
     /// records whose version moved on.
     listed: HashMap<ItemId, Version>,
@@ -46,20 +45,29 @@ pub(super) struct Reconciled {
     pub(super) drifted: bool,
 }
 
-fn empty_copy(real: &Index) -> Index {
-    let store = Store::wrap(
-        Arc::new(InMemory::new()),
-        ListOrder::Sorted,
-        "memory://live-copy",
-    );
-    Index::new(store, real.limits, real.default_cap, real.clock.clone())
+/// What a fact asks of the copy: keys to hold (with their bytes), keys to drop.
+#[derive(Debug, Default)]
+struct Edits {
+    puts: Vec<(Key, Bytes)>,
+    deletes: Vec<Key>,
+}
+
+/// What a reconcile read of the records: the copy's next records, held and as listed.
+#[derive(Default)]
+struct Taken {
+    held: HashMap<ItemId, ItemRecord>,
+    listed: HashMap<ItemId, Version>,
+}
+
+fn record_bytes(record: &ItemRecord) -> Bytes {
+    Bytes::from(serde_json::to_vec(record).expect("a record serialises"))
 }
 
 impl Replica {
     pub(super) fn new(ws: &Workspace, real: &Index) -> Self {
         Replica {
             ws: ws.clone(),
-            copy: empty_copy(real),
+            copy: real.empty_copy(),
             listed: HashMap::new(),
             records: HashMap::new(),
             gone: HashMap::new(),
@@ -72,8 +80,8 @@ impl Replica {
         viewer: &UserId,
         filter: Filter,
         cap: u32,
-    ) -> Result<Read, IndexError> {
-        uncounted(self.copy.recent(&self.ws, viewer, filter, Some(cap), None)).await
+    ) -> Result<PageRead, IndexError> {
+        self.copy.page(&self.ws, viewer, filter, cap).await
     }
 
     /// Apply one write. A record older than the one held (two servers' facts about one item,
@@ -84,97 +92,118 @@ impl Replica {
         let ws = &self.ws;
         let now = Instant::now();
         self.gone.retain(|_, at| now.duration_since(*at) < GONE_FOR);
-        let mut puts: Vec<(Key, Bytes)> = Vec::new();
-        let mut deletes: Vec<Key> = Vec::new();
-        match &fact.change {
+        let edits = match &fact.change {
             Change::Record {
                 id,
                 record,
                 registered,
                 version,
-            } => {
-                if self.gone.contains_key(id) {
-                    return if *registered {
-                        Applied::Doubtful
-                    } else {
-                        Applied::Unchanged
-                    };
-                }
-                // A record the copy holds already (a reconcile read it, or a newer update
-                // came first) is not written again; a registration's markers still are: the
-                // reconcile may have listed the record but not yet the markers.
-                let held = self.records.get(id);
-                let same = held == Some(&**record);
-                let newer = held
-                    .is_none_or(|held| held.updated_at <= record.updated_at && held != &**record);
-                // The store holds this record at this version: the next reconcile, listing
-                // it there, need not read it.
-                match (newer || same, version) {
-                    (true, Some(version)) => {
-                        self.listed.insert(id.clone(), version.clone());
-                    }
-                    // A record the fact names no version for is not known to be the store's:
-                    // the next reconcile reads it again, whatever the store lists.
-                    (true, None) if newer => {
-                        self.listed.remove(id);
-                    }
-                    _ => {}
-                }
-                if newer {
-                    let bytes =
-                        Bytes::from(serde_json::to_vec(&**record).expect("a record serialises"));
-                    puts.push((Key::Record(ws.clone(), id.clone()), bytes));
-                    self.records.insert(id.clone(), (**record).clone());
-                }
-                if *registered {
-                    if let Ok(owner) = UserId::parse(&record.owner.sub) {
-                        puts.push((
-                            Key::OwnerMarker(ws.clone(), owner, id.clone()),
-                            Bytes::new(),
-                        ));
-                    }
-                    puts.push((Key::Marker(ws.clone(), id.clone()), Bytes::new()));
-                }
-                if puts.is_empty() {
-                    return Applied::Unchanged;
-                }
-            }
+            } => match self.record_edits(id, record, *registered, version) {
+                Ok(edits) => edits,
+                Err(applied) => return applied,
+            },
             Change::Removed { id, owner } => {
                 self.gone.insert(id.clone(), now);
                 self.records.remove(id);
-                deletes.extend([
-                    Key::Marker(ws.clone(), id.clone()),
-                    Key::OwnerMarker(ws.clone(), owner.clone(), id.clone()),
-                    Key::Record(ws.clone(), id.clone()),
-                ]);
-            }
-            Change::Dismissed { user, id } => {
-                puts.push((
-                    Key::Dismissal(ws.clone(), user.clone(), id.clone()),
-                    Bytes::new(),
-                ));
-            }
-            Change::Deleted { keys } => {
-                for key in keys {
-                    if let Key::Marker(_, id) = key {
-                        // A dead marker's record goes with it (`Index::apply`).
-                        self.gone.insert(id.clone(), now);
-                        self.records.remove(id);
-                        deletes.push(Key::Record(ws.clone(), id.clone()));
-                    }
-                    deletes.push(key.clone());
+                Edits {
+                    deletes: vec![
+                        Key::Marker(ws.clone(), id.clone()),
+                        Key::OwnerMarker(ws.clone(), owner.clone(), id.clone()),
+                        Key::Record(ws.clone(), id.clone()),
+                    ],
+                    ..Edits::default()
                 }
             }
+            Change::Dismissed { user, id } => Edits {
+                puts: vec![(
+                    Key::Dismissal(ws.clone(), user.clone(), id.clone()),
+                    Bytes::new(),
+                )],
+                ..Edits::default()
+            },
+            Change::Deleted { keys } => self.deleted_edits(keys, now),
+        };
+        self.edit(edits).await
+    }
+
+    /// What a record's fact asks of the copy, or (as `Err`) why it asks nothing.
+    fn record_edits(
+        &mut self,
+        id: &ItemId,
+        record: &ItemRecord,
+        registered: bool,
+        version: &Option<Version>,
+    ) -> Result<Edits, Applied> {
+        let ws = &self.ws;
+        if self.gone.contains_key(id) {
+            return Err(if registered {
+                Applied::Doubtful
+            } else {
+                Applied::Unchanged
+            });
         }
-        let memory = self.copy.store();
+        let mut edits = Edits::default();
+        // A record the copy holds already (a reconcile read it, or a newer update came
+        // first) is not written again; a registration's markers still are: the reconcile may
+        // have listed the record but not yet the markers.
+        let held = self.records.get(id);
+        let same = held == Some(record);
+        let newer = held.is_none_or(|held| held.updated_at <= record.updated_at && held != record);
+        // The store holds this record at this version: the next reconcile, listing it there,
+        // need not read it.
+        match (newer || same, version) {
+            (true, Some(version)) => {
+                self.listed.insert(id.clone(), version.clone());
+            }
+            // A record the fact names no version for is not known to be the store's: the
+            // next reconcile reads it again, whatever the store lists.
+            (true, None) if newer => {
+                self.listed.remove(id);
+            }
+            _ => {}
+        }
+        if newer {
+            let key = Key::Record(ws.clone(), id.clone());
+            edits.puts.push((key, record_bytes(record)));
+            self.records.insert(id.clone(), record.clone());
+        }
+        if registered {
+            if let Ok(owner) = UserId::parse(&record.owner.sub) {
+                let key = Key::OwnerMarker(ws.clone(), owner, id.clone());
+                edits.puts.push((key, Bytes::new()));
+            }
+            edits
+                .puts
+                .push((Key::Marker(ws.clone(), id.clone()), Bytes::new()));
+        }
+        if edits.puts.is_empty() {
+            return Err(Applied::Unchanged);
+        }
+        Ok(edits)
+    }
+
+    /// What a fact of keys deleted as dead asks of the copy: a dead marker's record goes
+    /// with it (`Index::apply`).
+    fn deleted_edits(&mut self, keys: &[Key], now: Instant) -> Edits {
+        let mut edits = Edits::default();
+        for key in keys {
+            if let Key::Marker(_, id) = key {
+                self.gone.insert(id.clone(), now);
+                self.records.remove(id);
+                edits.deletes.push(Key::Record(self.ws.clone(), id.clone()));
+            }
+            edits.deletes.push(key.clone());
+        }
+        edits
+    }
+
+    async fn edit(&self, edits: Edits) -> Applied {
         let mut changed = false;
-        for (key, bytes) in puts {
-            changed |= uncounted(memory.write(&key, bytes, Expect::Any))
-                .await
-                .is_ok();
+        for (key, bytes) in edits.puts {
+            changed |= self.copy.put(&key, bytes).await.is_ok();
         }
-        for key in deletes {
-            changed |= uncounted(memory.delete(&key)).await.is_ok();
+        for key in edits.deletes {
+            changed |= self.copy.delete(&key).await.is_ok();
         }
         if changed {
             Applied::Changed
@@ -192,39 +221,55 @@ impl Replica {
         real: &Index,
         full: bool,
     ) -> Result<Reconciled, IndexError> {
-        let ws = &self.ws;
-        let store = real.store();
         let mut done = Reconciled::default();
         // One listing of everything the workspace holds: the empty keys are what they say,
         // and a record's listed version tells whether the copy's is still current.
-        let (records, listed_keys): (Vec<_>, Vec<_>) = store
-            .list_versions(&Scope::Workspace(ws.clone()))
+        let (records, listed_keys): (Vec<_>, Vec<_>) = real
+            .versions(&self.ws)
             .await?
             .into_iter()
             .partition(|(key, _)| key.kind() == KeyKind::Record);
-        let listed_keys: Vec<Key> = listed_keys.into_iter().map(|(k, _)| k).collect();
+        let listed_keys: BTreeSet<Key> = listed_keys.into_iter().map(|(k, _)| k).collect();
         done.listings += 1;
-        let next = empty_copy(real);
-        let mut held = HashMap::new();
-        let mut listed = HashMap::new();
-        let memory = next.store().clone();
-        let put = |key: Key, bytes: Bytes| {
-            let memory = memory.clone();
-            async move {
-                uncounted(memory.write(&key, bytes, Expect::Any))
-                    .await
-                    .map(drop)
-            }
-        };
+        let next = real.empty_copy();
+        let taken = self
+            .take_records(real, &next, records, full, &mut done)
+            .await?;
+        let before = self.keys().await;
+        for key in &listed_keys {
+            next.mark(key).await?;
+        }
+        if before != listed_keys || taken.held.len() != self.records.len() {
+            done.drifted = true;
+        }
+        // What the store holds now wins over what was remembered as gone.
+        self.gone.retain(|id, _| !taken.held.contains_key(id));
+        self.copy = next;
+        self.records = taken.held;
+        self.listed = taken.listed;
+        Ok(done)
+    }
+
+    /// Put the listed records into `next`: the copy's own when `full` is not asked and the
+    /// version listed is the one held, else read from the store.
+    async fn take_records(
+        &self,
+        real: &Index,
+        next: &MemoryIndex,
+        records: Vec<(Key, Version)>,
+        full: bool,
+        done: &mut Reconciled,
+    ) -> Result<Taken, IndexError> {
+        let mut taken = Taken::default();
         for (key, version) in records {
             let id = key.id().clone();
             let unchanged = !full && self.listed.get(&id) == Some(&version);
             let bytes = match (unchanged, self.records.get(&id)) {
-                (true, Some(r)) => Bytes::from(serde_json::to_vec(r).expect("a record serialises")),
+                (true, Some(r)) => record_bytes(r),
                 _ => {
                     done.reads += 1;
-                    match store.read(&key).await? {
-                        Some(stored) => stored.bytes,
+                    match real.bytes(&key).await? {
+                        Some(bytes) => bytes,
                         // Gone between the listing and the read.
                         None => continue,
                     }
@@ -235,57 +280,34 @@ impl Replica {
                 if self.records.get(&id) != Some(&record) {
                     done.drifted = true;
                 }
-                held.insert(id.clone(), record);
+                taken.held.insert(id.clone(), record);
             }
-            put(key, bytes).await?;
-            listed.insert(id, version);
+            next.put(&key, bytes).await?;
+            taken.listed.insert(id, version);
         }
-        let before = self.keys().await;
-        for key in &listed_keys {
-            uncounted(memory.mark(key)).await?;
-        }
-        if before
-            != listed_keys
-                .iter()
-                .cloned()
-                .collect::<std::collections::BTreeSet<_>>()
-        {
-            done.drifted = true;
-        }
-        if held.len() != self.records.len() {
-            done.drifted = true;
-        }
-        // What the store holds now wins over what was remembered as gone.
-        self.gone.retain(|id, _| !held.contains_key(id));
-        self.copy = next;
-        self.records = held;
-        self.listed = listed;
-        Ok(done)
+        Ok(taken)
     }
 
     /// The copy's empty keys (markers, owner markers, dismissals).
-    async fn keys(&self) -> std::collections::BTreeSet<Key> {
-        let mut out = std::collections::BTreeSet::new();
-        let memory = self.copy.store();
-        if let Ok(found) = uncounted(memory.list_versions(&Scope::Workspace(self.ws.clone()))).await
-        {
-            out.extend(
-                found
-                    .into_iter()
-                    .map(|(k, _)| k)
-                    .filter(|k| k.kind() != KeyKind::Record),
-            );
+    async fn keys(&self) -> BTreeSet<Key> {
+        match self.copy.versions(&self.ws).await {
+            Ok(found) => found
+                .into_iter()
+                .map(|(k, _)| k)
+                .filter(|k| k.kind() != KeyKind::Record)
+                .collect(),
+            Err(_) => BTreeSet::new(),
         }
-        out
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::{Limits, ManualClock, Producer};
+    use crate::index::{Limits, ManualClock, Producer, Store};
     use app::contract::{NewItem, Status};
     use proptest::prelude::*;
+    use std::sync::Arc;
 
     const NOW: u64 = 1_800_000_000_000;
     const MINUTE: u64 = 60_000;
@@ -401,7 +423,7 @@ mod tests {
         facts
     }
 
-    fn shown(read: &Read) -> (Vec<(String, Status, bool)>, bool, bool) {
+    fn shown(read: &PageRead) -> (Vec<(String, Status, bool)>, bool, bool) {
         let cards = read
             .page
             .cards
@@ -423,7 +445,7 @@ mod tests {
 
     /// Workspace `acme` of an index on memory, its clock stopped at [`NOW`].
     fn memory_index() -> (Workspace, Index) {
-        let store = Store::wrap(Arc::new(InMemory::new()), ListOrder::Sorted, "memory://");
+        let store = Store::memory("memory://");
         let index = Index::new(store, Limits::default(), 8, Arc::new(ManualClock::new(NOW)));
         (Workspace::parse("acme").unwrap(), index)
     }
@@ -491,7 +513,7 @@ mod tests {
             Key::Marker(ws.clone(), id.clone()),
             Key::OwnerMarker(ws.clone(), ada.user.clone(), id.clone()),
         ] {
-            uncounted(replica.copy.store().delete(&key)).await.unwrap();
+            replica.copy.delete(&key).await.unwrap();
         }
         let page = replica.page(&ada.user, Filter::All, 10).await.unwrap();
         assert!(page.page.cards.is_empty());

@@ -1,6 +1,8 @@
 //! One viewer's subscription to a watcher: the pages it is sent, and the frames of its stream.
 
-use super::{Snapshot, StreamSlot, View, Watcher};
+use super::streams::StreamSlot;
+use super::view::{Snapshot, WantedPage};
+use super::watcher::Watcher;
 use app::contract::RecentPage;
 use futures::future::BoxFuture;
 use std::sync::Arc;
@@ -27,7 +29,7 @@ pub struct Subscription {
     _slot: Arc<StreamSlot>,
     stop: CancellationToken,
     watcher: Arc<Watcher>,
-    view: View,
+    page: WantedPage,
     /// The first snapshot this subscription may use (made knowing it is there).
     version: u64,
     last: Option<Event>,
@@ -52,7 +54,7 @@ impl Subscription {
         slot: Arc<StreamSlot>,
         stop: CancellationToken,
         watcher: Arc<Watcher>,
-        view: View,
+        page: WantedPage,
         version: u64,
     ) -> Self {
         Subscription {
@@ -60,7 +62,7 @@ impl Subscription {
             _slot: slot,
             stop,
             watcher,
-            view,
+            page,
             version,
             last: None,
         }
@@ -73,7 +75,7 @@ impl Subscription {
             let snapshot = self.rx.borrow_and_update().clone();
             let event = match &snapshot.pages {
                 Some(Ok(pages)) if snapshot.wants >= self.version => {
-                    pages.get(&self.view).cloned().map(Event::Page)
+                    pages.get(&self.page).cloned().map(Event::Page)
                 }
                 Some(Err(_)) => Some(Event::Unavailable),
                 _ => None,
@@ -182,12 +184,12 @@ impl Subscription {
 impl Drop for Subscription {
     fn drop(&mut self) {
         metrics::gauge!(crate::metrics::LIVE_SUBSCRIBERS).decrement(1);
-        let view = self.view.clone();
+        let page = self.page.clone();
         self.watcher.want(|w| {
-            if let Some(n) = w.views.get_mut(&view) {
+            if let Some(n) = w.pages.get_mut(&page) {
                 *n -= 1;
                 if *n == 0 {
-                    w.views.remove(&view);
+                    w.pages.remove(&page);
                 }
             }
         });

@@ -2,7 +2,7 @@
 //! caller's own recent items), with errors that say whether trying again can help and whether
 //! a request that failed may still have been applied.
 
-use crate::peer::{printable, read_bounded, BodyError};
+use crate::peer::{printable, read_bounded, AnswerError};
 use app::contract::names::route;
 use app::contract::{ApiError, Card, Filter, ItemRecord, ItemUpdate, NewItem, RecentPage};
 use reqwest::{Method, StatusCode};
@@ -251,8 +251,10 @@ impl Client {
             .map(Duration::from_secs);
         let bytes = match read_bounded(res, MAX_ANSWER_BYTES).await {
             Ok(bytes) => bytes,
-            Err(BodyError::TooLarge { limit }) => return Err(ClientError::TooLarge { url, limit }),
-            Err(BodyError::Read(e)) => {
+            Err(AnswerError::TooLarge { limit }) => {
+                return Err(ClientError::TooLarge { url, limit })
+            }
+            Err(AnswerError::Read(e)) => {
                 return Err(ClientError::BadAnswer {
                     url,
                     detail: format!("the answer broke off: {e}"),
@@ -322,8 +324,8 @@ impl Client {
                         .unwrap_or_else(|_| text.chars().take(200).collect::<String>()),
                 )
             }
-            Err(e @ BodyError::TooLarge { .. }) => format!("({e}: not read)"),
-            Err(BodyError::Read(e)) => format!("(the answer broke off: {})", printable(&e)),
+            Err(e @ AnswerError::TooLarge { .. }) => format!("({e}: not read)"),
+            Err(AnswerError::Read(e)) => format!("(the answer broke off: {})", printable(&e)),
         };
         let transient = status.is_server_error()
             || status == StatusCode::REQUEST_TIMEOUT

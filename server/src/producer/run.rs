@@ -26,14 +26,14 @@
 use crate::producer::client::Client;
 use crate::producer::outcome::{outcome, Exit};
 use crate::producer::progress;
-use crate::producer::reporter::{Item, Reporter, Timing};
+use crate::producer::reporter::{Ending, Item, Reporter, Timing};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use signal_hook::consts::{
     SIGALRM, SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH,
 };
 use signal_hook::iterator::exfiltrator::WithOrigin;
-use signal_hook::iterator::SignalsInfo;
+use signal_hook::iterator::{Handle, SignalsInfo};
 use signal_hook::low_level::siginfo::{Cause, Origin};
 use std::ffi::OsString;
 use std::process::Stdio;
@@ -75,29 +75,11 @@ pub async fn run(
         .split_first()
         .ok_or_else(|| anyhow::anyhow!("no command: write it after `--`"))?;
     // Taken over before the command starts, so no signal finds the wrapper unprepared.
-    let mut signals = SignalsInfo::<WithOrigin>::new(STOPS.iter().chain(&PASSED_ON))?;
-    let signals_handle = signals.handle();
-    let (signal_tx, mut signal_rx) = mpsc::unbounded_channel::<Origin>();
-    std::thread::spawn(move || {
-        for origin in signals.forever() {
-            if signal_tx.send(origin).is_err() {
-                break;
-            }
-        }
-    });
+    let (signals_handle, mut signal_rx) = take_signals()?;
     let progress_file = tempfile::Builder::new()
         .prefix("pickup-progress-")
         .tempfile()?;
-    let mut command = tokio::process::Command::new(program);
-    command
-        .args(args)
-        .env("PICKUP_PROGRESS_FILE", progress_file.path())
-        .stdout(Stdio::piped());
-    if !pass_credentials {
-        for name in CREDENTIALS {
-            command.env_remove(name);
-        }
-    }
+    let mut command = command_of(program, args, progress_file.path(), pass_credentials);
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {
@@ -118,7 +100,7 @@ pub async fn run(
 
     let (progress_tx, progress_rx) = watch::channel(None);
     let (ended_tx, ended_rx) = tokio::sync::oneshot::channel();
-    let mut reporter = tokio::spawn(Reporter::new(client, item, timing).run(progress_rx, ended_rx));
+    let reporter = tokio::spawn(Reporter::new(client, item, timing).run(progress_rx, ended_rx));
     let stdout = child.stdout.take().expect("stdout is piped");
     let mut pump = tokio::spawn(pass_through(stdout, progress_tx.clone()));
     let (stop_watching, stop) = tokio::sync::oneshot::channel::<()>();
@@ -129,23 +111,7 @@ pub async fn run(
         stop,
     ));
 
-    let mut interrupted = None;
-    let status = loop {
-        tokio::select! {
-            status = child.wait() => break status?,
-            Some(origin) = signal_rx.recv() => {
-                if STOPS.contains(&origin.signal) {
-                    interrupted.get_or_insert(origin.signal);
-                }
-                if forward(origin.cause) {
-                    if let Ok(sig) = Signal::try_from(origin.signal) {
-                        // The command may have just ended: then there is no one to tell.
-                        let _ = kill(pid, sig);
-                    }
-                }
-            }
-        }
-    };
+    let (status, interrupted) = wait_passing_signals(&mut child, pid, &mut signal_rx).await?;
     if tokio::time::timeout(DRAIN_AFTER_EXIT, &mut pump)
         .await
         .is_err()
@@ -159,6 +125,79 @@ pub async fn run(
     let outcome = outcome(Exit::from(status), interrupted);
     let exit_code = outcome.exit_code;
     let _ = ended_tx.send(outcome);
+    finish_reporting(reporter, &mut signal_rx).await;
+    signals_handle.close();
+    Ok(exit_code)
+}
+
+/// The signals of [`STOPS`] and [`PASSED_ON`], taken over: each one the wrapper gets, with its
+/// origin, on the channel (read on a thread of its own); the handle gives them back.
+fn take_signals() -> std::io::Result<(Handle, mpsc::UnboundedReceiver<Origin>)> {
+    let mut signals = SignalsInfo::<WithOrigin>::new(STOPS.iter().chain(&PASSED_ON))?;
+    let handle = signals.handle();
+    let (signal_tx, signal_rx) = mpsc::unbounded_channel::<Origin>();
+    std::thread::spawn(move || {
+        for origin in signals.forever() {
+            if signal_tx.send(origin).is_err() {
+                break;
+            }
+        }
+    });
+    Ok((handle, signal_rx))
+}
+
+/// The command as it is started: its output piped through the wrapper, told where its
+/// progress file is, and without Pickup's credentials unless `pass_credentials`.
+fn command_of(
+    program: &OsString,
+    args: &[OsString],
+    progress_file: &std::path::Path,
+    pass_credentials: bool,
+) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(program);
+    command
+        .args(args)
+        .env("PICKUP_PROGRESS_FILE", progress_file)
+        .stdout(Stdio::piped());
+    if !pass_credentials {
+        for name in CREDENTIALS {
+            command.env_remove(name);
+        }
+    }
+    command
+}
+
+/// Waits for the command to end, passing on the signals another process sent the wrapper;
+/// answers how it ended and the first of [`STOPS`] it was sent, if any.
+async fn wait_passing_signals(
+    child: &mut tokio::process::Child,
+    pid: Pid,
+    signal_rx: &mut mpsc::UnboundedReceiver<Origin>,
+) -> std::io::Result<(std::process::ExitStatus, Option<i32>)> {
+    let mut interrupted = None;
+    loop {
+        tokio::select! {
+            status = child.wait() => return Ok((status?, interrupted)),
+            Some(origin) = signal_rx.recv() => {
+                if STOPS.contains(&origin.signal) {
+                    interrupted.get_or_insert(origin.signal);
+                }
+                if forward(origin.cause) {
+                    if let Ok(sig) = Signal::try_from(origin.signal) {
+                        // The command may have just ended: then there is no one to tell.
+                        let _ = kill(pid, sig);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Lets the reporter finish the item, unless the wrapper is asked to stop again meanwhile.
+async fn finish_reporting(
+    mut reporter: tokio::task::JoinHandle<Ending>,
+    signal_rx: &mut mpsc::UnboundedReceiver<Origin>,
+) {
     let stopped_again = async {
         while let Some(origin) = signal_rx.recv().await {
             if STOPS.contains(&origin.signal) {
@@ -173,8 +212,6 @@ pub async fn run(
             say!("pickup run: interrupted again: leaving without finishing the item");
         }
     }
-    signals_handle.close();
-    Ok(exit_code)
 }
 
 /// Copies the command's output to the wrapper's as it comes, and reports each progress line.

@@ -1,6 +1,6 @@
 //! The stores the scenario suite (`tests/scenarios/`) and `tests/scale_out.rs` run against,
 //! opened the way a user configures them: `PICKUP_STORE`'s URL through
-//! `pickup::index::store::Store::open`, with the cloud options object_store reads from the `AWS_*`,
+//! `pickup::index::Store::open`, with the cloud options object_store reads from the `AWS_*`,
 //! `AZURE_*` and `GOOGLE_*` variables.
 //!
 //! Memory and the local file system always run. `scripts/emulators.sh run -- …`
@@ -12,7 +12,7 @@
 //! Every caller gets a fresh root, `{base}/{label}-{random}` (memory: a fresh store), so runs
 //! and tests never meet.
 
-use pickup::index::store::Store;
+use pickup::index::Store;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -66,7 +66,7 @@ impl Backend {
         let url = self.fresh_url(label);
         let store = Store::open(&url).unwrap_or_else(|e| panic!("{}: {e}", self.name));
         assert_eq!(
-            store.order() == pickup::index::store::ListOrder::Sorted,
+            store.order() == pickup::index::ListOrder::Sorted,
             self.sorted,
             "{}: Store::open's list order",
             self.name

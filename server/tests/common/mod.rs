@@ -17,12 +17,12 @@ pub mod stream;
 pub mod wait;
 
 use app::contract::{ItemUpdate, NewItem, Owner, Status};
-use pickup::index::store::{ListOrder, Store};
 use pickup::index::Index;
 use pickup::index::Limits;
 use pickup::index::ManualClock;
 use pickup::index::Producer;
 use pickup::index::Workspace;
+use pickup::index::{ListOrder, Store};
 use std::sync::Arc;
 
 /// 2027-01-15, so test ids are realistic.
@@ -69,7 +69,7 @@ pub fn index_on(
 /// An index on `store`, whose transient faults are retried quickly: faults injected in tests
 /// are meant to be seen.
 pub fn index_of(store: Store, clock: &ManualClock) -> Index {
-    let store = store.with_retry(pickup::index::store::Retry {
+    let store = store.with_retry(pickup::index::Retry {
         retries: 3,
         min_delay: std::time::Duration::from_millis(1),
         max_delay: std::time::Duration::from_millis(5),
@@ -87,8 +87,8 @@ pub fn faulty(store: &Store, clock: &ManualClock) -> (Index, Arc<fault::FaultSto
 
 /// The keys of the tests, spelled as the old path helpers were.
 pub mod key {
-    use pickup::index::store::Key;
     use pickup::index::ItemId;
+    use pickup::index::Key;
     use pickup::index::{UserId, Workspace};
 
     pub fn marker(ws: &Workspace, id: &ItemId) -> Key {
@@ -107,7 +107,7 @@ pub mod key {
 
 /// The listings of the tests.
 pub mod scope {
-    use pickup::index::store::Scope;
+    use pickup::index::Scope;
     use pickup::index::Workspace;
 
     pub fn markers(ws: &Workspace) -> Scope {
@@ -125,7 +125,7 @@ pub mod scope {
 }
 
 /// The item ids listed in a scope, sorted (keys and strays alike).
-pub async fn names(store: &Store, scope: pickup::index::store::Scope) -> Vec<String> {
+pub async fn names(store: &Store, scope: pickup::index::Scope) -> Vec<String> {
     let found = store.list(&scope).await.unwrap();
     let mut v: Vec<String> = found.ids().map(|id| id.to_string()).collect();
     v.extend(found.strays);
@@ -134,8 +134,8 @@ pub async fn names(store: &Store, scope: pickup::index::store::Scope) -> Vec<Str
 }
 
 /// Every key of every workspace.
-pub async fn all_keys(store: &Store) -> Vec<pickup::index::store::Key> {
-    use pickup::index::store::Scope;
+pub async fn all_keys(store: &Store) -> Vec<pickup::index::Key> {
+    use pickup::index::Scope;
     let mut out = Vec::new();
     for ws in store.workspaces().await.unwrap() {
         for scope in [

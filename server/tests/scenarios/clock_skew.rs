@@ -127,7 +127,7 @@ pub async fn fast_reader_clock(b: &Backend) {
     assert_eq!(
         (
             report.held,
-            report.deleted.get(&pickup::index::store::KeyKind::Marker)
+            report.deleted.get(&pickup::index::KeyKind::Marker)
         ),
         (0, Some(&1)),
         "{}",

@@ -5,9 +5,9 @@ use crate::common::backends::Backend;
 use crate::common::*;
 use crate::support::*;
 use app::contract::Status;
-use pickup::index::store::{Expect, StoreError};
 use pickup::index::IndexError;
 use pickup::index::ManualClock;
+use pickup::index::{Expect, StoreError};
 
 /// Create-only puts refuse a taken key everywhere. Conditional update: compare-and-set where the
 /// store can (a stale or made-up ETag is 412 and writes nothing), 501 where it cannot (files).

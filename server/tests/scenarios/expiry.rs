@@ -52,7 +52,7 @@ pub async fn finished_long_ago(b: &Backend) {
         .write(
             &key::item(&ws(), &id_of(&garbled.id)),
             bytes::Bytes::from_static(b"{not json"),
-            pickup::index::store::Expect::Any,
+            pickup::index::Expect::Any,
         )
         .await
         .unwrap();

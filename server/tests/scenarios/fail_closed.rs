@@ -5,10 +5,10 @@ use crate::common::fault::Op;
 use crate::common::*;
 use crate::support::*;
 use app::contract::{Filter, Status};
-use pickup::index::store::Store;
 use pickup::index::Index;
 use pickup::index::Limits;
 use pickup::index::ManualClock;
+use pickup::index::Store;
 use std::sync::Arc;
 
 /// A listing error (injected through the fault layer, on every backend) fails a read and a

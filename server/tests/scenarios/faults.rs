@@ -143,9 +143,9 @@ pub async fn failed_delete_is_retried(b: &Backend) {
 
 /// A registration whose caller went away once it reached the workspace's marker, which the
 /// returned door holds until the test releases it (the client hung up, or the request timed out).
-async fn a_registration_held_at_its_marker(b: &Backend) -> (pickup::http::Pickup, Arc<Held>) {
+async fn a_registration_held_at_its_marker(b: &Backend) -> (pickup::service::Pickup, Arc<Held>) {
     use pickup::http::Auth;
-    use pickup::http::Pickup;
+    use pickup::service::Pickup;
     let clock = ManualClock::new(T0);
     let (index, faults, _) = open_faulty(b, &clock);
     let auth = Auth::new(&[7u8; 32]).unwrap();
@@ -190,7 +190,7 @@ pub async fn a_write_outlives_its_caller(b: &Backend) {
 /// At shutdown, a write still running when the connections' deadline is over is let finish
 /// (until a later deadline of its own): cut there, the runtime would drop it half-way.
 pub async fn shutdown_lets_a_running_write_finish_after_the_connections_deadline(b: &Backend) {
-    use pickup::http::Drained;
+    use pickup::service::Drained;
     use std::time::Duration;
     let (pickup, door) = a_registration_held_at_its_marker(b).await;
     // The connections' deadline is already over; the writes have a minute more.

@@ -46,7 +46,7 @@ pub async fn thirty_days_of_churn(b: &Backend) {
     faults.flaky(Op::Put, "", 11, When::Before);
     faults.flaky(Op::Put, "", 13, When::After);
     faults.flaky(Op::Delete, "", 7, When::After);
-    let limits = index.limits;
+    let limits = index.limits();
     let acme = ws();
     // A workspace that only ever gets records whose marker never landed: no markers at all.
     let beta = Workspace::parse("beta").unwrap();

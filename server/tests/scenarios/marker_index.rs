@@ -73,7 +73,7 @@ mod properties {
                 }
                 clock.advance(offset + 1);
                 let now = T0 + offset + 1;
-                let limits = index.limits;
+                let limits = index.limits();
                 let is_live = |created: u64, st: Status| {
                     let age = now - created;
                     age <= limits.ttl_ms && !(st.is_finished() && age > limits.keep_finished_ms)
@@ -136,11 +136,7 @@ async fn if_match_carries_the_version_a_generation_store_needs() {
     let gens = Arc::new(Generations::new(Arc::new(
         object_store::memory::InMemory::new(),
     )));
-    let index = common::index_on(
-        gens.clone(),
-        pickup::index::store::ListOrder::Sorted,
-        &clock,
-    );
+    let index = common::index_on(gens.clone(), pickup::index::ListOrder::Sorted, &clock);
     let r = index
         .register(&ws(), &new_item("a", Status::Running), &producer("a"))
         .await

@@ -5,7 +5,7 @@ use crate::common::backends::Backend;
 use crate::common::*;
 use crate::support::*;
 use app::contract::{Filter, Status};
-use pickup::index::store::Expect;
+use pickup::index::Expect;
 use pickup::index::ManualClock;
 
 /// Register: create-only record then marker; two registrations of one key in one millisecond

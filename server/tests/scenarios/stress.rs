@@ -21,11 +21,15 @@ const READERS: usize = 4;
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn marker_index_loses_nothing_under_concurrent_load() {
     let clock = ManualClock::new(T0);
-    let (mut index, _, _dir) = file_index(&clock);
+    let (index, _, _dir) = file_index(&clock);
     // A finished item is dead as soon as the clock moves on, so half of what the producers
     // register is dead on arrival, interleaved by age with the live half: the readers prune
     // among the newest items, right where the producers write.
-    index.limits.keep_finished_ms = 0;
+    let limits = index.limits();
+    let index = index.with_limits(pickup::index::Limits {
+        keep_finished_ms: 0,
+        ..limits
+    });
 
     let done = Arc::new(AtomicBool::new(false));
     let reads = Arc::new(AtomicUsize::new(0));

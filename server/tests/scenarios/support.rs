@@ -4,11 +4,11 @@ use crate::common::backends::Backend;
 use crate::common::fault::FaultStore;
 use crate::common::*;
 use app::contract::{ItemRecord, ItemUpdate, Status};
-use pickup::index::store::{Expect, Scope, Store};
 use pickup::index::Index;
 use pickup::index::ItemId;
 use pickup::index::Limits;
 use pickup::index::ManualClock;
+use pickup::index::{Expect, Scope, Store};
 use pickup::index::{SubKey, UserId};
 use std::sync::Arc;
 

@@ -5,7 +5,7 @@ use crate::common::fault::Op;
 use crate::common::*;
 use crate::support::*;
 use app::contract::{Filter, Status};
-use pickup::index::store::Expect;
+use pickup::index::Expect;
 use pickup::index::ManualClock;
 
 /// A record whose read fails (injected through the fault layer) keeps its marker and makes the

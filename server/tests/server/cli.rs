@@ -20,7 +20,7 @@ fn file_count(dir: &std::path::Path) -> usize {
 async fn demo_store() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("file://{}", dir.path().display());
-    let store = pickup::index::store::Store::open(&url).unwrap();
+    let store = pickup::index::Store::open(&url).unwrap();
     let index = pickup::index::Index::new(
         store,
         Default::default(),

@@ -193,8 +193,8 @@ async fn a_clock_stepped_back_beyond_the_skew_stops_nothing() {
 #[tokio::test]
 async fn a_slow_store_is_not_a_clock_that_is_off() {
     use common::fault::{FaultStore, Op};
-    use pickup::index::store::{ListOrder, Store};
     use pickup::index::{Clock, Index, Limits, Producer, SystemClock, UserId, Workspace};
+    use pickup::index::{ListOrder, Store};
     use std::sync::Arc;
     let faults = Arc::new(FaultStore::new(Arc::new(
         object_store::memory::InMemory::new(),

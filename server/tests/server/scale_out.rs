@@ -26,8 +26,8 @@ use crate::common;
 use crate::common::client::{Answer, TestClient};
 
 use crate::common::server::{self, Server};
-use pickup::index::store::Store;
 use pickup::index::Index;
+use pickup::index::Store;
 use pickup::index::SystemClock;
 use pickup::index::Workspace;
 use serde_json::{json, Value};
@@ -238,7 +238,7 @@ struct Ledger {
 }
 
 async fn listing(index: &Index, ws: &str) -> BTreeSet<String> {
-    let scope = pickup::index::store::Scope::Markers(Workspace::parse(ws).unwrap());
+    let scope = pickup::index::Scope::Markers(Workspace::parse(ws).unwrap());
     let found = index.store().list(&scope).await.unwrap();
     found.ids().map(|id| id.to_string()).collect()
 }

@@ -279,7 +279,7 @@ pub struct Listing {
 }
 
 impl Listing {
-    /// Names as a listing gives them (the tests' way in; the server's is [`Listing::from_found`]).
+    /// Names as a listing gives them (the tests' way in; the server's is [`Listing::from_ids`]).
     #[cfg(test)]
     pub fn from_names<S: AsRef<str>>(names: &[S]) -> Self {
         let mut listing = Listing::default();
@@ -294,11 +294,12 @@ impl Listing {
         listing
     }
 
-    /// A complete listing's markers (sorted already by [`crate::index::store::Store::list`]).
-    pub fn from_found(found: &crate::index::store::Found) -> Self {
+    /// A complete listing's markers: the ids, and the names that are not ids (the index
+    /// gives them from the store's listing; the core knows no store).
+    pub fn from_ids(ids: impl IntoIterator<Item = ItemId>, unparsable: Vec<String>) -> Self {
         let mut listing = Listing {
-            ids: found.ids().cloned().collect(),
-            unparsable: found.strays.clone(),
+            ids: ids.into_iter().collect(),
+            unparsable,
         };
         listing.ids.sort_unstable();
         listing.ids.dedup();

@@ -41,7 +41,7 @@ impl Default for Limits {
 
 /// What reading `ws/{ws}/items/{id}.json` gave.
 #[derive(Debug, Clone)]
-pub enum Lookup {
+pub enum RecordLookup {
     Found(bytes::Bytes),
     NotFound,
     Failed(String),
@@ -55,10 +55,10 @@ pub enum Verdict {
     Unknown(String),
 }
 
-pub fn judge(id: &ItemId, lookup: Lookup, now_ms: u64, limits: &Limits) -> Verdict {
+pub fn judge(id: &ItemId, lookup: RecordLookup, now_ms: u64, limits: &Limits) -> Verdict {
     let bytes = match lookup {
-        Lookup::Failed(e) => return Verdict::Unknown(e),
-        Lookup::NotFound => {
+        RecordLookup::Failed(e) => return Verdict::Unknown(e),
+        RecordLookup::NotFound => {
             // A producer writes the marker after the record, so a young marker may be waiting
             // for nothing more than that; one dated beyond the clock skew is not young, ever.
             let old = now_ms.saturating_sub(id.created_ms()) > limits.grace_ms;
@@ -69,7 +69,7 @@ pub fn judge(id: &ItemId, lookup: Lookup, now_ms: u64, limits: &Limits) -> Verdi
                 Verdict::Pending
             };
         }
-        Lookup::Found(bytes) => bytes,
+        RecordLookup::Found(bytes) => bytes,
     };
     let record: ItemRecord = match serde_json::from_slice(&bytes) {
         Ok(r) => r,
@@ -185,7 +185,7 @@ mod tests {
     fn live(id: &ItemId, status: Status) -> Verdict {
         judge(
             id,
-            Lookup::Found(record(id, status, NOW).into()),
+            RecordLookup::Found(record(id, status, NOW).into()),
             NOW,
             &Limits::default(),
         )
@@ -194,7 +194,7 @@ mod tests {
     fn live_at(id: &ItemId, status: Status, updated_ms: u64) -> Verdict {
         judge(
             id,
-            Lookup::Found(record(id, status, updated_ms).into()),
+            RecordLookup::Found(record(id, status, updated_ms).into()),
             NOW,
             &Limits::default(),
         )
@@ -267,20 +267,20 @@ mod tests {
     fn missing_record_is_pending_then_dead() {
         let l = Limits::default();
         assert_eq!(
-            judge(&id(NOW - 1_000), Lookup::NotFound, NOW, &l),
+            judge(&id(NOW - 1_000), RecordLookup::NotFound, NOW, &l),
             Verdict::Pending
         );
         assert_eq!(
-            judge(&id(NOW - 61_000), Lookup::NotFound, NOW, &l),
+            judge(&id(NOW - 61_000), RecordLookup::NotFound, NOW, &l),
             Verdict::Dead(Reason::NoRecord)
         );
         // Within the skew a marker from a clock ahead of ours is young; beyond it, never.
         assert_eq!(
-            judge(&id(NOW + 60_000), Lookup::NotFound, NOW, &l),
+            judge(&id(NOW + 60_000), RecordLookup::NotFound, NOW, &l),
             Verdict::Pending
         );
         assert_eq!(
-            judge(&id(NOW + 3_600_000), Lookup::NotFound, NOW, &l),
+            judge(&id(NOW + 3_600_000), RecordLookup::NotFound, NOW, &l),
             Verdict::Dead(Reason::NoRecord)
         );
     }
@@ -290,13 +290,13 @@ mod tests {
         let l = Limits::default();
         let old = id(NOW - 86_400_000);
         assert!(matches!(
-            judge(&old, Lookup::Failed("io".into()), NOW, &l),
+            judge(&old, RecordLookup::Failed("io".into()), NOW, &l),
             Verdict::Unknown(_)
         ));
         assert!(matches!(
             judge(
                 &old,
-                Lookup::Found(bytes::Bytes::from_static(b"{")),
+                RecordLookup::Found(bytes::Bytes::from_static(b"{")),
                 NOW,
                 &l
             ),
@@ -304,7 +304,7 @@ mod tests {
         ));
         let other = record(&id(NOW - 5), Status::Running, NOW);
         assert!(matches!(
-            judge(&old, Lookup::Found(other.into()), NOW, &l),
+            judge(&old, RecordLookup::Found(other.into()), NOW, &l),
             Verdict::Unknown(_)
         ));
     }
@@ -315,12 +315,12 @@ mod tests {
         let i = id(NOW - 48 * 3_600_000);
         let old = record(&i, Status::Succeeded, NOW - 25 * 3_600_000);
         assert_eq!(
-            judge(&i, Lookup::Found(old.into()), NOW, &l),
+            judge(&i, RecordLookup::Found(old.into()), NOW, &l),
             Verdict::Dead(Reason::FinishedLongAgo)
         );
         let recent = record(&i, Status::Failed, NOW - 3_600_000);
         assert!(matches!(
-            judge(&i, Lookup::Found(recent.into()), NOW, &l),
+            judge(&i, RecordLookup::Found(recent.into()), NOW, &l),
             Verdict::Live(_)
         ));
     }
@@ -331,7 +331,7 @@ mod tests {
         let i = id(NOW - 3_600_000);
         let Verdict::Live(card) = judge(
             &i,
-            Lookup::Found(record(&i, Status::Running, NOW - 16 * 60_000).into()),
+            RecordLookup::Found(record(&i, Status::Running, NOW - 16 * 60_000).into()),
             NOW,
             &l,
         ) else {
@@ -341,7 +341,7 @@ mod tests {
         assert_eq!(card.badge(), "stalled");
         let Verdict::Live(card) = judge(
             &i,
-            Lookup::Found(record(&i, Status::Running, NOW - 60_000).into()),
+            RecordLookup::Found(record(&i, Status::Running, NOW - 60_000).into()),
             NOW,
             &l,
         ) else {

@@ -34,7 +34,7 @@ pub enum StoreError {
     TooLarge { key: String, size: u64, limit: u64 },
 }
 
-pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+pub(crate) type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 impl StoreError {
     /// What kind of refusal this is, in words with no endpoint or path in them (for
@@ -77,7 +77,7 @@ impl From<object_store::Error> for StoreError {
 /// A fault worth trying again: the store or the way to it failed, not the request. Errors with
 /// a meaning (not found, exists, precondition, not implemented, denied) are answers, not faults;
 /// so is a `Generic` error that carries a refusal status ([`fault_of`]).
-pub fn is_transient(e: &object_store::Error) -> bool {
+pub(super) fn is_transient(e: &object_store::Error) -> bool {
     match e {
         object_store::Error::JoinError { .. } => true,
         object_store::Error::Generic { .. } => fault_of(e) != Fault::Refusal,

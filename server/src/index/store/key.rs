@@ -25,11 +25,11 @@ pub enum Key {
 }
 
 /// The prefix every workspace's keys live under.
-pub const ROOT: &str = "ws";
+pub(super) const ROOT: &str = "ws";
 
 /// The top-level prefixes of the old kind-first layout, records first: the order
 /// [`Key::parse_legacy`]'s keys are moved in, so that no marker arrives before its record.
-pub const LEGACY_ROOTS: [&str; 4] = ["items", "owners", "dismissed", "markers"];
+pub(super) const LEGACY_ROOTS: [&str; 4] = ["items", "owners", "dismissed", "markers"];
 
 const RECORD_SUFFIX: &str = ".json";
 
@@ -63,6 +63,11 @@ impl Key {
             [root, ws, kind, ref rest @ ..] if root == ROOT => Self::of_kind(ws, kind, rest),
             _ => None,
         }
+    }
+
+    /// The key a path's text names, as [`Key::parse`] reads it (the way a fact carries it).
+    pub fn parse_str(path: &str) -> Option<Key> {
+        Self::parse(&Path::from(path))
     }
 
     /// The key a path of the old kind-first layout named (`markers/{ws}/{id}`,

@@ -1,5 +1,6 @@
 //! The object store, and the only code in Pickup that speaks object_store. Everything else
-//! names [`Key`]s and [`Scope`]s and gets typed answers ([`StoreError`]).
+//! names [`Key`]s and [`Scope`]s and gets typed answers ([`StoreError`]), through the index's
+//! face ([`crate::index`] re-exports them; this module is not reachable beyond the index).
 //!
 //! - `key`: the key space (paths made and parsed back);
 //! - `legacy`: keys of the old kind-first layout moved to their new names;
@@ -19,8 +20,9 @@ mod pages;
 mod retry;
 mod version;
 
-pub use error::{is_transient, Result, StoreError};
-pub use key::{Found, Key, KeyKind, Scope, LEGACY_ROOTS, ROOT};
+pub(crate) use error::Result;
+pub use error::StoreError;
+pub use key::{Found, Key, KeyKind, Scope};
 pub use legacy::Moved;
 pub use open::StoreUrlError;
 pub use pages::Pages;
@@ -30,6 +32,8 @@ pub use version::{BadValidator, Version};
 use crate::index::ItemId;
 use crate::index::Workspace;
 use bytes::Bytes;
+use error::is_transient;
+use key::ROOT;
 use object_store::list::PaginatedListStore;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
@@ -432,7 +436,7 @@ tokio::task_local! {
 }
 
 /// Run `f` without counting its requests as the store's (a watcher's reads of its copy).
-pub async fn uncounted<F: std::future::Future>(f: F) -> F::Output {
+pub(crate) async fn uncounted<F: std::future::Future>(f: F) -> F::Output {
     NOT_A_STORE.scope((), f).await
 }
 

@@ -10,6 +10,7 @@ use object_store::azure::MicrosoftAzureBuilder;
 use object_store::gcp::GoogleCloudStorageBuilder;
 use object_store::list::PaginatedListStore;
 use object_store::local::LocalFileSystem;
+use object_store::memory::InMemory;
 use object_store::path::Path;
 use object_store::prefix::PrefixStore;
 use object_store::{ObjectStore, ObjectStoreScheme as Scheme};
@@ -147,6 +148,11 @@ impl Store {
             Some(pages) => store.with_pages(pages, &prefix),
             None => store,
         })
+    }
+
+    /// A store in memory, empty, listing in key order: `url` names it in logs.
+    pub fn memory(url: &str) -> Self {
+        Store::wrap(Arc::new(InMemory::new()), ListOrder::Sorted, url)
     }
 
     fn open_dir(url: &str, path: &str) -> Result<Self, StoreUrlError> {

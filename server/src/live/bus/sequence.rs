@@ -1,0 +1,71 @@
+//! A sender's sequence numbers: pub/sub delivers at most once, so a gap says a message was
+//! missed, and a number heard already says a replay.
+
+use std::time::Instant;
+
+/// What is known of one sender: the last sequence number heard, and when.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Sender {
+    pub(super) seq: u64,
+    pub(super) heard: Instant,
+}
+
+/// How a message's sequence number stands against its sender's last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Sequence {
+    /// The next one (or a sender's very first, or a beat that says no more).
+    InOrder,
+    /// Some were missed: reconcile.
+    Gap,
+    /// Heard already: a replay, or out of order.
+    Replayed,
+}
+
+/// `seq` of a `beat` (which repeats the last number) or of a fact or doubt (which takes the
+/// next), after `last`. No arithmetic that can overflow: a peer chooses these numbers.
+pub(super) fn sequence(last: Option<u64>, seq: u64, beat: bool) -> Sequence {
+    let Some(last) = last else {
+        // A sender heard for the first time that has said something before (a fact numbered
+        // past the first, a beat past none): what it said may have been missed.
+        let first = if beat { 0 } else { 1 };
+        return if seq > first {
+            Sequence::Gap
+        } else {
+            Sequence::InOrder
+        };
+    };
+    match (beat, seq.cmp(&last)) {
+        (true, std::cmp::Ordering::Less)
+        | (false, std::cmp::Ordering::Less | std::cmp::Ordering::Equal) => Sequence::Replayed,
+        (true, std::cmp::Ordering::Equal) => Sequence::InOrder,
+        (true, std::cmp::Ordering::Greater) => Sequence::Gap,
+        (false, std::cmp::Ordering::Greater) if seq - last == 1 => Sequence::InOrder,
+        (false, std::cmp::Ordering::Greater) => Sequence::Gap,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequence_numbers_cannot_overflow_or_go_back() {
+        use Sequence::*;
+        assert_eq!(sequence(None, u64::MAX, false), Gap);
+        assert_eq!(sequence(None, 1, false), InOrder);
+        assert_eq!(sequence(None, 0, true), InOrder);
+        assert_eq!(sequence(None, 3, true), Gap);
+        assert_eq!(sequence(Some(u64::MAX), u64::MAX, false), Replayed);
+        assert_eq!(sequence(Some(u64::MAX), 0, false), Replayed);
+        assert_eq!(sequence(Some(u64::MAX), u64::MAX, true), InOrder);
+        assert_eq!(sequence(Some(u64::MAX - 1), u64::MAX, false), InOrder);
+        assert_eq!(sequence(Some(0), u64::MAX, false), Gap);
+        assert_eq!(sequence(Some(5), 6, false), InOrder);
+        assert_eq!(sequence(Some(5), 5, false), Replayed);
+        assert_eq!(sequence(Some(5), 4, false), Replayed);
+        assert_eq!(sequence(Some(5), 8, false), Gap);
+        assert_eq!(sequence(Some(5), 5, true), InOrder);
+        assert_eq!(sequence(Some(5), 6, true), Gap);
+        assert_eq!(sequence(Some(5), 4, true), Replayed);
+    }
+}

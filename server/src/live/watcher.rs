@@ -1,0 +1,256 @@
+//! One watcher: the copy of one workspace, the loop that keeps it (facts as they come, doubts,
+//! reconciles by period or lease), and the pages it publishes to its subscribers.
+
+use super::fact::Fact;
+use super::replica::{Applied, Replica};
+use super::view::{same, Pages, Snapshot, Wants};
+use super::watchers::Live;
+use crate::index::{Index, Workspace};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+/// A doubt heard within this of a watcher's last full reconcile waits until this has passed:
+/// however many doubts peers send (or gaps the bus shows), a watcher reads its workspace whole
+/// at most once in this.
+const DOUBT_EVERY: Duration = Duration::from_secs(5);
+
+/// Facts and doubts waiting for one watcher (or for the watchers, from the bus), at most.
+pub(super) const QUEUE: usize = 4096;
+
+/// What a watcher is told.
+pub(super) enum Input {
+    Fact(Fact),
+    /// Reconcile now, reading every record again (the copy may have missed a fact).
+    Doubt,
+    /// A subscriber came or went: compute the pages asked for.
+    Wants,
+}
+
+pub(super) struct Watcher {
+    pub(super) ws: Workspace,
+    pub(super) tx: watch::Sender<Arc<Snapshot>>,
+    /// Bounded: what does not fit sets `missed`, and the watcher reconciles whole.
+    pub(super) input: mpsc::Sender<Input>,
+    pub(super) missed: AtomicBool,
+    pub(super) wants: Mutex<Wants>,
+}
+
+impl Watcher {
+    /// Queue `input`; when the queue is full (a reconcile on a slow store), note that something
+    /// was missed instead: the watcher then reconciles whole.
+    pub(super) fn tell(&self, input: Input) {
+        if self.input.try_send(input).is_err() {
+            self.missed.store(true, Ordering::SeqCst);
+        }
+    }
+
+    pub(super) fn want(&self, change: impl FnOnce(&mut Wants)) -> u64 {
+        let mut wants = self.wants.lock().expect("live lock");
+        change(&mut wants);
+        wants.version += 1;
+        wants.version
+    }
+}
+
+/// What a watcher's loop carries from one turn to the next.
+struct Kept {
+    replica: Replica,
+    /// `Err("")` before the first reconcile; `Err(why)` while the store cannot be reconciled.
+    reconciled: Result<(), String>,
+    /// A full reconcile owed, and why: at start, and after a doubt (at most one per
+    /// `DOUBT_EVERY`, however many doubts arrive).
+    doubt: Option<&'static str>,
+    last_full: Option<Instant>,
+    /// A fact the copy could not place (`Applied::Doubtful`): the store settles it.
+    recheck: bool,
+}
+
+impl Kept {
+    fn new(ws: &Workspace, index: &Index) -> Self {
+        Kept {
+            replica: Replica::new(ws, index),
+            reconciled: Err(String::new()),
+            doubt: Some("start"),
+            last_full: None,
+            recheck: false,
+        }
+    }
+
+    fn doubt(&mut self) {
+        self.doubt = self.doubt.or(Some("doubt"));
+    }
+
+    async fn apply(&mut self, fact: &Fact) {
+        self.recheck |= self.replica.apply(fact).await == Applied::Doubtful;
+    }
+
+    /// What the queue holds: a fact, and what else came meanwhile, at once (one page
+    /// computation for a burst); a doubt.
+    async fn take(&mut self, first: Input, input: &mut mpsc::Receiver<Input>) {
+        match first {
+            Input::Fact(fact) => {
+                self.apply(&fact).await;
+                while let Ok(more) = input.try_recv() {
+                    match more {
+                        Input::Fact(fact) => self.apply(&fact).await,
+                        Input::Doubt => self.doubt(),
+                        Input::Wants => {}
+                    }
+                }
+            }
+            Input::Doubt => self.doubt(),
+            Input::Wants => {}
+        }
+    }
+}
+
+impl Live {
+    /// The watcher's loop: reconcile at start, then apply facts as they come, compute pages
+    /// again each period (and after every change), reconcile as [`Live`] says; stop once
+    /// nobody subscribes.
+    pub(super) async fn watch(self: Arc<Self>, w: Arc<Watcher>, mut input: mpsc::Receiver<Input>) {
+        let mut kept = Kept::new(&w.ws, &self.index);
+        let mut tick = tokio::time::interval(self.config.every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut period = tokio::time::interval(self.config.reconcile_every);
+        period.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        period.tick().await;
+        loop {
+            if w.missed.swap(false, Ordering::SeqCst) {
+                kept.doubt();
+            }
+            self.settle_doubts(&w.ws, &mut kept).await;
+            self.publish(&w, &kept.replica, &kept.reconciled).await;
+            let doubt_at = kept.doubt.and(kept.last_full).map(|t| t + DOUBT_EVERY);
+            tokio::select! {
+                // Stopping: the streams end on their own; the watcher reads no more.
+                () = self.stop.cancelled() => return,
+                got = input.recv() => match got {
+                    Some(first) => kept.take(first, &mut input).await,
+                    None => return,
+                },
+                () = tokio::time::sleep_until(doubt_at.unwrap_or_else(Instant::now)), if doubt_at.is_some() => {}
+                _ = tick.tick() => {
+                    // No bus (or it is down): the store is read each period, as before, but
+                    // only what changed since the last listing.
+                    if self.polling() || kept.reconciled.is_err() {
+                        let why = if kept.reconciled.is_err() { "doubt" } else { "poll" };
+                        kept.reconciled = self.reconcile(&w.ws, &mut kept.replica, why, false).await;
+                    }
+                }
+                _ = period.tick() => {
+                    if self.holds_the_lease(&w.ws).await {
+                        kept.reconciled = self.reconcile(&w.ws, &mut kept.replica, "period", false).await;
+                    }
+                }
+                () = w.tx.closed() => {
+                    if self.retire(&w) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// A full reconcile owed and due (at most one per `DOUBT_EVERY`), else the store's word on
+    /// a fact the copy could not place.
+    async fn settle_doubts(&self, ws: &Workspace, kept: &mut Kept) {
+        let doubt_due = kept.last_full.is_none_or(|t| t.elapsed() >= DOUBT_EVERY);
+        if let (Some(why), true) = (kept.doubt, doubt_due) {
+            kept.reconciled = self.reconcile(ws, &mut kept.replica, why, true).await;
+            // A failed reconcile still owes its doubt: tried again in `DOUBT_EVERY`.
+            if kept.reconciled.is_ok() {
+                kept.doubt = None;
+            }
+            kept.recheck = false;
+            kept.last_full = Some(Instant::now());
+        } else if kept.recheck {
+            kept.reconciled = self.reconcile(ws, &mut kept.replica, "fact", false).await;
+            kept.recheck = false;
+        }
+    }
+
+    /// Whether this server reconciles `ws` for all this period: while the bus is up, the
+    /// holder of its lease does; when the lease cannot be asked for, this server does (an
+    /// error is not "not mine"). While the bus is down every watcher polls anyway.
+    async fn holds_the_lease(&self, ws: &Workspace) -> bool {
+        let Some(bus) = self.bus.as_ref().filter(|b| b.is_up()) else {
+            return false;
+        };
+        match bus.lease(ws, self.config.reconcile_every).await {
+            Ok(mine) => mine,
+            Err(e) => {
+                tracing::warn!(%ws, error = %e, "live: the reconcile lease could not be asked for; reconciling here");
+                true
+            }
+        }
+    }
+
+    /// Make the copy what the store holds; a drift found while facts drive the watchers is
+    /// told to the others, who reconcile too.
+    async fn reconcile(
+        &self,
+        ws: &Workspace,
+        replica: &mut Replica,
+        why: &'static str,
+        full: bool,
+    ) -> Result<(), String> {
+        metrics::counter!(crate::metrics::LIVE_RECONCILES, "why" => why).increment(1);
+        match replica.reconcile(&self.index, full).await {
+            Ok(done) => {
+                if done.drifted && why == "period" {
+                    tracing::warn!(%ws, "live: the store differed from what the facts said; every server reconciles");
+                    if let Some(bus) = &self.bus {
+                        bus.doubt(ws);
+                    }
+                }
+                Ok(())
+            }
+            Err(e) => {
+                tracing::warn!(%ws, error = %e, "live: the store did not answer");
+                Err(e.to_string())
+            }
+        }
+    }
+
+    /// Compute every wanted page from the copy and hand the snapshot to the subscribers (who
+    /// each send only what changed for them). What the copy's read finds dead is not deleted:
+    /// the copy may hold what a fact said, and nothing is deleted in the store on a fact's word
+    /// (reads of the store and the janitor prune; a dead item is on no page meanwhile).
+    async fn publish(&self, w: &Watcher, replica: &Replica, reconciled: &Result<(), String>) {
+        let wants = w.wants.lock().expect("live lock").clone();
+        let pages: Pages = match reconciled {
+            Err(e) if !e.is_empty() => Err(e.clone()),
+            Err(_) => return,
+            Ok(()) => {
+                let mut pages = HashMap::new();
+                for page in wants.pages.keys() {
+                    match replica.page(&page.viewer, page.filter(), page.cap).await {
+                        Ok(read) => {
+                            pages.insert(page.clone(), read.page);
+                        }
+                        // The copy is memory: this is a bug, not the store.
+                        Err(e) => {
+                            tracing::error!(ws = %w.ws, error = %e, "live: the copy could not be read")
+                        }
+                    }
+                }
+                Ok(pages)
+            }
+        };
+        w.tx.send_if_modified(|old| {
+            let changed = old.wants != wants.version || !same(&old.pages, &pages);
+            if changed {
+                *old = Arc::new(Snapshot {
+                    wants: wants.version,
+                    pages: Some(pages),
+                });
+            }
+            changed
+        });
+    }
+}

@@ -1,0 +1,206 @@
+//! This server's watchers ([`Live`]): one per workspace with subscribers, started by the first
+//! and retired after the last; what a write through this server, or the bus, tells them.
+
+use super::bus::{self, Bus, BusConfig, Heard};
+use super::fact::Fact;
+use super::streams::{StreamLimits, Streams};
+use super::subscription::Subscription;
+use super::view::{Snapshot, WantedPage};
+use super::watcher::{Input, Watcher, QUEUE};
+use crate::error::Error;
+use crate::index::{Index, UserId, Workspace};
+use app::contract::{Filter, MAX_CAP};
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+/// How live pages are kept up to date, and what they may cost.
+#[derive(Debug, Clone)]
+pub struct LiveConfig {
+    /// How often pages are computed again from the copy (time-driven changes), and how often
+    /// the store is read while there is no bus.
+    pub every: Duration,
+    /// How often one server reconciles a workspace for all, while the bus is up.
+    pub reconcile_every: Duration,
+    /// `PICKUP_BUS` (`redis://…` or `rediss://…`): facts between servers.
+    pub bus: Option<BusConfig>,
+    pub limits: StreamLimits,
+}
+
+/// How the watchers are driven now, for `/readyz`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// No bus: every watcher polls the store.
+    Polling,
+    /// Facts on the bus drive the watchers.
+    Bus,
+    /// The bus is configured but down: every watcher polls the store until it is back.
+    BusDown,
+}
+
+/// The watchers of this server, one per workspace with subscribers.
+pub struct Live {
+    pub(super) index: Arc<Index>,
+    pub(super) config: LiveConfig,
+    watchers: Mutex<HashMap<Workspace, Arc<Watcher>>>,
+    /// Cancelled on shutdown: every stream ends, telling its client to reconnect elsewhere.
+    pub(super) stop: CancellationToken,
+    streams: Arc<Mutex<Streams>>,
+    pub(super) bus: Option<Arc<Bus>>,
+}
+
+impl Live {
+    pub fn new(index: Arc<Index>, config: LiveConfig) -> anyhow::Result<Arc<Self>> {
+        let bus = match &config.bus {
+            Some(bus) => Some(Bus::new(bus, index.clone())?),
+            None => None,
+        };
+        let live = Arc::new(Live {
+            index,
+            config,
+            watchers: Mutex::default(),
+            stop: CancellationToken::new(),
+            streams: Arc::default(),
+            bus,
+        });
+        metrics::gauge!(crate::metrics::LIVE_POLLING).set(1.0);
+        if let Some(bus) = &live.bus {
+            let (tx, rx) = mpsc::channel(QUEUE);
+            tokio::spawn(bus.clone().listen(tx, live.stop.clone()));
+            tokio::spawn(live.clone().hear(rx));
+        }
+        Ok(live)
+    }
+
+    /// The server is stopping: end every stream now, so clients reconnect to another server.
+    pub fn stop(&self) {
+        self.stop.cancel();
+    }
+
+    pub fn mode(&self) -> Mode {
+        match &self.bus {
+            None => Mode::Polling,
+            Some(bus) if bus.is_up() => Mode::Bus,
+            Some(_) => Mode::BusDown,
+        }
+    }
+
+    pub(super) fn polling(&self) -> bool {
+        self.mode() != Mode::Bus
+    }
+
+    /// Watch `ws` for `viewer`, one subscription per view asked for, all of one stream: it
+    /// counts once against the limits, however many views it carries. The watcher starts with
+    /// the first subscriber.
+    pub fn subscribe(
+        self: &Arc<Self>,
+        ws: &Workspace,
+        viewer: &UserId,
+        views: &[(Filter, Option<u32>)],
+    ) -> Result<Vec<Subscription>, Error> {
+        let slot = Arc::new(Streams::open(
+            &self.streams,
+            self.config.limits,
+            ws,
+            viewer,
+        )?);
+        let mut watchers = self.watchers.lock().expect("live lock");
+        let watcher = watchers
+            .entry(ws.clone())
+            .or_insert_with(|| self.start_watcher(ws))
+            .clone();
+        // Subscribed under the lock, so the watcher cannot retire between lookup and here.
+        let receivers: Vec<_> = views.iter().map(|_| watcher.tx.subscribe()).collect();
+        metrics::gauge!(crate::metrics::LIVE_WATCHERS).set(watchers.len() as f64);
+        drop(watchers);
+        let subs = views
+            .iter()
+            .zip(receivers)
+            .map(|(&(filter, cap), rx)| {
+                let page = WantedPage {
+                    viewer: viewer.clone(),
+                    mine: filter == Filter::Mine,
+                    cap: cap.unwrap_or(self.index.default_cap()).clamp(1, MAX_CAP),
+                };
+                metrics::gauge!(crate::metrics::LIVE_SUBSCRIBERS).increment(1);
+                let version = watcher.want(|w| *w.pages.entry(page.clone()).or_default() += 1);
+                Subscription::new(
+                    rx,
+                    slot.clone(),
+                    self.stop.clone(),
+                    watcher.clone(),
+                    page,
+                    version,
+                )
+            })
+            .collect();
+        watcher.tell(Input::Wants);
+        Ok(subs)
+    }
+
+    /// A watcher of `ws`, its loop running.
+    fn start_watcher(self: &Arc<Self>, ws: &Workspace) -> Arc<Watcher> {
+        let (tx, _) = watch::channel(Arc::new(Snapshot::default()));
+        let (input, rx) = mpsc::channel(QUEUE);
+        let watcher = Arc::new(Watcher {
+            ws: ws.clone(),
+            tx,
+            input,
+            missed: AtomicBool::new(false),
+            wants: Mutex::default(),
+        });
+        tokio::spawn(self.clone().watch(watcher.clone(), rx));
+        watcher
+    }
+
+    /// A write went through this server: its watcher applies it now, and the other servers
+    /// hear of it on the bus.
+    pub fn announce(self: &Arc<Self>, fact: Fact) {
+        if let Some(bus) = &self.bus {
+            bus.publish(&fact);
+        }
+        self.tell(&fact.ws.clone(), Input::Fact(fact));
+    }
+
+    fn tell(&self, ws: &Workspace, input: Input) {
+        let watchers = self.watchers.lock().expect("live lock");
+        if let Some(w) = watchers.get(ws) {
+            w.tell(input);
+        }
+    }
+
+    /// What the bus heard, handed to the watchers.
+    async fn hear(self: Arc<Self>, mut rx: mpsc::Receiver<bus::Heard>) {
+        while let Some(heard) = rx.recv().await {
+            match heard {
+                Heard::Fact(fact) => self.tell(&fact.ws.clone(), Input::Fact(fact)),
+                Heard::Doubt(ws) => self.tell(&ws, Input::Doubt),
+                Heard::DoubtAll => {
+                    let watchers = self.watchers.lock().expect("live lock");
+                    for w in watchers.values() {
+                        w.tell(Input::Doubt);
+                    }
+                }
+                Heard::Up(up) => {
+                    metrics::gauge!(crate::metrics::LIVE_POLLING).set(if up { 0.0 } else { 1.0 });
+                }
+            }
+        }
+    }
+
+    /// Stop watching if nobody subscribes (checked under the lock `subscribe` takes).
+    pub(super) fn retire(&self, w: &Arc<Watcher>) -> bool {
+        let mut watchers = self.watchers.lock().expect("live lock");
+        if w.tx.receiver_count() > 0 {
+            return false;
+        }
+        if watchers.get(&w.ws).is_some_and(|v| Arc::ptr_eq(v, w)) {
+            watchers.remove(&w.ws);
+        }
+        metrics::gauge!(crate::metrics::LIVE_WATCHERS).set(watchers.len() as f64);
+        true
+    }
+}
