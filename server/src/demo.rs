@@ -3,10 +3,10 @@
 //! path: heartbeats, progress that moves, a run that finishes and a new one that starts.
 
 use crate::error::Result;
-use crate::index::store::Scope;
 use crate::index::Index;
 use crate::index::ItemId;
 use crate::index::ManualClock;
+use crate::index::Scope;
 use crate::index::Workspace;
 use crate::index::{Limits, Producer, UserId};
 use app::contract::{Filter, ItemUpdate, NewItem, Status, MAX_CAP};
@@ -20,7 +20,7 @@ pub async fn seed(index: &Index) -> Result<()> {
     if is_seeded(index, &ws).await? {
         return Ok(());
     }
-    let now = index.clock.now_ms();
+    let now = index.clock().now_ms();
     for item in &MORNING {
         seed_item(index, &ws, now, item).await?;
     }

@@ -3,10 +3,11 @@
 //! ([`serve`]: the listener, the janitor, signals, the drain); HTTP tests run the same router
 //! in-process, with `tower::ServiceExt::oneshot`.
 
-use crate::http::{router, Auth, ClaimMapping, HttpConfig, Jwks, Limits, Pickup};
-use crate::index::store::Store;
+use crate::http::{router, Auth, ClaimMapping, ConnectionLimits, HttpConfig, Jwks};
+use crate::index::Store;
 use crate::index::{Index, Limits as IndexLimits, SystemClock};
 use crate::live::LiveConfig;
+use crate::service::Pickup;
 use anyhow::{bail, Context};
 use axum::Router;
 use std::sync::Arc;
@@ -27,7 +28,7 @@ pub struct Config {
     pub live: Option<LiveConfig>,
     /// How often the server sweeps every workspace; zero: never.
     pub janitor_every: Duration,
-    pub serve: Limits,
+    pub serve: ConnectionLimits,
 }
 
 /// Which tokens the server accepts: HS256 with `secret`, the identity provider's, or both.
@@ -137,7 +138,7 @@ pub async fn serve(
     demo: Option<crate::demo::Pace>,
 ) -> anyhow::Result<()> {
     let App { router, pickup } = app(&config).await?;
-    open_store(&pickup.index).await?;
+    open_store(pickup.index()).await?;
     if let Some(pace) = demo {
         start_demo(&pickup, pace, &config.limits).await?;
     }
@@ -147,21 +148,21 @@ pub async fn serve(
         tracing::warn!(site = %config.http.site.display(), "no index.html in the site directory: run `make widget`");
     }
     if demo.is_some() {
-        let token = crate::demo::token(&pickup.auth);
+        let token = crate::demo::token(pickup.auth());
         // The token travels in the fragment, which the browser never sends to a server.
         println!("Pickup demo: open http://{local}/#ws=demo&token={token}");
     }
     println!(
         "pickup listening on http://{local} (store {})",
-        pickup.index.store().url()
+        pickup.index().store().url()
     );
     if !config.janitor_every.is_zero() {
         tokio::spawn(crate::index::janitor_every(
-            pickup.index.clone(),
+            pickup.index().clone(),
             config.janitor_every,
         ));
     }
-    let signal = stop_streams_on_signal(pickup.live.clone());
+    let signal = stop_streams_on_signal(pickup.live().cloned());
     let deadline = crate::http::serve(listener, router, config.serve, signal).await;
     drain(&pickup, deadline, config.serve.grace).await;
     Ok(())
@@ -174,7 +175,7 @@ async fn open_store(index: &Arc<Index>) -> anyhow::Result<()> {
     // will refuse every request: say so now, not as 503s later. One that does not answer may
     // heal: the server starts, and /readyz says how it stands.
     match index.store().ready().await {
-        Err(e @ crate::index::store::StoreError::Refused(_)) => {
+        Err(e @ crate::index::StoreError::Refused(_)) => {
             bail!(
                 "the store refused: {} ({e}); fix PICKUP_STORE or the store's credentials",
                 e.refusal()
@@ -202,14 +203,14 @@ async fn start_demo(
     pace: crate::demo::Pace,
     limits: &IndexLimits,
 ) -> anyhow::Result<()> {
-    if !pickup.auth.has_secret() {
+    if !pickup.auth().has_secret() {
         bail!("pickup demo mints its own token: set PICKUP_SECRET");
     }
     let pace = pace.check(limits)?;
-    crate::demo::seed(&pickup.index)
+    crate::demo::seed(pickup.index())
         .await
         .context("seeding the demo workspace")?;
-    tokio::spawn(crate::demo::keep_alive(pickup.index.clone(), pace).await);
+    tokio::spawn(crate::demo::keep_alive(pickup.index().clone(), pace).await);
     Ok(())
 }
 

@@ -76,8 +76,8 @@ pub(super) async fn prune(p: PruneArgs) -> anyhow::Result<()> {
 }
 
 /// `3 markers, 3 records, 0 dismissals`.
-fn per_kind(counts: &std::collections::BTreeMap<crate::index::store::KeyKind, usize>) -> String {
-    use crate::index::store::KeyKind;
+fn per_kind(counts: &std::collections::BTreeMap<crate::index::KeyKind, usize>) -> String {
+    use crate::index::KeyKind;
     [
         KeyKind::Marker,
         KeyKind::Record,

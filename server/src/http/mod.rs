@@ -30,5 +30,3 @@ pub use state::MAX_BODY_BYTES;
 
 // Old names, kept only while `cli.rs` and `wiring.rs` (and the tests) still use them: the
 // service is `crate::service`, the accept loop's limits are `ConnectionLimits`.
-pub use crate::service::{Drained, Pickup};
-pub use serve::ConnectionLimits as Limits;

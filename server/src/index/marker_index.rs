@@ -26,7 +26,7 @@ pub struct Index {
     pub(super) limits: Limits,
     pub(super) default_cap: u32,
     /// `pub(crate)` only while `demo.rs` reads it as a field: [`Index::clock`] is the way in.
-    pub(crate) clock: Arc<dyn Clock>,
+    pub(super) clock: Arc<dyn Clock>,
     /// Shared by concurrent reads (`serve` turns it on; tests and the janitor read directly).
     pub(super) cache: Option<Arc<ReadCache>>,
     /// Checks this server's clock against the store's before deleting anything by age

@@ -25,7 +25,7 @@ mod prune;
 mod read;
 // `pub(crate)` only while `cli.rs`, `demo.rs` and `wiring.rs` still name `index::store::…`: every
 // item they use is re-exported below, and the module becomes private once they use those.
-pub(crate) mod store;
+mod store;
 mod write;
 
 pub use self::clock::{Clock, ManualClock, SystemClock};

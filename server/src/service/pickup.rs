@@ -17,19 +17,18 @@ pub struct Drained {
     pub deletes: bool,
 }
 
-/// The service. Doors call its methods; the fields are public only for `wiring.rs` and the
-/// tests, which build and steer a server around it.
+/// The service. Doors call its methods; its parts are reached by accessors only.
 #[derive(Clone)]
 pub struct Pickup {
-    pub index: Arc<Index>,
-    pub auth: Arc<Auth>,
+    pub(super) index: Arc<Index>,
+    pub(super) auth: Arc<Auth>,
     /// Deletes that run after an answer was sent; graceful shutdown waits for them.
-    pub background: TaskTracker,
+    pub(super) background: TaskTracker,
     /// Writes, run to their end even if their caller leaves ([`Pickup::to_the_end`]); shutdown
     /// waits for them longer than for the deletes ([`Pickup::drain`]).
-    pub writes: TaskTracker,
+    pub(super) writes: TaskTracker,
     /// The watchers of live streams (`serve` turns them on).
-    pub live: Option<Arc<Live>>,
+    pub(super) live: Option<Arc<Live>>,
 }
 
 impl Pickup {
@@ -77,6 +76,13 @@ impl Pickup {
             // Not cancelled: nothing aborts these tasks, and the runtime outlives the server.
             Err(e) => std::panic::resume_unwind(e.into_panic()),
         }
+    }
+
+    /// Waits for every write begun to end, and takes no more: a shutdown's first step, and how
+    /// a test knows a write that outlived its caller is done.
+    pub async fn finish_writes(&self) {
+        self.writes.close();
+        self.writes.wait().await;
     }
 
     /// At shutdown, once the connections are done: lets the writes still running finish until

@@ -157,7 +157,7 @@ async fn a_registration_held_at_its_marker(b: &Backend) -> (pickup::service::Pic
     let pickup = Pickup::new(index, auth);
     let door = faults.hold(Op::Put, "ws/*/markers/");
     let who = pickup
-        .auth
+        .auth()
         .authorize::<pickup::http::Write>(Some(&token), "acme")
         .await
         .unwrap();
@@ -175,15 +175,16 @@ async fn a_registration_held_at_its_marker(b: &Backend) -> (pickup::service::Pic
 pub async fn a_write_outlives_its_caller(b: &Backend) {
     let (pickup, door) = a_registration_held_at_its_marker(b).await;
     door.release();
-    pickup.writes.close();
-    pickup.writes.wait().await;
+    pickup.finish_writes().await;
     assert_eq!(
-        markers(&pickup.index).await.len(),
+        markers(pickup.index()).await.len(),
         1,
         "{}: the registration went on without its caller and wrote the marker",
         b.name
     );
-    let records = names(pickup.index.store(), scope::items(&ws())).await.len();
+    let records = names(pickup.index().store(), scope::items(&ws()))
+        .await
+        .len();
     assert_eq!(records, 1, "{}: and its one record", b.name);
 }
 
@@ -214,7 +215,7 @@ pub async fn shutdown_lets_a_running_write_finish_after_the_connections_deadline
         "{}",
         b.name
     );
-    assert_eq!(markers(&pickup.index).await.len(), 1, "{}", b.name);
+    assert_eq!(markers(pickup.index()).await.len(), 1, "{}", b.name);
 }
 
 const HOUR_DURATION: std::time::Duration = std::time::Duration::from_secs(3_600);
