@@ -1,8 +1,8 @@
 //! The widget's body: a state (loading, refused, failed, empty), or the list of cards with its
 //! notes and "Show older" under it.
 
-use super::fetches::Calls;
-use super::state::{Shown, State};
+use super::widget_fetches::Calls;
+use super::widget_state::{Shown, State};
 use crate::components::card::CardView;
 use crate::components::frame::{PartialNote, ShowOlder};
 use crate::components::states::{EmptyState, ErrorState, Skeleton};

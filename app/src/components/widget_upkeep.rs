@@ -1,8 +1,8 @@
 //! What keeps a widget's cards current: the stream, polling while it is not up, fetching again
 //! when the page is shown or the token changes, and stopping it all when the widget unmounts.
 
-use super::fetches::report;
-use super::state::State;
+use super::widget_fetches::report;
+use super::widget_state::State;
 use crate::components::live;
 use crate::components::stream::{self, Handle, Liveness};
 use crate::host::Host;

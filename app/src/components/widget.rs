@@ -1,21 +1,19 @@
 //! The widget: a header, then a list of cards. Each mounted widget owns its own signals, its
-//! own server and its own token (its [`Host`]), so several can live on one page.
-
-mod body;
-mod fetches;
-mod state;
-mod upkeep;
+//! own server and its own token (its [`Host`]), so several can live on one page. Its parts:
+//! [`State`] (`widget_state`), [`Calls`] (`widget_fetches`), `widget_upkeep` and [`Body`]
+//! (`widget_body`).
 
 use super::frame::Frame;
 use super::header::Header;
 use super::stream::Liveness;
+use super::widget_body::Body;
+use super::widget_fetches::Calls;
+use super::widget_state::State;
+use super::widget_upkeep;
 use crate::contract::Filter;
 use crate::host::Host;
 use crate::labels::Labels;
-use body::Body;
-use fetches::Calls;
 use leptos::prelude::*;
-use state::State;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
@@ -47,9 +45,10 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
 
     let calls = Calls::new(config.ws.clone(), host.clone(), state, config.cap);
     let new_items = config.labels.new_items.clone();
-    let stream = upkeep::open_stream(&host, &config.ws, config.cap, state, new_items.clone());
+    let stream =
+        widget_upkeep::open_stream(&host, &config.ws, config.cap, state, new_items.clone());
     calls.fetch_on_tick(stream.clone(), new_items);
-    upkeep::keep_current(&host, config.refresh, state, stream);
+    widget_upkeep::keep_current(&host, config.refresh, state, stream);
 
     let body = Body {
         state,

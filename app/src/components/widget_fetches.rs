@@ -1,7 +1,7 @@
 //! The widget's calls to its server: fetching the first page, dismissing, "Show older". No
 //! `Action` or `LocalResource` for them: their machinery costs the widget kilobytes.
 
-use super::state::State;
+use super::widget_state::State;
 use crate::components::stream::Handle;
 use crate::contract::ApiError;
 use crate::host::Host;
