@@ -17,6 +17,16 @@ mod states;
 mod stream;
 #[cfg(feature = "csr")]
 mod widget;
+// The widget's parts, beside it, not in a folder: app/tests/element_types.rs reads this folder's
+// files (not its subfolders) for the parts they name.
+#[cfg(feature = "csr")]
+mod widget_body;
+#[cfg(feature = "csr")]
+mod widget_fetches;
+#[cfg(feature = "csr")]
+mod widget_state;
+#[cfg(feature = "csr")]
+mod widget_upkeep;
 
 #[cfg(feature = "csr")]
 pub use widget::{Widget, WidgetConfig};

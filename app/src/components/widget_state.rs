@@ -1,0 +1,188 @@
+//! The widget's state: its signals, in one `Copy` struct, and what they mean together (the
+//! cards shown, what the body shows, a page accepted).
+
+use crate::components::live;
+use crate::components::stream::Liveness;
+use crate::contract::{ApiError, Card, ErrorCode, Filter, RecentPage};
+use crate::labels::fill;
+use crate::older;
+use leptos::prelude::*;
+
+/// What a widget's body shows.
+#[derive(Clone, PartialEq)]
+pub enum Shown {
+    Loading,
+    Forbidden,
+    Unauthenticated,
+    Failed(ApiError),
+    Empty,
+    List,
+}
+
+/// A widget's signals. Each mounted widget has its own; being `Copy`, the state goes into every
+/// closure that needs it.
+#[derive(Clone, Copy)]
+pub struct State {
+    pub filter: RwSignal<Filter>,
+    /// Bumped to fetch now: by the timer, the refresh button, the page becoming visible.
+    pub tick: RwSignal<u64>,
+    pub failures: RwSignal<u32>,
+    pub last_good: RwSignal<Option<RecentPage>>,
+    pub error: RwSignal<Option<ApiError>>,
+    pub now: RwSignal<f64>,
+    /// Hidden at once when the viewer dismisses, before the server confirms. A list, not a hash
+    /// set: a viewer dismisses a few cards, and std's hashing costs the widget kilobytes.
+    pub dismissed: RwSignal<Vec<String>>,
+    pub announcement: RwSignal<String>,
+    /// "Show older": the cards of the older pages asked for, below the first page, which keeps
+    /// refreshing (see `older`). `older_more` is `None` until the viewer asks, then the `more`
+    /// of the last older page.
+    pub older: RwSignal<Vec<Card>>,
+    pub older_more: RwSignal<Option<bool>>,
+    pub older_failed: RwSignal<bool>,
+    pub older_pending: RwSignal<bool>,
+    /// The card that takes focus once it is drawn (the first older card after "Show older").
+    pub focus_next: RwSignal<Option<String>>,
+    /// Live when the server streams; polling whenever the stream is not up.
+    pub liveness: RwSignal<Liveness>,
+    /// Pages the stream has given. A fetch answered after a stream page that came while it was
+    /// on its way may be older than that page (its snapshot can predate it), so it is dropped:
+    /// the stream brings every change after its own page anyway.
+    pub stream_pages: StoredValue<u64>,
+    /// The cards shown: the first page, then the older pages asked for, less the dismissed.
+    pub visible: Memo<Vec<Card>>,
+    /// What the body shows. Only a change of this redraws it; within the list, each card is
+    /// its item's (keyed by id), so a page that arrives changes cards in place.
+    pub shown: Memo<Shown>,
+}
+
+impl State {
+    pub fn new(filter: Filter) -> Self {
+        let last_good = RwSignal::new(None::<RecentPage>);
+        let error = RwSignal::new(None::<ApiError>);
+        let dismissed = RwSignal::new(Vec::<String>::new());
+        let older = RwSignal::new(Vec::<Card>::new());
+        let visible = Memo::new(move |_| {
+            let hidden = dismissed.get();
+            let first = last_good.with(|p| p.as_ref().map(|p| p.cards.clone()).unwrap_or_default());
+            older.with(|older| {
+                first
+                    .into_iter()
+                    .chain(older.iter().cloned())
+                    .filter(|c| !hidden.contains(&c.id))
+                    .collect::<Vec<_>>()
+            })
+        });
+        let shown = Memo::new(
+            move |_| match (last_good.with(Option::is_some), error.get()) {
+                (false, None) => Shown::Loading,
+                (false, Some(e)) if e.error == ErrorCode::Forbidden => Shown::Forbidden,
+                (_, Some(e)) if e.error == ErrorCode::Unauthenticated => Shown::Unauthenticated,
+                (false, Some(e)) => Shown::Failed(e),
+                (true, stale) if stale.is_none() && visible.with(Vec::is_empty) => Shown::Empty,
+                (true, _) => Shown::List,
+            },
+        );
+        Self {
+            filter: RwSignal::new(filter),
+            tick: RwSignal::new(0),
+            failures: RwSignal::new(0),
+            last_good,
+            error,
+            now: RwSignal::new(js_sys::Date::now()),
+            dismissed,
+            announcement: RwSignal::new(String::new()),
+            older,
+            older_more: RwSignal::new(None),
+            older_failed: RwSignal::new(false),
+            older_pending: RwSignal::new(false),
+            focus_next: RwSignal::new(None),
+            liveness: RwSignal::new(Liveness::Connecting),
+            stream_pages: StoredValue::new(0),
+            visible,
+            shown,
+        }
+    }
+
+    /// Fetch now.
+    pub fn bump(self) {
+        self.tick.try_update(|t| *t += 1);
+    }
+
+    /// Back to the first page alone, as before the viewer asked for older ones.
+    pub fn reset_older(self) {
+        self.older.set(Vec::new());
+        self.older_more.set(None);
+        self.older_failed.set(false);
+    }
+
+    /// The first page's cards, as they are now.
+    fn first_cards(self) -> Vec<Card> {
+        self.last_good
+            .get_untracked()
+            .map(|p| p.cards)
+            .unwrap_or_default()
+    }
+
+    /// A page from a fetch or from the stream; `new_items` words the announcement of its new
+    /// cards.
+    pub fn accept(self, page: RecentPage, new_items: &str) {
+        self.now.set(js_sys::Date::now());
+        let fresh = live::new_titles(self.last_good.get_untracked().as_ref(), &page);
+        if !fresh.is_empty() {
+            self.announcement.set(fill(new_items, &fresh.join(", ")));
+        }
+        if !page.more {
+            // Nothing lies beyond the first page any more.
+            self.reset_older();
+        } else if self.older_more.get_untracked().is_some() {
+            let before = self.first_cards();
+            self.older
+                .update(|o| *o = older::refreshed(std::mem::take(o), &before, &page.cards));
+        }
+        self.last_good.set(Some(page));
+        self.error.set(None);
+        self.failures.set(0);
+    }
+
+    /// An older page "Show older" asked for: its cards go below the others.
+    pub fn accept_older(self, page: RecentPage) {
+        let first = self.first_cards();
+        // Focus goes to the first of the older cards, once its card is drawn.
+        let shown = self.visible.get_untracked();
+        let first_new = page
+            .cards
+            .iter()
+            .find(|c| !shown.iter().any(|s| s.id == c.id))
+            .map(|c| c.id.clone());
+        self.older
+            .update(|o| *o = older::below(&first, std::mem::take(o).into_iter().chain(page.cards)));
+        self.older_more.set(Some(page.more));
+        self.focus_next.set(first_new);
+        self.older_failed.set(false);
+    }
+
+    /// Where the older pages continue: after the last card of all, hidden ones included.
+    pub fn cursor(self) -> Option<String> {
+        let last_first = self.last_good.with(|p| {
+            p.as_ref()
+                .and_then(|p| p.cards.last().map(|c| c.id.clone()))
+        });
+        self.older
+            .with(|o| o.last().map(|c| c.id.clone()))
+            .or(last_first)
+    }
+
+    /// Whether there are older cards to ask for.
+    pub fn more(self) -> bool {
+        self.older_more
+            .get()
+            .unwrap_or_else(|| self.last_good.with(|p| p.as_ref().is_some_and(|p| p.more)))
+    }
+
+    /// Whether some of the page's items could not be read.
+    pub fn partial(self) -> bool {
+        self.last_good
+            .with(|p| p.as_ref().is_some_and(|p| p.partial))
+    }
+}
