@@ -55,6 +55,10 @@ export const ELEMENT_ATTRIBUTES = ["workspace", "server", "cap", "refresh", "loc
 /** The global symbol's key under which the shared live stream is installed (names.rs). */
 export const SHARE = "pickup:share";
 
+/** The headers of a `recent` answer that say whom the server took the token for, and when the
+ *  token expires (names.rs). */
+export const HEADER = { viewer: "pickup-viewer", tokenExpires: "pickup-token-expires" };
+
 /** How a card words its times (relative.rs): `Intl.RelativeTimeFormat`'s options for "3 min.
  *  ago", `Intl.DateTimeFormat`'s for the date and time it stands for. */
 export const TIME_WORDS = { numeric: "auto", style: "short" };

@@ -5,13 +5,16 @@
 // The widget takes the answer only if its own first call is this same request (URL, body and
 // token); else, or if this one fails, it makes its own. So this computes the request exactly as
 // the widget does: home page: `ws`, `token` and `cap` from the fragment or this tab's
-// sessionStorage; else from the element's attributes; the cap rule of `options.rs`. The rule's
-// numbers, the URL and the body come from contract.js, which app/src/contract/ writes.
-import { ATTRIBUTE, DEFAULT_CAP, FRAGMENT, MAX_CAP, MIN_CAP, NONSENSE_ABOVE, RECENT_PATH, STORAGE, firstPageBody } from "./contract.js";
+// sessionStorage; else from the element's attributes. The cap is the widget's to judge
+// (options.rs): only one written plainly, a whole number in range or none, is asked for ahead;
+// any other the widget asks for itself. The range, the URL and the body come from contract.js,
+// which app/src/contract/ writes.
+import { ATTRIBUTE, DEFAULT_CAP, FRAGMENT, MAX_CAP, MIN_CAP, RECENT_PATH, STORAGE, firstPageBody } from "./contract.js";
 
 /** Starts `el`'s first request and leaves it on the element as `pickupPrefetch`; returns it,
- *  or null when the widget could not ask either (no workspace or token). May throw (blocked
- *  sessionStorage): the caller goes on, and the widget says what failed. */
+ *  or null when the widget could not ask either (no workspace or token) or its cap is not
+ *  written plainly. May throw (blocked sessionStorage): the caller goes on, and the widget
+ *  says what failed. */
 export function prefetch(el) {
   const attr = (name) => el.getAttribute(name) || null;
   let [ws, token, cap] = [attr(ATTRIBUTE.workspace), attr(ATTRIBUTE.token), attr(ATTRIBUTE.cap)];
@@ -22,8 +25,8 @@ export function prefetch(el) {
     token = param(FRAGMENT.token) ?? sessionStorage.getItem(STORAGE.token);
     cap = param(FRAGMENT.cap) ?? cap;
   }
-  if (!ws || !token) return null;
-  const asked = firstRequest({ server: attr(ATTRIBUTE.server), ws, token, cap });
+  const asked = ws && token && firstRequest({ server: attr(ATTRIBUTE.server), ws, token, cap });
+  if (!asked) return null;
   const headers = { "Content-Type": "application/json", Accept: "application/json", Authorization: asked.authorization };
   const response = fetch(asked.url, { method: "POST", headers, body: asked.body });
   response.catch(() => {}); // the widget asks again
@@ -31,10 +34,19 @@ export function prefetch(el) {
 }
 
 /** A widget's first `recent` request as the widget makes it: its URL, body and authorization,
- *  and what it asks for: the workspace, the cap (the rule of options.rs) and the filter. */
+ *  and what it asks for: the workspace, the cap and the filter; null when the cap is not written
+ *  plainly. */
 export function firstRequest({ server, ws, token, cap, filter = "all" }) {
-  const n = cap == null || cap.trim() === "" || !/^[0-9+\-.eE]+$/.test(cap.trim()) ? NaN : Number(cap.trim());
-  cap = n >= 0 && n <= NONSENSE_ABOVE ? Math.min(MAX_CAP, Math.max(MIN_CAP, Math.round(n))) : DEFAULT_CAP;
+  cap = plainCap(cap);
+  if (cap === null) return null;
   server = (server ?? "").replace(/\/+$/, "");
   return { url: `${server}${RECENT_PATH}`, body: firstPageBody(ws, cap, filter), authorization: `Bearer ${token}`, server, cap, ws, filter };
+}
+
+/** The cap a host wrote, when the widget's rule (options.rs) would take it as it is: none (the
+ *  default), or a whole number in MIN_CAP..MAX_CAP; else null, and the widget judges it. */
+function plainCap(cap) {
+  if (cap == null || String(cap).trim() === "") return DEFAULT_CAP;
+  const n = typeof cap === "number" ? cap : /^\d+$/.test(cap.trim()) ? Number(cap.trim()) : NaN;
+  return Number.isInteger(n) && n >= MIN_CAP && n <= MAX_CAP ? n : null;
 }

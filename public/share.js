@@ -16,11 +16,9 @@
 // Without Web Locks (not a secure context) each tab holds its own; without BroadcastChannel
 // too, the widgets of one page still share one.
 
-import { LIVE_EVENT, LIVE_PATTERN as LIVE, recentPath } from "./contract.js";
+import { HEADER, LIVE_EVENT, LIVE_PATTERN as LIVE, recentPath } from "./contract.js";
 
 const TAB = Math.random().toString(36).slice(2);
-/** Claims that change when a token is renewed, not who it is for. */
-const TIMES = new Set(["exp", "iat", "nbf", "jti", "auth_time"]);
 const groups = new Map();
 
 /** A widget's live stream at `url` (its `init`: the Authorization header, the abort signal):
@@ -34,12 +32,12 @@ export function live(url, init = {}) {
   const authorization = new Headers(init.headers).get("Authorization") ?? "";
   const stream = `${u.origin}${u.pathname}`;
   const recent = `${u.origin}${recentPath(decodeURIComponent(ws))}`;
-  return check(recent, authorization, init.signal).then((refused) => {
-    if (refused) return Feed.refused(refused.status);
-    const key = `${stream}|${viewer(authorization)}`;
+  return check(recent, authorization, init.signal).then((taken) => {
+    if (taken.refused) return Feed.refused(taken.refused);
+    const key = `${stream}|${taken.viewer}`;
     let group = groups.get(key);
     if (!group) groups.set(key, (group = new Group(key, stream)));
-    return group.open({ filter, cap, authorization, signal: init.signal });
+    return group.open({ filter, cap, authorization, expires: taken.expires, signal: init.signal });
   });
 }
 
@@ -48,8 +46,10 @@ const checked = new Map();
 
 /** Whether the server takes this tab's own token, asked once per token: a tab is shown the
  *  group's pages (which another tab's token opened) only with a token the server would have
- *  opened its stream for. `null`, or the refusal as the server gave it (401, 403, 503, …),
- *  which the widget then handles as it would its own stream's. */
+ *  opened its stream for. `{viewer, expires}`: whom the server took it for (the group is that
+ *  viewer's tabs), and when it expires (ms); or `{refused}`, the refusal's status (401, 403,
+ *  503, …), which the widget then handles as it would its own stream's. The server says both,
+ *  having verified the token: nothing here reads the token itself. */
 function check(recent, authorization, signal) {
   const key = `${recent}|${authorization}`;
   let asked = checked.get(key);
@@ -57,36 +57,15 @@ function check(recent, authorization, signal) {
     asked = fetch(`${recent}?cap=1`, { headers: { Authorization: authorization } })
       .then(async (res) => {
         await res.arrayBuffer(); // read: a body left unread keeps its connection
-        return res.ok ? null : { status: res.status };
+        if (!res.ok) return { refused: res.status };
+        const expires = Number(res.headers.get(HEADER.tokenExpires)) * 1000;
+        return { viewer: res.headers.get(HEADER.viewer) ?? "", expires: expires > 0 ? expires : Infinity };
       });
     checked.set(key, asked);
     // Not an answer (the server unreachable, or busy): the next stream asks again.
-    asked.then((refused) => refused && refused.status !== 401 && refused.status !== 403 && checked.delete(key), () => checked.delete(key));
+    asked.then(({ refused }) => refused && refused !== 401 && refused !== 403 && checked.delete(key), () => checked.delete(key));
   }
   return signal ? Promise.race([asked, aborted(signal)]) : asked;
-}
-
-/** Whom a token is for: its claims but the times (unverified: only tabs of this origin, which
- *  hold the tokens anyway, share). Not a JWT: the token itself. */
-function viewer(authorization) {
-  try {
-    const part = authorization.replace(/^Bearer /, "").split(".")[1];
-    const claims = JSON.parse(atob(part.replace(/-/g, "+").replace(/_/g, "/")));
-    return JSON.stringify(Object.keys(claims).filter((k) => !TIMES.has(k)).sort().map((k) => [k, claims[k]]));
-  } catch {
-    return authorization;
-  }
-}
-
-/** When a token says it expires (ms; unverified: it only ends a tab's share sooner). */
-function expiry(authorization) {
-  try {
-    const part = authorization.replace(/^Bearer /, "").split(".")[1];
-    const exp = JSON.parse(atob(part.replace(/-/g, "+").replace(/_/g, "/"))).exp;
-    return Number.isFinite(exp) ? exp * 1000 : Infinity;
-  } catch {
-    return Infinity;
-  }
 }
 
 /** Rejects when `signal` aborts. */
@@ -207,10 +186,10 @@ class Group {
     }
   }
 
-  open({ filter, cap, authorization, signal }) {
+  open({ filter, cap, authorization, expires, signal }) {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
-      const sub = { filter, cap, authorization, resolve, reject, out: null, timer: null };
+      const sub = { filter, cap, authorization, expires, resolve, reject, out: null, timer: null };
       signal?.addEventListener("abort", () => this.drop(sub, signal.reason), { once: true });
       this.subs.add(sub);
       this.authorization = authorization;
@@ -233,7 +212,7 @@ class Group {
   start(sub) {
     // Its token's own end (the holder's stream goes on with the holder's token): as the server
     // ends a stream at `exp`, so the widget renews it. Only ever earlier than the server would.
-    const left = expiry(sub.authorization) - Date.now();
+    const left = sub.expires - Date.now();
     if (left < 2 ** 31) {
       sub.timer = setTimeout(() => {
         this.send(sub, LIVE_EVENT.unauthenticated, {});

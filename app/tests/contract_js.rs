@@ -12,6 +12,7 @@ use app::contract::element::ATTRIBUTES;
 use app::contract::names::{attribute, fragment, route, storage, SHARE};
 use app::contract::{
     Card, DomEvent, Filter, LiveEvent, Owner, RecentPage, Status, DEFAULT_CAP, MAX_CAP, MIN_CAP,
+    TOKEN_EXPIRES, VIEWER,
 };
 use app::options::NONSENSE_ABOVE;
 use app::relative::{DATE_WORDS, TIME_WORDS};
@@ -192,11 +193,16 @@ export const ELEMENT_ATTRIBUTES = {attributes:?};
 /** The global symbol's key under which the shared live stream is installed (names.rs). */
 export const SHARE = {SHARE:?};
 
+/** The headers of a `recent` answer that say whom the server took the token for, and when the
+ *  token expires (names.rs). */
+export const HEADER = {header};
+
 /** How a card words its times (relative.rs): `Intl.RelativeTimeFormat`'s options for "3 min.
  *  ago", `Intl.DateTimeFormat`'s for the date and time it stands for. */
 export const TIME_WORDS = {time_words};
 export const DATE_WORDS = {date_words};
 "#,
+        header = object(&[("viewer", VIEWER), ("tokenExpires", TOKEN_EXPIRES)]),
         time_words = object(&TIME_WORDS),
         date_words = object(&DATE_WORDS),
         live = route_fn(route::LIVE),

@@ -28,5 +28,5 @@ pub use error::{ApiError, ErrorCode};
 #[cfg(feature = "ssr")]
 pub use item::{ItemRecord, ItemUpdate, NewItem, MAX_NAME_CHARS, MAX_TITLE_CHARS};
 pub use link::MAX_URL_CHARS;
-pub use names::{DomEvent, LiveEvent, EXPIRES_IN};
+pub use names::{DomEvent, LiveEvent, EXPIRES_IN, TOKEN_EXPIRES, VIEWER};
 pub use page::{Card, Filter, Owner, RecentPage, Status, ViewPage};

@@ -95,6 +95,14 @@ impl DomEvent {
 /// deletes this run by its name, heartbeats or not: a producer renews before then.
 pub const EXPIRES_IN: &str = "pickup-expires-in";
 
+/// The headers on a `/recent` answer that say whom the server took the token for (its user
+/// id) and when the token expires (its `exp`, seconds since the epoch): the tabs of a browser
+/// share a live stream between the same viewer's tokens (public/share.js), each tab's share
+/// ending at its own token's expiry, as the server ends a stream. The server verified both;
+/// a script need not decode the token.
+pub const VIEWER: &str = "pickup-viewer";
+pub const TOKEN_EXPIRES: &str = "pickup-token-expires";
+
 /// The home page's fragment (`#ws=…&token=…&cap=…&refresh=…`): never sent to a server.
 pub mod fragment {
     pub const WORKSPACE: &str = "ws";

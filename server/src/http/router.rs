@@ -120,6 +120,9 @@ fn cors(config: &HttpConfig) -> CorsLayer {
             header::ETAG,
             X_REQUEST_ID,
             HeaderName::from_static(app::contract::EXPIRES_IN),
+            // share.js groups a browser's tabs by the viewer the server took each token for.
+            HeaderName::from_static(app::contract::VIEWER),
+            HeaderName::from_static(app::contract::TOKEN_EXPIRES),
         ])
 }
 

@@ -305,7 +305,16 @@ pub(super) async fn recent(
         .pickup
         .recent_page(&who, q.filter, q.cap, before.as_ref())
         .await?;
-    Ok(Json(page).into_response())
+    let mut res = Json(page).into_response();
+    let caller = who.caller();
+    if let Ok(viewer) = HeaderValue::from_str(caller.user.as_str()) {
+        res.headers_mut().insert(app::contract::VIEWER, viewer);
+    }
+    res.headers_mut().insert(
+        app::contract::TOKEN_EXPIRES,
+        HeaderValue::from(caller.expires_at),
+    );
+    Ok(res)
 }
 
 /// The REST API (`/api/v1`), each route registered with its OpenAPI description, so that the

@@ -2,7 +2,7 @@
 //! raw connection is the point) and, where the process is the point (signals, the accept loop's
 //! limits, two servers on one store), a real `pickup serve`.
 
-use crate::common::client::{now_secs, token, Answer, TestClient};
+use crate::common::client::{now_secs, signed, token, Answer, TestClient};
 use crate::common::in_process::{InProcess, Served};
 use crate::common::server::{Server, SECRET};
 use axum::http::{Method, StatusCode};
@@ -259,6 +259,55 @@ async fn cors_only_for_allowed_origins() {
             "{header} not exposed: {exposed:?}"
         );
     }
+}
+
+/// A `/recent` answer says whom the server took the token for and when it expires, and a page
+/// of another origin may read both: share.js groups a browser's tabs by them instead of
+/// decoding tokens itself.
+#[tokio::test]
+async fn recent_says_whom_the_token_is_for_and_when_it_expires() {
+    let s = InProcess::start(&["--allowed-origins", "http://allowed.test"]).await;
+    let c = s.client();
+    let exp = now_secs() + 600;
+    let reader =
+        signed(&json!({"sub": "alice", "ws": ["acme"], "scope": "read", "exp": exp, "jti": "one"}));
+    let renewed = signed(
+        &json!({"sub": "alice", "ws": ["acme"], "scope": "read", "exp": exp + 60, "jti": "two"}),
+    );
+    let other = signed(&json!({"sub": "bob", "ws": ["acme"], "scope": "read", "exp": exp}));
+    let viewer_of = |token: String| {
+        let c = &c;
+        async move {
+            let page = c
+                .get("/api/v1/workspaces/acme/recent?cap=1")
+                .bearer(&token)
+                .header("origin", "http://allowed.test")
+                .send()
+                .await;
+            assert_eq!(page.status, StatusCode::OK);
+            let exposed = page
+                .header("access-control-expose-headers")
+                .map(str::to_ascii_lowercase)
+                .unwrap_or_default();
+            for header in ["pickup-viewer", "pickup-token-expires"] {
+                assert!(
+                    exposed.contains(header),
+                    "{header} not exposed: {exposed:?}"
+                );
+            }
+            let viewer = page.header("pickup-viewer").map(str::to_string);
+            let expires = page.header("pickup-token-expires").map(str::to_string);
+            (viewer, expires)
+        }
+    };
+    let (alice, alice_expires) = viewer_of(reader).await;
+    assert_eq!(alice.as_deref(), Some("alice"));
+    assert_eq!(alice_expires, Some(exp.to_string()));
+    let (again, again_expires) = viewer_of(renewed).await;
+    assert_eq!(again, alice, "a renewed token is the same viewer");
+    assert_eq!(again_expires, Some((exp + 60).to_string()));
+    let (bob, _) = viewer_of(other).await;
+    assert_eq!(bob.as_deref(), Some("bob"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
