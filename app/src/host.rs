@@ -10,7 +10,7 @@
 //! `data-pickup-token` also ends a renewal in flight, and getToken's later answer is dropped.
 
 use crate::client::{said, Endpoint, Prefetched};
-use crate::contract::{ApiError, ErrorCode};
+use crate::contract::{ApiError, DomEvent, ErrorCode};
 use leptos::prelude::*;
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -192,9 +192,9 @@ impl Host {
         }
     }
 
-    /// Dispatch `pickup:{name}` on the host element (bubbling, composed, cancelable) with
-    /// `detail`; false when a listener called `preventDefault()`.
-    pub fn emit(&self, name: &str, detail: &[(&str, JsValue)]) -> bool {
+    /// Dispatch `event` on the host element (bubbling, composed, cancelable) with `detail`;
+    /// false when a listener called `preventDefault()`.
+    pub fn emit(&self, event: DomEvent, detail: &[(&str, JsValue)]) -> bool {
         let object = js_sys::Object::new();
         for (k, v) in detail {
             let _ = js_sys::Reflect::set(&object, &JsValue::from_str(k), v);
@@ -204,7 +204,7 @@ impl Host {
         init.set_composed(true);
         init.set_cancelable(true);
         init.set_detail(&object);
-        web_sys::CustomEvent::new_with_event_init_dict(&format!("pickup:{name}"), &init)
+        web_sys::CustomEvent::new_with_event_init_dict(event.name(), &init)
             .and_then(|e| self.element.dispatch_event(&e))
             .unwrap_or(true)
     }
@@ -212,7 +212,7 @@ impl Host {
     /// `pickup:error` with `{code, message}`.
     pub fn error(&self, e: &ApiError) {
         self.emit(
-            "error",
+            DomEvent::Error,
             &[
                 // As the server writes it: "unauthenticated", "store_unavailable", …
                 ("code", e.error.as_str().into()),

@@ -127,35 +127,6 @@ pub fn CardView(
     let title_text = Memo::new(move |_| card.with(|c| c.title.clone()));
     let href = Memo::new(move |_| card.with(|c| c.url.as_deref().and_then(safe_href)));
     let title_id = format!("{id_prefix}-{id}");
-    let on_open = Arc::new(on_open);
-    let title = {
-        let title_id = title_id.clone();
-        move || {
-            match href.get() {
-            Some(href) => {
-                let on_open = on_open.clone();
-                view! {
-                    <a
-                        class="pickup-card-title"
-                        part="title"
-                        id=title_id.clone()
-                        href=href
-                        on:click=move |ev| {
-                            if !on_open() {
-                                ev.prevent_default();
-                            }
-                        }
-                    >
-                        {move || title_text.get()}
-                    </a>
-                }
-                .into_any()
-            }
-            None => view! { <span class="pickup-card-title" part="title" id=title_id.clone()>{move || title_text.get()}</span> }
-                .into_any(),
-        }
-        }
-    };
     let pct = Memo::new(move |_| {
         // A whole percent: also keeps float formatting out of the bundle.
         card.with(|c| {
@@ -163,15 +134,76 @@ pub fn CardView(
                 .map(|p| (p.clamp(0.0, 1.0) * 100.0).round() as u32)
         })
     });
-    let progress_labels = labels.clone();
-    let progress = move || {
+    let li = NodeRef::<leptos::html::Li>::new();
+    take_focus_when_named(li, focus, id.clone());
+    let badge_labels = labels.clone();
+    let title = title(title_id.clone(), href, title_text, Arc::new(on_open));
+    view! {
+        <li node_ref=li class="pickup-card" part="card" data-status=move || badge.get() data-id=id aria-labelledby=title_id>
+            <div class="pickup-card-top">
+                {title}
+                <span class=move || format!("pickup-badge pickup-badge-{}", badge.get()) part="badge">
+                    {move || badge_labels.badge(badge.get()).to_string()}
+                </span>
+            </div>
+            {progress(pct, labels.progress.clone(), title_text)}
+            <div class="pickup-card-meta">
+                <span class="pickup-owner">{move || card.with(|c| c.owner.name.clone())}</span>
+                {time_of(when, now, times)}
+                {dismiss_button(labels.dismiss.clone(), title_text, on_dismiss)}
+            </div>
+        </li>
+    }
+    // Erased: the list and its updates then handle one view type, not this card's nested
+    // element types spelled out in every function that renders, rebuilds or drops them.
+    .into_any()
+}
+
+/// The card's title: a link when its `url` passes the link rule, else text. A click on the link
+/// asks the host first (`pickup:open`, which it may cancel).
+fn title(
+    title_id: String,
+    href: Memo<Option<String>>,
+    text: Memo<String>,
+    on_open: Arc<impl Fn() -> bool + Send + Sync + 'static>,
+) -> impl IntoView {
+    move || {
+        match href.get() {
+        Some(href) => {
+            let on_open = on_open.clone();
+            view! {
+                <a
+                    class="pickup-card-title"
+                    part="title"
+                    id=title_id.clone()
+                    href=href
+                    on:click=move |ev| {
+                        if !on_open() {
+                            ev.prevent_default();
+                        }
+                    }
+                >
+                    {move || text.get()}
+                </a>
+            }
+            .into_any()
+        }
+        None => view! { <span class="pickup-card-title" part="title" id=title_id.clone()>{move || text.get()}</span> }
+            .into_any(),
+    }
+    }
+}
+
+/// The progress bar, for an item that reports progress, named for its item.
+fn progress(pct: Memo<Option<u32>>, label: String, title: Memo<String>) -> impl IntoView {
+    move || {
         pct.get().map(|pct| {
             view! {
                 <div
                     class="pickup-progress"
                     part="progress"
                     role="progressbar"
-                    aria-label=fill(&progress_labels.progress, &title_text.get())
+                    aria-label=fill(&label, &title.get())
                     aria-valuemin="0"
                     aria-valuemax="100"
                     aria-valuenow=pct.to_string()
@@ -180,7 +212,16 @@ pub fn CardView(
                 </div>
             }
         })
-    };
+    }
+}
+
+/// "3 min. ago", with the date and time it stands for for a pointer (`title`) and a screen
+/// reader; `data-ago` carries the unit and count, for a browser that words them itself.
+fn time_of(
+    when: Memo<String>,
+    now: Signal<f64>,
+    times: Option<StoredValue<RelativeTimeFormat, LocalStorage>>,
+) -> impl IntoView {
     let ago_in = Memo::new(move |_| relative_time(instant_ms(&when.get()), now.get()));
     let ago = move || {
         let (n, unit) = ago_in.get();
@@ -193,8 +234,50 @@ pub fn CardView(
         let (n, unit) = ago_in.get();
         format!("{} {}", n as i64, unit.as_str())
     };
-    let li = NodeRef::<leptos::html::Li>::new();
-    let me = id.clone();
+    let full = Memo::new(move |_| {
+        let when = when.get();
+        times
+            .and_then(|t| t.try_with_value(|t| full_time(&when, t)))
+            .unwrap_or_default()
+    });
+    view! {
+        <time datetime=move || when.get() data-ago=ago_data title=move || full.get()>{ago}</time>
+        <span class="pickup-visually-hidden">{move || format!(", {}", full.get())}</span>
+    }
+}
+
+/// "×", named for its item; focus moves on before its card leaves.
+fn dismiss_button(
+    label: String,
+    title: Memo<String>,
+    on_dismiss: impl Fn() + Clone + Send + Sync + 'static,
+) -> impl IntoView {
+    view! {
+        <button
+            type="button"
+            class="pickup-dismiss"
+            part="dismiss"
+            aria-label=move || fill(&label, &title.get())
+            on:click=move |ev| {
+                use wasm_bindgen::JsCast;
+                if let Some(button) = ev.current_target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) {
+                    move_focus_on(&button);
+                }
+                on_dismiss()
+            }
+        >
+            "×"
+        </button>
+    }
+}
+
+/// When `focus` names this card (`me`), it takes focus once drawn (its link, else its dismiss
+/// button), and clears it.
+fn take_focus_when_named(
+    li: NodeRef<leptos::html::Li>,
+    focus: RwSignal<Option<String>>,
+    me: String,
+) {
     Effect::new(move |_| {
         use wasm_bindgen::JsCast;
         if focus.with(|f| f.as_deref() != Some(me.as_str())) {
@@ -213,46 +296,4 @@ pub fn CardView(
         }
         focus.set(None);
     });
-    let full = Memo::new(move |_| {
-        let when = when.get();
-        times
-            .and_then(|t| t.try_with_value(|t| full_time(&when, t)))
-            .unwrap_or_default()
-    });
-    let badge_labels = labels.clone();
-    let dismiss_labels = labels.clone();
-    view! {
-        <li node_ref=li class="pickup-card" part="card" data-status=move || badge.get() data-id=id aria-labelledby=title_id>
-            <div class="pickup-card-top">
-                {title}
-                <span class=move || format!("pickup-badge pickup-badge-{}", badge.get()) part="badge">
-                    {move || badge_labels.badge(badge.get()).to_string()}
-                </span>
-            </div>
-            {progress}
-            <div class="pickup-card-meta">
-                <span class="pickup-owner">{move || card.with(|c| c.owner.name.clone())}</span>
-                <time datetime=move || when.get() data-ago=ago_data title=move || full.get()>{ago}</time>
-                <span class="pickup-visually-hidden">{move || format!(", {}", full.get())}</span>
-                <button
-                    type="button"
-                    class="pickup-dismiss"
-                    part="dismiss"
-                    aria-label=move || fill(&dismiss_labels.dismiss, &title_text.get())
-                    on:click=move |ev| {
-                        use wasm_bindgen::JsCast;
-                        if let Some(button) = ev.current_target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) {
-                            move_focus_on(&button);
-                        }
-                        on_dismiss()
-                    }
-                >
-                    "×"
-                </button>
-            </div>
-        </li>
-    }
-    // Erased: the list and its updates then handle one view type, not this card's nested
-    // element types spelled out in every function that renders, rebuilds or drops them.
-    .into_any()
 }

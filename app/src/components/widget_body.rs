@@ -6,7 +6,7 @@ use super::widget_state::{Shown, State};
 use crate::components::card::CardView;
 use crate::components::frame::{PartialNote, ShowOlder};
 use crate::components::states::{EmptyState, ErrorState, Skeleton};
-use crate::contract::Card;
+use crate::contract::{Card, DomEvent};
 use crate::host::Host;
 use crate::labels::Labels;
 use js_sys::Intl::RelativeTimeFormat;
@@ -106,14 +106,14 @@ impl Body {
                         ("key", JsValue::from_str(&key)),
                         ("url", url.as_deref().map_or(JsValue::NULL, JsValue::from_str)),
                     ];
-                    host.try_with_value(|h| h.emit("open", &detail)).unwrap_or(true)
+                    host.try_with_value(|h| h.emit(DomEvent::Open, &detail)).unwrap_or(true)
                 }
                 on_dismiss=move || {
                     // Hidden at once; if the server refuses, a refresh brings it back.
                     let id = dismissed_id.clone();
                     calls.dismiss(id.clone());
                     state.dismissed.update(|d| d.push(id.clone()));
-                    host.try_with_value(|h| h.emit("dismiss", &[("id", JsValue::from_str(&id))]));
+                    host.try_with_value(|h| h.emit(DomEvent::Dismiss, &[("id", JsValue::from_str(&id))]));
                 }
             />
         }

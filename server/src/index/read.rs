@@ -12,7 +12,7 @@ use crate::index::{Ages, Budget, Listing, Planner, Reason};
 use crate::index::{Found, Key, ListOrder, Scope, Stored};
 use crate::index::{IndexError, Result};
 use crate::index::{UserId, Workspace};
-use app::contract::{Card, Filter, RecentPage, MAX_CAP, MIN_CAP};
+use app::contract::{Cap, Card, Filter, RecentPage};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -47,7 +47,7 @@ impl Index {
         before: Option<&ItemId>,
         dismissed: &HashSet<ItemId>,
     ) -> Result<PageRead> {
-        let cap = cap.unwrap_or(self.default_cap).clamp(MIN_CAP, MAX_CAP) as usize;
+        let cap = Cap::judge(cap, Cap::clamped(self.default_cap)).get() as usize;
         let mut budget = Budget::new(cap);
         let now = self.clock.now_ms();
 

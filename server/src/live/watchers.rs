@@ -9,7 +9,7 @@ use super::view::{Snapshot, WantedPage};
 use super::watcher::{Input, Watcher, QUEUE};
 use crate::error::Error;
 use crate::index::{Index, UserId, Workspace};
-use app::contract::{Filter, MAX_CAP};
+use app::contract::{Cap, Filter};
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -123,7 +123,7 @@ impl Live {
                 let page = WantedPage {
                     viewer: viewer.clone(),
                     mine: filter == Filter::Mine,
-                    cap: cap.unwrap_or(self.index.default_cap()).clamp(1, MAX_CAP),
+                    cap: Cap::judge(cap, Cap::clamped(self.index.default_cap())).get(),
                 };
                 metrics::gauge!(crate::metrics::LIVE_SUBSCRIBERS).increment(1);
                 let version = watcher.want(|w| *w.pages.entry(page.clone()).or_default() += 1);
