@@ -6,7 +6,8 @@ export default defineConfig({
   timeout: 60_000,
   expect: { timeout: 10_000 },
   // Each test starts its own `pickup serve` (own port, store and secret), so spec files run on
-  // two workers, one per core; the tests of one file run in order.
+  // three workers (a test mostly waits on its browser and server, so a third keeps both cores
+  // busy); the tests of one file run in order.
   fullyParallel: false,
   workers: 3,
   forbidOnly: !!process.env.CI,
