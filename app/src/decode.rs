@@ -1,7 +1,8 @@
 //! The server's JSON answers, as the browser parsed them (`Response.json()`, `JSON.parse`), read
 //! into the model. The browser's parser does the parsing: a JSON parser compiled into the wasm,
 //! with serde's code for each type, was a tenth of the widget's bytes (issue 16). The shapes are
-//! the model's serde shapes; `model`'s and `error`'s tests pin the wire names both sides use.
+//! the contract's serde shapes, and app/tests/contract_js.rs holds the names read here to
+//! the names serde writes.
 //!
 //! A page is read whole or not at all, as serde would: a card with a missing or mistyped field
 //! makes the page unreadable (`None`), never a page with that card silently left out.

@@ -312,3 +312,57 @@ fn the_first_page_body_is_what_the_server_reads() {
     assert_eq!(args.cap, Some(DEFAULT_CAP));
     assert_eq!(args.before, None);
 }
+
+/// The wire names `decode.rs` reads a page, a card, its owner and an error by (the wasm's reader
+/// of what the browser parsed, compiled only for the browser) are exactly the names serde writes:
+/// a renamed or added field fails `cargo test` here, not only a browser run. The Rust compiler
+/// already makes every field of the structs appear in it.
+#[test]
+fn decode_reads_every_field_by_its_wire_name() {
+    let source =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/decode.rs")).unwrap();
+    // Only the names passed to the reader's methods: `.string("x")`, `.bool("x")`, `"x")` of
+    // `optional`, `.get("x")`.
+    let named = |before: &str| {
+        before.ends_with(".string(")
+            || before.ends_with(".bool(")
+            || before.ends_with(".number(")
+            || before.ends_with(".get(")
+            || before.ends_with(", ")
+    };
+    let mut names: Vec<&str> = Vec::new();
+    let mut rest = source.as_str();
+    while let Some(at) = rest.find('"') {
+        let (before, after) = rest.split_at(at);
+        let Some(end) = after[1..].find('"') else {
+            break;
+        };
+        let name = &after[1..=end];
+        if named(before) {
+            names.push(name);
+        }
+        rest = &after[end + 2..];
+    }
+    names.sort_unstable();
+    names.dedup();
+    let keys =
+        |v: serde_json::Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    let mut wire: Vec<String> = keys(serde_json::to_value(page(true)).unwrap())
+        .into_iter()
+        .chain(keys(serde_json::to_value(card(true)).unwrap()))
+        .chain(keys(serde_json::to_value(owner()).unwrap()))
+        .chain(keys(
+            serde_json::to_value(app::contract::ApiError::new(
+                app::contract::ErrorCode::Forbidden,
+                "m",
+            ))
+            .unwrap(),
+        ))
+        .collect();
+    wire.sort_unstable();
+    wire.dedup();
+    assert_eq!(
+        names, wire,
+        "decode.rs reads these names; serde writes those"
+    );
+}
