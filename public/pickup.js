@@ -37,20 +37,37 @@ for (const el of document.querySelectorAll(`[${ATTRIBUTE.workspace}]`)) {
     // Only a head start (sessionStorage may be blocked): the widget asks, and says what failed.
   }
 }
-// Its init runs the widget's start function, which mounts into every [data-pickup-workspace].
-let glue;
-try {
-  glue = await load();
-} catch (e) {
+// The glue's init runs the widget's start function, which mounts into every
+// [data-pickup-workspace]. Not awaited here: a module that imports this one runs at once, and
+// the wasm loads behind it (no top-level await holds the host).
+const glue = load();
+glue.catch(() => {
   // No widget will take over the home page's drawing (home.js): its disabled buttons and
   // ageing times would stay for good.
   for (const drawing of document.querySelectorAll(`[${ATTRIBUTE.drawn}]`)) drawing.remove();
-  throw e;
-}
+});
 
-/** `mount(element, options)`: docs/EMBEDDING.md. */
+/** `mount(element, options)`: docs/EMBEDDING.md. It answers at once: the widget mounts as soon
+ *  as the wasm is in (at once when it is), and `refresh()` before then waits for it. A mistake
+ *  in the options is said on the console when the widget reads them. */
 export function mount(element, options) {
   linkStylesheet();
-  return glue.mount(element, options);
+  let widget = null;
+  let unmounted = false;
+  const mounted = glue.then((g) => {
+    if (!unmounted) widget = g.mount(element, options);
+  });
+  mounted.catch((e) => console.error(e));
+  return {
+    unmount() {
+      unmounted = true;
+      widget?.unmount();
+      widget = null;
+    },
+    refresh() {
+      if (widget) widget.refresh();
+      else mounted.then(() => widget?.refresh(), () => {});
+    },
+  };
 }
 export { PickupRecent };

@@ -136,3 +136,39 @@ test("unmount removes the widget and stops its stream, timers and token renewal"
     await host.stop();
   }
 });
+
+test("importing pickup.js never holds the host: its module runs, and mount() answers, before the wasm is in", async ({ page }) => {
+  const host = await HostPage.start();
+  const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });
+  try {
+    await pickup.register(pickup.token("bot", ["acme"], { write: true }), "acme", { key: "run", title: "Behind the host", status: "running" });
+    host.serve(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Host app</title></head><body>
+<div id="widget"></div>
+<script type="module">
+  import { mount } from "${pickup.url}/pickup.js";
+  window.handle = mount(document.getElementById("widget"), { workspace: "acme", server: "${pickup.url}", token: "${pickup.token("alice", ["acme"])}" });
+  window.hostRan = typeof window.handle.unmount === "function" && typeof window.handle.refresh === "function";
+</script></body></html>`);
+    let release: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let asked: () => void;
+    const wasmAsked = new Promise<void>((r) => (asked = r));
+    await page.route("**/*.wasm", async (route) => {
+      asked();
+      await held;
+      await route.continue();
+    });
+    await page.goto(host.origin);
+    await wasmAsked;
+    // The wasm is on its way and held: the host's own module has run all the same.
+    await expect.poll(() => page.evaluate(() => (window as any).hostRan)).toBe(true);
+    await expect(page.locator("#widget .pickup-card")).toHaveCount(0);
+    // A refresh asked for before the widget is there waits for it rather than failing.
+    await page.evaluate(() => (window as any).handle.refresh());
+    release!();
+    await expect(titles(page)).toHaveText(["Behind the host"]);
+  } finally {
+    await pickup.stop();
+    await host.stop();
+  }
+});
