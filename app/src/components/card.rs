@@ -222,16 +222,17 @@ fn time_of(
     now: Signal<f64>,
     times: Option<StoredValue<RelativeTimeFormat, LocalStorage>>,
 ) -> impl IntoView {
-    let ago_in = Memo::new(move |_| relative_time(instant_ms(&when.get()), now.get()));
+    // Closures, not a memo: a memo of a new type costs the widget more than the sum is worth.
+    let ago_in = move || relative_time(instant_ms(&when.get()), now.get());
     let ago = move || {
-        let (n, unit) = ago_in.get();
+        let (n, unit) = ago_in();
         times
             .and_then(|t| t.try_with_value(|t| String::from(t.format(n, unit.as_str()))))
             .unwrap_or_default()
     };
     // A whole number: float formatting would cost the widget kilobytes.
     let ago_data = move || {
-        let (n, unit) = ago_in.get();
+        let (n, unit) = ago_in();
         format!("{} {}", n as i64, unit.as_str())
     };
     let full = Memo::new(move |_| {

@@ -48,13 +48,13 @@ pub fn drawing(page: &RecentPage, filter: Filter, now_ms: f64) -> Option<String>
             }
         };
         view! {
-            <Frame labels=labels.clone() live=Signal::stored("connecting") drawn=true>
+            <Frame labels=labels.clone() live=|| "connecting" drawn=true>
                 <Header filter=RwSignal::new(filter) labels=labels.clone() on_refresh=|| {}/>
                 <div class="pickup-body">
                     <ul class="pickup-list" aria-label=labels.list.clone()>
                         {cards.into_iter().map(card).collect_view()}
                     </ul>
-                    {more.then(|| view! { <ShowOlder labels=labels.clone() pending=Signal::stored(false) on_click=|| {}/> })}
+                    {more.then(|| view! { <ShowOlder labels=labels.clone() pending=|| false on_click=|| {}/> })}
                     {partial.then(|| view! { <PartialNote labels=labels.clone()/> })}
                 </div>
             </Frame>

@@ -9,16 +9,16 @@ use std::sync::Arc;
 #[component]
 pub fn Frame(
     labels: Arc<Labels>,
-    live: Signal<&'static str>,
+    live: impl Fn() -> &'static str + Send + Sync + 'static,
     #[prop(optional)] drawn: bool,
-    #[prop(optional)] announcement: Option<Signal<String>>,
+    #[prop(optional)] announcement: Option<RwSignal<String>>,
     children: Children,
 ) -> impl IntoView {
     view! {
         <section
             class="pickup"
             aria-label=labels.title.clone()
-            data-live=move || live.get()
+            data-live=live
             data-pickup-drawn=drawn.then_some("")
         >
             {children()}
@@ -31,11 +31,11 @@ pub fn Frame(
 #[component]
 pub fn ShowOlder(
     labels: Arc<Labels>,
-    pending: Signal<bool>,
+    pending: impl Fn() -> bool + Send + Sync + 'static,
     on_click: impl Fn() + 'static,
 ) -> impl IntoView {
     view! {
-        <button type="button" class="pickup-more" disabled=move || pending.get() on:click=move |_| on_click()>
+        <button type="button" class="pickup-more" disabled=pending on:click=move |_| on_click()>
             {labels.show_older.clone()}
         </button>
     }

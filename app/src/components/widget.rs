@@ -60,13 +60,13 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
         id_prefix: config.id_prefix.clone(),
         host: StoredValue::new_local(host.clone()),
     };
-    let live = Signal::derive(move || match state.liveness.get() {
+    let live = move || match state.liveness.get() {
         Liveness::Live => "live",
         Liveness::Polling => "polling",
         Liveness::Connecting => "connecting",
-    });
+    };
     view! {
-        <Frame labels=config.labels.clone() live=live announcement=Signal::from(state.announcement)>
+        <Frame labels=config.labels.clone() live=live announcement=state.announcement>
             <Header filter=state.filter labels=config.labels.clone() on_refresh=move || state.bump()/>
             <div class="pickup-body">{body.view()}</div>
         </Frame>

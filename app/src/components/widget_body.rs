@@ -72,7 +72,7 @@ impl Body {
             {move || state.cursor().filter(|_| state.more()).map(|before| {
                 let owner = owner.clone();
                 view! {
-                    <ShowOlder labels=older_labels.clone() pending=state.older_pending.into() on_click=move || calls.show_older(&owner, before.clone())/>
+                    <ShowOlder labels=older_labels.clone() pending=move || state.older_pending.get() on_click=move || calls.show_older(&owner, before.clone())/>
                 }
             })}
             {move || state.partial().then(|| view! { <PartialNote labels=partial_labels.clone()/> })}
