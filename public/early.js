@@ -7,19 +7,19 @@
 // The widget takes the answer as its own first call's (app/src/client.rs: the same URL, body
 // and token), and keeps the drawing in front of itself until it has drawn its own. The drawing
 // is the server's, asked for beside the page (drawing.js).
-import { LIVE_EVENT, SHARE as SHARE_KEY, livePath } from "./contract.js";
+import { FILTER, LIVE_EVENT, SHARE as SHARE_KEY, livePath } from "./contract.js";
 import { firstRequest } from "./prefetch.js";
 import { drawing } from "./drawing.js";
 
 const SHARE = Symbol.for(SHARE_KEY);
-const FILTERS = ["all", "mine"];
+const FILTERS = Object.values(FILTER);
 
 /** Asks for the first page of the widget `options` describe, to be mounted into `box`; leaves
  *  the request on `box` as `pickupPrefetch`, and draws the page there when it comes first.
  *  Returns what ends the early subscription (call it once the widget has its own stream, which
  *  then keeps the shared one open), or null when there is nothing to ask ahead (no token yet, a
  *  host's labels or locale, a cap the widget is to judge). */
-export function early(box, { workspace, token, server, cap, filter = "all", labels, locale }) {
+export function early(box, { workspace, token, server, cap, filter = FILTER.all, labels, locale }) {
   if (!token || labels || locale || !FILTERS.includes(filter) || !globalThis[SHARE]) return null;
   const asked = firstRequest({ server, ws: workspace, token, cap, filter });
   if (!asked) return null; // a cap the widget is to judge

@@ -9,7 +9,7 @@
 // (options.rs): only one written plainly, a whole number in range or none, is asked for ahead;
 // any other the widget asks for itself. The range, the URL and the body come from contract.js,
 // which app/src/contract/ writes.
-import { ATTRIBUTE, DEFAULT_CAP, FRAGMENT, MAX_CAP, MIN_CAP, RECENT_PATH, STORAGE, firstPageBody } from "./contract.js";
+import { ATTRIBUTE, DEFAULT_CAP, FILTER, FRAGMENT, MAX_CAP, MIN_CAP, RECENT_PATH, STORAGE, firstPageBody } from "./contract.js";
 
 /** Starts `el`'s first request and leaves it on the element as `pickupPrefetch`; returns it,
  *  or null when the widget could not ask either (no workspace or token) or its cap is not
@@ -36,7 +36,7 @@ export function prefetch(el) {
 /** A widget's first `recent` request as the widget makes it: its URL, body and authorization,
  *  and what it asks for: the workspace, the cap and the filter; null when the cap is not written
  *  plainly. */
-export function firstRequest({ server, ws, token, cap, filter = "all" }) {
+export function firstRequest({ server, ws, token, cap, filter = FILTER.all }) {
   cap = plainCap(cap);
   if (cap === null) return null;
   server = (server ?? "").replace(/\/+$/, "");

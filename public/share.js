@@ -16,7 +16,7 @@
 // Without Web Locks (not a secure context) each tab holds its own; without BroadcastChannel
 // too, the widgets of one page still share one.
 
-import { HEADER, LIVE_EVENT, LIVE_PATTERN as LIVE, recentPath } from "./contract.js";
+import { FILTER, HEADER, LIVE_EVENT, LIVE_PATTERN as LIVE, recentPath } from "./contract.js";
 
 const TAB = Math.random().toString(36).slice(2);
 const groups = new Map();
@@ -26,7 +26,7 @@ const groups = new Map();
 export function live(url, init = {}) {
   const u = new URL(url, location.href);
   const ws = LIVE.exec(u.pathname)?.[1];
-  const filter = u.searchParams.get("filter") ?? "all";
+  const filter = u.searchParams.get("filter") ?? FILTER.all;
   const cap = Number(u.searchParams.get("cap"));
   if (!ws || !Number.isInteger(cap) || cap < 1 || u.searchParams.has("views")) return fetch(url, init).then(Feed.of);
   const authorization = new Headers(init.headers).get("Authorization") ?? "";
