@@ -183,9 +183,14 @@ impl Host {
         if self.endpoint.token.get_untracked().is_empty() {
             self.renew().await?;
         }
+        let used = self.endpoint.token.get_untracked();
         match call().await {
             Err(e) if e.error == ErrorCode::Unauthenticated => {
-                self.renew().await?;
+                // Renewed while this call was out (the stream was refused the same token and
+                // renewed it first): the new token is tried, not a second renewal.
+                if self.endpoint.token.get_untracked() == used {
+                    self.renew().await?;
+                }
                 call().await
             }
             other => other,

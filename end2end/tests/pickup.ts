@@ -135,7 +135,10 @@ export const test = base.extend<{ pickup: Pickup }>({
 export { expect };
 
 /** The titles of the cards shown, in order. */
-export const titles = (page: Page) => page.locator(".pickup-card-title");
+/** The widget's card titles: the widget's own, not those of the drawing that stands in for it
+ *  until the wasm has drawn (its buttons answer nothing, so a test that clicks must wait for
+ *  the widget). */
+export const titles = (page: Page) => page.locator("section.pickup:not([data-pickup-drawn]) .pickup-card-title");
 
 /** Counts the answers of /api/recent the widget has read (it reads them with Response.json()).
  *  The count goes up in a task after the body was read, so after every microtask the widget ran

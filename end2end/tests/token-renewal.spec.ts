@@ -81,6 +81,32 @@ test("a refused token is renewed once and the call made again", async ({ page })
   }
 });
 
+test("a call refused after the stream renewed its token tries the new token, without a second renewal", async ({ page }) => {
+  const host = await HostPage.start();
+  const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });
+  try {
+    const bot = pickup.token("bot", ["acme"], { write: true });
+    await pickup.register(bot, "acme", { key: "seen", title: "Seen once renewed", status: "running" });
+    // The first call is held until the stream, refused the same token, has renewed it and
+    // asks with the new one: the call's 401 then comes for a token no longer the widget's.
+    let renewed: () => void;
+    const renewal = new Promise<void>((r) => (renewed = r));
+    const asksRenewed = (r: Request) => r.url().includes("/recent?cap=1") && r.headers()["authorization"] !== "Bearer not-a-token";
+    page.on("request", (r) => asksRenewed(r) && renewed());
+    await page.route("**/api/recent", async (route) => {
+      await renewal;
+      await route.continue();
+    });
+    await hostWithGetToken(page, pickup, host, "not-a-token", { mint: () => pickup.token("alice", ["acme"], { ttl: "1h" }) });
+    await expect(titles(page)).toHaveText(["Seen once renewed"]);
+    expect((await calls(page)).length).toBe(1);
+    expect(await errors(page)).toEqual([]);
+  } finally {
+    await pickup.stop();
+    await host.stop();
+  }
+});
+
 test("a getToken that gives the refused token again does not make the stream retry at once", async ({ page }) => {
   const host = await HostPage.start();
   const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });

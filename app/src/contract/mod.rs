@@ -9,6 +9,8 @@
 //! - [`error`]: the one error body, `{"error": "<code>", "message": "…"}`, and its status;
 //! - [`link`]: which links a card may carry, the rule of both the write and the card;
 //! - [`cap`]: a page's number of cards, and the one rule every door judges it by;
+//! - [`read`]: a page and an error read field by field from a parsed JSON object (the widget's
+//!   way, without serde in the wasm);
 //! - [`names`]: routes, the live stream's events, the element's DOM events, header names,
 //!   and the keys the widget reads from a page;
 //! - [`element`]: `<pickup-recent>`'s attributes, properties, events, parts and custom
@@ -22,6 +24,7 @@ pub mod item;
 pub mod link;
 pub mod names;
 pub mod page;
+pub mod read;
 
 pub use cap::{Cap, DEFAULT_CAP, MAX_CAP, MIN_CAP};
 pub use error::{ApiError, ErrorCode};
