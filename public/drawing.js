@@ -13,7 +13,10 @@ import { DATE_WORDS, TIME_WORDS, drawingPath } from "./contract.js";
 export async function drawing(asked) {
   const url = `${asked.server}${drawingPath(asked.ws)}?filter=${asked.filter}&cap=${asked.cap}`;
   const res = await fetch(url, { headers: { Authorization: asked.authorization, Accept: "text/html" } });
-  if (res.status !== 200 || !res.headers.get("Content-Type")?.startsWith("text/html")) return null;
+  if (res.status !== 200 || !res.headers.get("Content-Type")?.startsWith("text/html")) {
+    res.body?.cancel().catch(() => {}); // unread, it would keep its connection
+    return null;
+  }
   const template = document.createElement("template");
   template.innerHTML = await res.text();
   const drawn = template.content.firstElementChild;

@@ -16,7 +16,8 @@ export const cssUrl = new URL(CSS, here).href;
 const key = Symbol.for(`pickup:${new URL(GLUE, here).href}`);
 
 // The widgets' streams go through share.js (one per browser); the first bundle loaded installs it.
-globalThis[Symbol.for(SHARE)] ??= { live };
+// Added to what another Pickup's bundle (another server, another version) may have installed.
+(globalThis[Symbol.for(SHARE)] ??= {}).live ??= live;
 
 /** The glue, its wasm started (once per page): resolves to its exports (`mount`). */
 export function load() {

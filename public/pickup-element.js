@@ -124,16 +124,19 @@ export class PickupRecent extends HTMLElement {
     this.#handle?.unmount();
     this.#handle = this.#mountedWith = null;
     this.#box.replaceChildren();
+    // An earlier run's first page is not this one's to draw (a late drawing would fill a box
+    // no widget takes over).
+    delete this.#box.pickupPrefetch;
     // Waits for what it needs: connected, a workspace, and a token or a getToken.
     if (!this.isConnected || !options) return;
     // The first page, asked for (and drawn) while the wasm downloads: early.js.
-    delete this.#box.pickupPrefetch;
     const endEarly = early(this.#box, options);
     let glue;
     try {
       glue = await load();
     } catch (e) {
       endEarly?.();
+      delete this.#box.pickupPrefetch; // nor draw one that comes later
       this.#box.replaceChildren(); // no widget will take over the drawing
       this.#fail("the widget's code could not be loaded", e);
       return;

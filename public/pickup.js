@@ -43,7 +43,8 @@ for (const el of document.querySelectorAll(`[${ATTRIBUTE.workspace}]`)) {
 const glue = load();
 glue.catch(() => {
   // No widget will take over the home page's drawing (home.js): its disabled buttons and
-  // ageing times would stay for good.
+  // ageing times would stay for good. Nor is one that comes later drawn.
+  for (const el of document.querySelectorAll(`[${ATTRIBUTE.workspace}]`)) delete el.pickupPrefetch;
   for (const drawing of document.querySelectorAll(`[${ATTRIBUTE.drawn}]`)) drawing.remove();
 });
 

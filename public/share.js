@@ -34,6 +34,8 @@ export function live(url, init = {}) {
   const recent = `${u.origin}${recentPath(decodeURIComponent(ws))}`;
   return check(recent, authorization, init.signal).then((taken) => {
     if (taken.refused) return Feed.refused(taken.refused);
+    // A server that does not say whom it took the token for: this widget's stream is its own.
+    if (!taken.viewer) return fetch(url, init).then(Feed.of);
     const key = `${stream}|${taken.viewer}`;
     let group = groups.get(key);
     if (!group) groups.set(key, (group = new Group(key, stream)));
@@ -59,7 +61,7 @@ function check(recent, authorization, signal) {
         await res.arrayBuffer(); // read: a body left unread keeps its connection
         if (!res.ok) return { refused: res.status };
         const expires = Number(res.headers.get(HEADER.tokenExpires)) * 1000;
-        return { viewer: res.headers.get(HEADER.viewer) ?? "", expires: expires > 0 ? expires : Infinity };
+        return { viewer: res.headers.get(HEADER.viewer), expires: expires > 0 ? expires : Infinity };
       });
     checked.set(key, asked);
     // Not an answer (the server unreachable, or busy): the next stream asks again.
