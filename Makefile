@@ -51,11 +51,10 @@ dev: setup server .dev-secret | $(TRUNK)
 ## test: cargo tests, the emulator tests and the Playwright suite in Debian's Chromium, each
 ## started as soon as what it needs is built; each target says how long it took
 # On 2 cores the builds are CPU-bound and the tests mostly wait on processes and sockets, so:
-# the test binaries and the widget build from the start, side by side (at the lowest priority the
-# widget barely ran until the test build was done, and then held Playwright back: 12 min 31 s in
-# all against 13 min 20 s before, where this way measured less), while the tools install; the
-# Rust and emulator tests start once the test binaries are built, Playwright once the widget is
-# in, beside whatever is still running. The engines' smoke run comes last, alone.
+# the test binaries build first, on both cores, while the tools install; the widget builds from
+# the start at the lowest priority, on what the test build leaves idle (its long serial links)
+# and then beside the Rust and emulator tests; Playwright starts once the widget is in, beside
+# whatever is still running. The engines' smoke run comes last, alone.
 test: deps
 	@$(MAKE) --no-print-directory -j5 test-rust-built test-backends-built test-e2e-built
 	@$(MAKE) --no-print-directory test-engines
@@ -67,7 +66,7 @@ test-build:
 test-tools: setup e2e-deps
 	@./scripts/emulators.sh install
 test-widget: setup
-	@$(call timed,widget,$(MAKE) --no-print-directory widget)
+	@$(call timed,widget,nice -n 19 $(MAKE) --no-print-directory widget)
 test-rust-built: test-build test-tools
 	@$(MAKE) --no-print-directory test-rust
 test-backends-built: test-build test-tools
