@@ -51,10 +51,15 @@ dev: setup server .dev-secret | $(TRUNK)
 ## test: cargo tests, the emulator tests and the Playwright suite in Debian's Chromium, each
 ## started as soon as what it needs is built; each target says how long it took
 # On 2 cores the builds are CPU-bound and the tests mostly wait on processes and sockets, so:
-# the test binaries build first, on both cores, while the tools install; the widget builds from
-# the start at the lowest priority, on what the test build leaves idle (its long serial links)
-# and then beside the Rust and emulator tests; Playwright starts once the widget is in, beside
-# whatever is still running. The engines' smoke run comes last, alone.
+# the test binaries build first, on both cores, while the tools install; the widget's build
+# starts too, at the lowest priority, and gets the cores once the Rust and emulator tests run
+# (they start as soon as the test binaries are built); Playwright starts once the widget is in.
+# Measured on a fresh clone: the Rust and emulator tests were done by then, so Playwright ran
+# alone; with the widget at normal priority all three ran together and two axe specs passed
+# their 60 s timeout. The engines' smoke run comes last, alone.
+# test-widget names `setup` so it runs once, before the nested make; test-e2e-built waits for
+# the test build, whose target/debug/pickup `make server` then finds up to date (a concurrent
+# `cargo build -p pickup` would rebuild crates for another feature set).
 test: deps
 	@$(MAKE) --no-print-directory -j5 test-rust-built test-backends-built test-e2e-built
 	@$(MAKE) --no-print-directory test-engines
