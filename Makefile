@@ -48,36 +48,21 @@ $(TRUNK):
 dev: setup server .dev-secret | $(TRUNK)
 	PATH="$(dir $(TRUNK)):$$PATH" ./scripts/dev.sh
 
-## test: cargo tests, the emulator tests and the Playwright suite in Debian's Chromium, each
-## started as soon as what it needs is built; each target says how long it took
-# On 2 cores the builds are CPU-bound and the tests mostly wait on processes and sockets, so:
-# the test binaries build first, on both cores, while the tools install; the widget's build
-# starts too, at the lowest priority, and gets the cores once the Rust and emulator tests run
-# (they start as soon as the test binaries are built); Playwright starts once the widget is in.
-# Measured on a fresh clone: the Rust and emulator tests were done by then, so Playwright ran
-# alone; with the widget at normal priority all three ran together and two axe specs passed
-# their 60 s timeout. The engines' smoke run comes last, alone.
-# test-widget names `setup` so it runs once, before the nested make; test-e2e-built waits for
-# the test build, whose target/debug/pickup `make server` then finds up to date (a concurrent
-# `cargo build -p pickup` would rebuild crates for another feature set).
+## test: cargo tests (the widget builds beside them), the emulator tests, then the Playwright
+## suite in Debian's Chromium; each target says how long it took
+# The test binaries build first, on both cores, while the tools install; then the widget builds
+# while the Rust tests and the emulator tests run (they mostly wait on processes and sockets).
 test: deps
-	@$(MAKE) --no-print-directory -j5 test-rust-built test-backends-built test-e2e-built
+	@$(MAKE) --no-print-directory -j2 test-build test-tools
+	@$(MAKE) --no-print-directory -j3 test-rust widget test-backends
+	@$(MAKE) --no-print-directory test-e2e
 	@$(MAKE) --no-print-directory test-engines
 
-# The order above, as prerequisites (make -j runs each as soon as its own are done).
-.PHONY: test-build test-tools test-widget test-rust-built test-backends-built test-e2e-built
+.PHONY: test-build test-tools
 test-build:
 	@$(call timed,test-build,cargo test --workspace --no-run)
 test-tools: setup e2e-deps
 	@./scripts/emulators.sh install
-test-widget: setup
-	@$(call timed,widget,nice -n 19 $(MAKE) --no-print-directory widget)
-test-rust-built: test-build test-tools
-	@$(MAKE) --no-print-directory test-rust
-test-backends-built: test-build test-tools
-	@$(MAKE) --no-print-directory test-backends
-test-e2e-built: test-build test-tools test-widget
-	@$(MAKE) --no-print-directory test-e2e
 
 # Every Debian package the suite needs, after one `apt-get update`, and only when one is missing:
 # the services the Rust tests start themselves on free loopback ports (Redis for the bus, nginx
@@ -102,18 +87,15 @@ test-rust: setup deps
 ## test-backends: the marker index on real object stores (Azurite for Azure Blob, moto for S3,
 ## on free 127.0.0.1 ports; the local file system too) and two `pickup serve` on one shared store
 .PHONY: test-backends
-# Only the tests test-rust filtered out (azure::*, s3::*), in two emulator sessions at once, each
-# with its own fresh emulators: Azurite's in-memory store slows with every blob it holds, and
-# scenarios run after the scale-out's thousands saw requests time out at 30 s. Each session's
-# output is kept apart and printed whole when both are done.
+# Only the tests test-rust filtered out (azure::*, s3::*), in two emulator sessions, each with
+# fresh emulators: Azurite's in-memory store slows with every blob it holds, and scenarios run
+# after the scale-out's thousands saw requests time out at 30 s.
 # `--workspace`, as test-rust builds: the same features, so the same artifacts (with `-p pickup`
 # cargo rebuilt a few crates for pickup's own feature set).
-BACKEND_SESSION = ./scripts/emulators.sh run -- cargo test --workspace --no-fail-fast --test $(1) -- azure:: s3:: --nocapture
 test-backends: setup deps
-	+@set -o pipefail; out=$$(mktemp -d); trap 'rm -rf "$$out"' EXIT; \
-	  $(call timed,test-backends,{ $(call BACKEND_SESSION,scenarios) >$$out/scenarios 2>&1 & first=$$!; \
-	  $(call BACKEND_SESSION,server) >$$out/server 2>&1; b=$$?; wait $$first; a=$$?; \
-	  cat $$out/scenarios $$out/server; exit $$((a | b)); } 2>&1 | ./scripts/test-summary.sh test-backends)
+	+@set -o pipefail; $(call timed,test-backends,{ ./scripts/emulators.sh run -- cargo test --workspace --no-fail-fast --test scenarios -- azure:: s3:: --nocapture; a=$$?; \
+	  ./scripts/emulators.sh run -- cargo test --workspace --no-fail-fast --test server -- azure:: s3:: --nocapture; b=$$?; \
+	  exit $$((a | b)); } 2>&1 | ./scripts/test-summary.sh test-backends)
 
 e2e-deps: deps
 	@[ end2end/node_modules/.installed -nt end2end/package-lock.json ] || \

@@ -43,28 +43,32 @@ const SIZES = [
   { name: "200 % zoom", width: 640, height: 450, scale: 2 },
 ];
 
+// One test per size and colour scheme (each four axe runs: two pages, before the wasm and after),
+// run in parallel: eight axe runs in one test took longer than its timeout on a busy machine.
+test.describe.configure({ mode: "parallel" });
+
 for (const size of SIZES) {
-  test(`no axe violations of any impact at ${size.name}, light and dark, home and host page, before the wasm and after`, async ({ browser }) => {
-    const host = await HostPage.start();
-    const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin, PICKUP_STALE_AFTER: "2s" });
-    try {
-      await seed(pickup);
-      const alice = pickup.token("alice", ["acme"], { name: "Alice" });
-      // Until the server calls the first run stalled (its heartbeat older than 2 s), so every
-      // drawing shows a stalled badge too.
-      const recent = async () => {
-        const res = await fetch(`${pickup.url}/api/v1/workspaces/acme/recent`, { headers: { authorization: `Bearer ${alice}` } });
-        return ((await res.json()).cards as any[]).filter((c) => c.stalled).length;
-      };
-      await expect.poll(recent, { timeout: 15_000 }).toBeGreaterThan(0);
-      host.serve(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Host app</title></head><body><main><h1>Host app</h1>
+  for (const scheme of ["light", "dark"] as const) {
+    test(`no axe violations of any impact at ${size.name}, ${scheme}, home and host page, before the wasm and after`, async ({ browser }) => {
+      const host = await HostPage.start();
+      const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin, PICKUP_STALE_AFTER: "2s" });
+      try {
+        await seed(pickup);
+        const alice = pickup.token("alice", ["acme"], { name: "Alice" });
+        // Until the server calls the first run stalled (its heartbeat older than 2 s), so every
+        // drawing shows a stalled badge too.
+        const recent = async () => {
+          const res = await fetch(`${pickup.url}/api/v1/workspaces/acme/recent`, { headers: { authorization: `Bearer ${alice}` } });
+          return ((await res.json()).cards as any[]).filter((c) => c.stalled).length;
+        };
+        await expect.poll(recent, { timeout: 15_000 }).toBeGreaterThan(0);
+        host.serve(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Host app</title></head><body><main><h1>Host app</h1>
 <pickup-recent workspace="acme" server="${pickup.url}" token="${alice}" refresh="600"></pickup-recent></main>
 <script type="module" src="${pickup.url}/pickup.js"></script></body></html>`);
-      const pages = [
-        { name: "home page", url: pickup.home("acme", alice), cards: ".pickup-card" },
-        { name: "host page", url: host.origin, cards: "pickup-recent .pickup-card" },
-      ];
-      for (const scheme of ["light", "dark"] as const) {
+        const pages = [
+          { name: "home page", url: pickup.home("acme", alice), cards: ".pickup-card" },
+          { name: "host page", url: host.origin, cards: "pickup-recent .pickup-card" },
+        ];
         const context = await browser.newContext({ viewport: { width: size.width, height: size.height }, deviceScaleFactor: size.scale, colorScheme: scheme });
         try {
           for (const p of pages) {
@@ -82,12 +86,12 @@ for (const size of SIZES) {
         } finally {
           await context.close();
         }
+      } finally {
+        await pickup.stop();
+        await host.stop();
       }
-    } finally {
-      await pickup.stop();
-      await host.stop();
-    }
-  });
+    });
+  }
 }
 
 test("no accessibility violations, and everything works from the keyboard", async ({ page, pickup }) => {
