@@ -55,6 +55,7 @@ impl ServeArgs {
         Ok(Some(LiveConfig {
             every: self.live_every,
             reconcile_every: self.reconcile_every,
+            reconcile_ceiling: self.reconcile_ceiling,
             bus: self.bus_config()?,
             limits: StreamLimits {
                 server,

@@ -80,9 +80,14 @@ pub struct ServeArgs {
     /// public authority signed (a private CA), instead of the system's.
     #[arg(long, env = "PICKUP_BUS_CA")]
     pub bus_ca: Option<PathBuf>,
-    /// How often the store is listed to reconcile a watched workspace while the bus is up.
+    /// How often the store is listed to reconcile a watched workspace while the bus is up and
+    /// its facts come.
     #[arg(long, env = "PICKUP_RECONCILE_EVERY", default_value = "30s", value_parser = positive_duration)]
     pub reconcile_every: Duration,
+    /// The longest a watched workspace with no fact waits between reconciles: each quiet period
+    /// doubles the next, from PICKUP_RECONCILE_EVERY up to this.
+    #[arg(long, env = "PICKUP_RECONCILE_CEILING", default_value = "10m", value_parser = positive_duration)]
+    pub reconcile_ceiling: Duration,
     /// Tests only: drop every n-th fact heard on the bus, as pub/sub may.
     #[arg(long, env = "PICKUP_TEST_DROP_FACTS", default_value_t = 0, hide = true)]
     pub test_drop_facts: u64,

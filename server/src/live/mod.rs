@@ -7,15 +7,18 @@
 //!   published on the bus ([`bus`], `PICKUP_BUS`), whose facts other servers apply the same way.
 //! - Changes that come from time alone (a heartbeat going stale, a finished item passing
 //!   keep-finished, a grace period ending) are computed from the copy every `PICKUP_LIVE_EVERY`.
-//! - The store is listed only to reconcile the copy: every `PICKUP_RECONCILE_EVERY` by the one
-//!   server holding the workspace's lease on the bus, at once after a gap or a reconnect on the
-//!   bus or an error, and every `PICKUP_LIVE_EVERY` while there is no bus (or it is down).
+//! - The store is listed only to reconcile the copy: by the one server holding the workspace's
+//!   lease on the bus, every `PICKUP_RECONCILE_EVERY` while facts come and less and less often
+//!   while none does (up to `PICKUP_RECONCILE_CEILING`, [`cadence`]); at once after a gap or a
+//!   reconnect on the bus or an error; every `PICKUP_LIVE_EVERY` while there is no bus (or it is
+//!   down).
 //! - A page is sent to a subscriber only when its content changed; a joining subscriber gets
 //!   the current page and nobody else hears of it.
 //!
 //! The parts, each a file named for its concept:
 //! - `watchers`: [`Live`], this server's watchers, and how they are driven ([`Mode`]);
 //! - `watcher`: one watcher and its loop (facts, doubts, reconciles, the pages it publishes);
+//! - `cadence`: how often a watcher reconciles by period (quiet workspaces less often);
 //! - `view`: the pages subscribers ask a watcher for, and the snapshot it hands them;
 //! - `streams`: the open streams, counted against [`StreamLimits`];
 //! - `subscription`: one viewer's [`Subscription`] and the frames of its stream;
@@ -23,6 +26,7 @@
 //! - `bus` and `seal`: facts between servers, sealed with the servers' [`BusKey`].
 
 mod bus;
+mod cadence;
 mod fact;
 mod replica;
 mod seal;

@@ -1,6 +1,7 @@
 //! One watcher: the copy of one workspace, the loop that keeps it (facts as they come, doubts,
 //! reconciles by period or lease), and the pages it publishes to its subscribers.
 
+use super::cadence::Cadence;
 use super::fact::Fact;
 use super::replica::{Applied, Replica};
 use super::view::{same, Pages, Snapshot, Wants};
@@ -67,24 +68,40 @@ struct Kept {
     last_full: Option<Instant>,
     /// A fact the copy could not place (`Applied::Doubtful`): the store settles it.
     recheck: bool,
+    /// How long until the next reconcile by period.
+    cadence: Cadence,
+    /// A fact or a doubt since the last period: the workspace was not quiet.
+    stirred: bool,
+    /// The cadence went back to its base: the next period is due sooner than planned.
+    sooner: bool,
 }
 
 impl Kept {
-    fn new(ws: &Workspace, index: &Index) -> Self {
+    fn new(ws: &Workspace, index: &Index, cadence: Cadence) -> Self {
         Kept {
             replica: Replica::new(ws, index),
             reconciled: Err(String::new()),
             doubt: Some("start"),
             last_full: None,
             recheck: false,
+            cadence,
+            stirred: false,
+            sooner: false,
         }
     }
 
     fn doubt(&mut self) {
         self.doubt = self.doubt.or(Some("doubt"));
+        self.stir();
+    }
+
+    fn stir(&mut self) {
+        self.stirred = true;
+        self.sooner |= self.cadence.stirred();
     }
 
     async fn apply(&mut self, fact: &Fact) {
+        self.stir();
         self.recheck |= self.replica.apply(fact).await == Applied::Doubtful;
     }
 
@@ -113,15 +130,17 @@ impl Live {
     /// again each period (and after every change), reconcile as [`Live`] says; stop once
     /// nobody subscribes.
     pub(super) async fn watch(self: Arc<Self>, w: Arc<Watcher>, mut input: mpsc::Receiver<Input>) {
-        let mut kept = Kept::new(&w.ws, &self.index);
+        let cadence = Cadence::new(self.config.reconcile_every, self.config.reconcile_ceiling);
+        let mut kept = Kept::new(&w.ws, &self.index, cadence);
         let mut tick = tokio::time::interval(self.config.every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut period = tokio::time::interval(self.config.reconcile_every);
-        period.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        period.tick().await;
+        let mut period_ends = Instant::now() + kept.cadence.period();
         loop {
             if w.missed.swap(false, Ordering::SeqCst) {
                 kept.doubt();
+            }
+            if std::mem::take(&mut kept.sooner) {
+                period_ends = period_ends.min(Instant::now() + kept.cadence.period());
             }
             self.settle_doubts(&w.ws, &mut kept).await;
             self.publish(&w, &kept.replica, &kept.reconciled).await;
@@ -139,13 +158,12 @@ impl Live {
                     // only what changed since the last listing.
                     if self.polling() || kept.reconciled.is_err() {
                         let why = if kept.reconciled.is_err() { "doubt" } else { "poll" };
-                        kept.reconciled = self.reconcile(&w.ws, &mut kept.replica, why, false).await;
+                        kept.reconciled = self.reconcile(&w.ws, &mut kept.replica, why, false).await.map(|_| ());
                     }
                 }
-                _ = period.tick() => {
-                    if self.holds_the_lease(&w.ws).await {
-                        kept.reconciled = self.reconcile(&w.ws, &mut kept.replica, "period", false).await;
-                    }
+                () = tokio::time::sleep_until(period_ends) => {
+                    self.period_ended(&w.ws, &mut kept).await;
+                    period_ends = Instant::now() + kept.cadence.period();
                 }
                 () = w.tx.closed() => {
                     if self.retire(&w) {
@@ -156,12 +174,33 @@ impl Live {
         }
     }
 
+    /// The end of a period: its lease holder reconciles; a period with no fact and no doubt,
+    /// whose reconcile (if this server made it) found nothing amiss, makes the next longer.
+    async fn period_ended(&self, ws: &Workspace, kept: &mut Kept) {
+        let quiet = !std::mem::take(&mut kept.stirred);
+        if self.holds_the_lease(ws, kept.cadence.period()).await {
+            let done = self.reconcile(ws, &mut kept.replica, "period", false).await;
+            let amiss = done.as_ref().map_or(true, |drifted| *drifted);
+            kept.reconciled = done.map(|_| ());
+            if amiss {
+                kept.stir();
+                return;
+            }
+        }
+        if quiet {
+            kept.cadence.quiet();
+        }
+    }
+
     /// A full reconcile owed and due (at most one per `DOUBT_EVERY`), else the store's word on
     /// a fact the copy could not place.
     async fn settle_doubts(&self, ws: &Workspace, kept: &mut Kept) {
         let doubt_due = kept.last_full.is_none_or(|t| t.elapsed() >= DOUBT_EVERY);
         if let (Some(why), true) = (kept.doubt, doubt_due) {
-            kept.reconciled = self.reconcile(ws, &mut kept.replica, why, true).await;
+            kept.reconciled = self
+                .reconcile(ws, &mut kept.replica, why, true)
+                .await
+                .map(|_| ());
             // A failed reconcile still owes its doubt: tried again in `DOUBT_EVERY`.
             if kept.reconciled.is_ok() {
                 kept.doubt = None;
@@ -169,19 +208,22 @@ impl Live {
             kept.recheck = false;
             kept.last_full = Some(Instant::now());
         } else if kept.recheck {
-            kept.reconciled = self.reconcile(ws, &mut kept.replica, "fact", false).await;
+            kept.reconciled = self
+                .reconcile(ws, &mut kept.replica, "fact", false)
+                .await
+                .map(|_| ());
             kept.recheck = false;
         }
     }
 
-    /// Whether this server reconciles `ws` for all this period: while the bus is up, the
+    /// Whether this server reconciles `ws` for all this `period`: while the bus is up, the
     /// holder of its lease does; when the lease cannot be asked for, this server does (an
     /// error is not "not mine"). While the bus is down every watcher polls anyway.
-    async fn holds_the_lease(&self, ws: &Workspace) -> bool {
+    async fn holds_the_lease(&self, ws: &Workspace, period: Duration) -> bool {
         let Some(bus) = self.bus.as_ref().filter(|b| b.is_up()) else {
             return false;
         };
-        match bus.lease(ws, self.config.reconcile_every).await {
+        match bus.lease(ws, period).await {
             Ok(mine) => mine,
             Err(e) => {
                 tracing::warn!(%ws, error = %e, "live: the reconcile lease could not be asked for; reconciling here");
@@ -191,14 +233,14 @@ impl Live {
     }
 
     /// Make the copy what the store holds; a drift found while facts drive the watchers is
-    /// told to the others, who reconcile too.
+    /// told to the others, who reconcile too. Answers whether the copy had drifted.
     async fn reconcile(
         &self,
         ws: &Workspace,
         replica: &mut Replica,
         why: &'static str,
         full: bool,
-    ) -> Result<(), String> {
+    ) -> Result<bool, String> {
         metrics::counter!(crate::metrics::LIVE_RECONCILES, "why" => why).increment(1);
         match replica.reconcile(&self.index, full).await {
             Ok(done) => {
@@ -208,7 +250,7 @@ impl Live {
                         bus.doubt(ws);
                     }
                 }
-                Ok(())
+                Ok(done.drifted)
             }
             Err(e) => {
                 tracing::warn!(%ws, error = %e, "live: the store did not answer");

@@ -23,8 +23,12 @@ pub struct LiveConfig {
     /// How often pages are computed again from the copy (time-driven changes), and how often
     /// the store is read while there is no bus.
     pub every: Duration,
-    /// How often one server reconciles a workspace for all, while the bus is up.
+    /// How often one server reconciles a workspace for all, while the bus is up and facts
+    /// come.
     pub reconcile_every: Duration,
+    /// The longest a workspace with no fact waits between reconciles (each quiet period
+    /// doubles the next, from `reconcile_every`).
+    pub reconcile_ceiling: Duration,
     /// `PICKUP_BUS` (`redis://…` or `rediss://…`): facts between servers.
     pub bus: Option<BusConfig>,
     pub limits: StreamLimits,

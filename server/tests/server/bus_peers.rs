@@ -101,6 +101,7 @@ async fn hostile_facts_change_nothing_in_the_store_and_nothing_after_a_reconcile
         &[
             ("PICKUP_LIVE_EVERY", "1h"),
             ("PICKUP_RECONCILE_EVERY", "1s"),
+            ("PICKUP_RECONCILE_CEILING", "1s"),
         ],
     );
     wait_for_mode(&a, "facts on the bus").await;
@@ -305,6 +306,56 @@ async fn a_redis_that_stops_answering_is_noticed_and_polled_around() {
     on_b.agrees_with(&b, "after").await;
 }
 
+/// A watched workspace nobody writes is reconciled less and less often: each quiet period
+/// doubles the next, from `PICKUP_RECONCILE_EVERY` (100 ms here) up to the ceiling (800 ms).
+/// With a fixed period the last three gaps between the two servers' period reconciles would
+/// be about 300 ms in all; doubling makes them at least 1.8 s (by the test's clock, as a lower
+/// bound only: a slow machine makes gaps longer, never shorter). A fact brings the base back
+/// (`cadence::tests`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quiet_workspace_is_reconciled_less_and_less_often() {
+    let redis = Redis::start();
+    let (a, b) = servers(
+        &redis,
+        &[
+            ("PICKUP_LIVE_EVERY", "1h"),
+            ("PICKUP_RECONCILE_EVERY", "100ms"),
+            ("PICKUP_RECONCILE_CEILING", "800ms"),
+        ],
+    );
+    wait_for_mode(&a, "facts on the bus").await;
+    wait_for_mode(&b, "facts on the bus").await;
+    let _on_a = Viewer::open(&a, "bob").await;
+    let _on_b = Viewer::open(&b, "bob").await;
+    let reconciles = async || {
+        let why = "why=\"period\"";
+        metric(&a, "pickup_live_reconciles_total", why).await
+            + metric(&b, "pickup_live_reconciles_total", why).await
+    };
+    // When each period reconcile (either server's) was seen, seven of them.
+    let mut seen: Vec<Instant> = Vec::new();
+    let mut last = reconciles().await;
+    eventually("seven period reconciles", async || {
+        let now = reconciles().await;
+        if now > last {
+            seen.push(Instant::now());
+            last = now;
+        }
+        match seen.len() {
+            7.. => Ok(()),
+            n => Err(format!("{n} seen")),
+        }
+    })
+    .await;
+    let gaps: Vec<u128> = seen.windows(2).map(|w| (w[1] - w[0]).as_millis()).collect();
+    println!("cadence: gaps between period reconciles {gaps:?} ms (base 100, ceiling 800)");
+    let last_three: u128 = gaps[gaps.len() - 3..].iter().sum();
+    assert!(
+        last_three >= 1800,
+        "the last three gaps were {last_three} ms in all ({gaps:?}): the period did not grow"
+    );
+}
+
 /// One server holds a watched workspace's reconcile lease and renews it before it lapses, so
 /// the store is reconciled once per period, not every other period.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -316,6 +367,8 @@ async fn the_lease_holder_reconciles_once_per_period() {
         &[
             ("PICKUP_LIVE_EVERY", "1h"),
             ("PICKUP_RECONCILE_EVERY", "250ms"),
+            // A fixed period: this counts periods, and a quiet workspace's would grow.
+            ("PICKUP_RECONCILE_CEILING", "250ms"),
         ],
     );
     wait_for_mode(&a, "facts on the bus").await;
