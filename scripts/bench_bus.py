@@ -7,6 +7,13 @@ counted from the servers' /metrics (pickup_store_requests_total, summed), priced
 prices. Writes target/bench/bus.json. Standard library only.
 
     scripts/bench_bus.py [--workspaces 1,20] [--idle 60] [--busy 60] [--down 30]
+                         [--quiet-workspaces 1000] [--quiet 60]
+
+Then the quiet reconcile (issue 35.5): the same three servers and Redis, 1,000 watched
+workspaces of one item and one stream each and no writes, with every reconcile period scaled down
+30 times (PICKUP_RECONCILE_EVERY 1 s and PICKUP_RECONCILE_CEILING 20 s for 30 s and 10 min), so
+that the ceiling is reached in half a minute; the listings a second it then measures, times 20/600,
+are what the default periods cost.
 """
 import argparse, asyncio, json, os, re, shutil, socket, subprocess, sys, tempfile, time, urllib.request
 
@@ -42,12 +49,13 @@ def start_redis(port):
     raise SystemExit("redis-server did not answer")
 
 
-def start_server(store, bus):
+def start_server(store, bus, extra=None):
     env = dict(os.environ, PICKUP_ADDR="127.0.0.1:0", PICKUP_STORE=f"file://{store}", PICKUP_SECRET=SECRET,
                PICKUP_LOG="error", PICKUP_SITE=os.path.join(ROOT, "dist"), PICKUP_JANITOR_EVERY="0s",
                PICKUP_METRICS_ADDR="127.0.0.1:0", PICKUP_BUS=bus, PICKUP_MAX_STREAMS="5000",
                PICKUP_MAX_STREAMS_PER_WORKSPACE="5000", PICKUP_MAX_STREAMS_PER_VIEWER="5000",
                PICKUP_MAX_CONNECTIONS="8000")
+    env.update(extra or {})
     proc = subprocess.Popen([BIN, "serve"], env=env, stdout=subprocess.PIPE, text=True)
     metrics = addr = None
     for line in proc.stdout:
@@ -248,16 +256,81 @@ async def scenario(n_ws, idle_s, busy_s, down_s):
     return result
 
 
+# The quiet scenario's periods, and the defaults they stand for.
+QUIET_EVERY_S, QUIET_CEILING_S = 1, 20
+DEFAULT_EVERY_S, DEFAULT_CEILING_S = 30, 600
+
+
+async def quiet(n_ws, measure_s):
+    """Idle watched workspaces on three servers: listings a second once every workspace's
+    period has grown to the ceiling (the periods scaled down, as the module says)."""
+    store = tempfile.mkdtemp(prefix="pickup-bench-quiet-")
+    rport = free_port()
+    redis = start_redis(rport)
+    bus = f"redis://127.0.0.1:{rport}"
+    periods = {"PICKUP_RECONCILE_EVERY": f"{QUIET_EVERY_S}s", "PICKUP_RECONCILE_CEILING": f"{QUIET_CEILING_S}s"}
+    servers = [start_server(store, bus, periods) for _ in range(SERVERS)]
+    wss = [f"q{i}" for i in range(n_ws)]
+    tasks = []
+    try:
+        deadline = time.time() + 20
+        while not all("facts on the bus" in readyz(s) for s in servers):
+            assert time.time() < deadline, [readyz(s) for s in servers]
+            await asyncio.sleep(0.1)
+        writer_tok = token("producer", ["q0"], write=True)
+        viewer_tok = token("viewer", ["q0"])
+        viewers = []
+        for i, ws in enumerate(wss):
+            # A token per workspace would be a process each: one for all, by name.
+            if i % 200 == 0:
+                chunk = wss[i:i + 200]
+                writer_tok = token("producer", chunk, write=True)
+                viewer_tok = token("viewer", chunk)
+            http(servers[i % SERVERS], "POST", f"/api/v1/workspaces/{ws}/items", writer_tok,
+                 {"key": "only", "title": "The only item", "status": "running"})
+            viewers.append(Viewer(servers[i % SERVERS], ws, viewer_tok, False))
+        tasks = [asyncio.create_task(v.run()) for v in viewers]
+        deadline = time.time() + 120
+        while any(v.pages == 0 for v in viewers):
+            assert time.time() < deadline, "some viewers never got a first page"
+            await asyncio.sleep(0.1)
+        # Until every period has grown to the ceiling: 1 + 1 + 2 + 4 + 8 + 16 s, and one more.
+        await asyncio.sleep(QUIET_EVERY_S * 33 + QUIET_CEILING_S)
+        t0, c0 = time.time(), store_requests(servers)
+        await asyncio.sleep(measure_s)
+        t1, c1 = time.time(), store_requests(servers)
+        rates = per_s(c0, c1, t1 - t0)
+        scale = QUIET_CEILING_S / DEFAULT_CEILING_S
+        at_defaults = {op: r * scale for op, r in rates.items()}
+        return {"workspaces": n_ws, "servers": SERVERS, "streams": len(viewers), "seconds": round(t1 - t0, 1),
+                "every_s": QUIET_EVERY_S, "ceiling_s": QUIET_CEILING_S, "per_s_measured": rates,
+                "per_s_at_defaults": at_defaults, "usd_per_month_at_defaults": round(monthly(at_defaults), 2),
+                "fixed_period_per_s": {"list": n_ws / DEFAULT_EVERY_S},
+                "fixed_period_usd_per_month": round(monthly({"list": n_ws / DEFAULT_EVERY_S}), 2)}
+    finally:
+        for t in tasks:
+            t.cancel()
+        for s in servers:
+            s["proc"].terminate()
+            s["proc"].wait()
+        redis.terminate()
+        redis.wait()
+        shutil.rmtree(store, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--workspaces", default="1,20")
     ap.add_argument("--idle", type=float, default=60)
     ap.add_argument("--busy", type=float, default=60)
     ap.add_argument("--down", type=float, default=30)
+    ap.add_argument("--quiet-workspaces", type=int, default=1000)
+    ap.add_argument("--quiet", type=float, default=60)
     a = ap.parse_args()
     if not shutil.which("redis-server"):
         raise SystemExit("redis-server is not installed: make bench installs it")
-    runs = [asyncio.run(scenario(int(w), a.idle, a.busy, a.down)) for w in a.workspaces.split(",")]
+    runs = [asyncio.run(scenario(int(w), a.idle, a.busy, a.down)) for w in a.workspaces.split(",") if w]
+    quiet_run = asyncio.run(quiet(a.quiet_workspaces, a.quiet)) if a.quiet_workspaces else None
     # Today's polling, as measured on the main of 2026-12-01 (issue 24): per server and watched
     # workspace, 11.2 listings and 8 record reads a second with 10 + 10 viewers, plus a listing
     # a second per Mine viewer: priced the same way for these loads.
@@ -268,7 +341,7 @@ def main():
             "per_s": {"list": (1.2 * SERVERS + mine) * r["workspaces"], "get": 8.0 * SERVERS * r["workspaces"]},
         }
         r["polling_before"]["usd_per_month"] = round(monthly(r["polling_before"]["per_s"]), 2)
-    out = {"runs": runs, "prices_usd_per_1000": PRICE,
+    out = {"runs": runs, "quiet": quiet_run, "prices_usd_per_1000": PRICE,
            "reconcile_every_s": 30, "live_every_s": 1}
     os.makedirs(os.path.join(ROOT, "target/bench"), exist_ok=True)
     with open(os.path.join(ROOT, "target/bench/bus.json"), "w") as f:

@@ -3,19 +3,19 @@
 //! renews the token without a reload.
 //!
 //! Renewal: with `getToken`, the widget asks for a new token when 80% of the current one's
-//! lifetime (`exp` − `iat`, or `exp` − now without `iat`) has passed since it got it, and after
-//! a call is refused with 401; the refused call is then made once more with the new token.
+//! lifetime has passed since it was issued ([`crate::renewal`]), and after a call is refused
+//! with 401; the refused call is then made once more with the new token.
 //! Concurrent renewals share one call of `getToken`. Without `getToken` a token is renewed by
 //! the host changing `data-pickup-token` (observed in `mount`); with it, a new
 //! `data-pickup-token` also ends a renewal in flight, and getToken's later answer is dropped.
 
 use crate::client::{said, Endpoint, Prefetched};
 use crate::contract::{ApiError, DomEvent, ErrorCode};
+use crate::renewal::{self, Claims};
 use leptos::prelude::*;
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::rc::Rc;
-use std::time::Duration;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::HtmlElement;
@@ -39,6 +39,8 @@ pub struct Host {
     renewing: RefCell<Option<Renewal>>,
     /// Bumped for each new token: a renewal timer of an older token stops.
     generation: Cell<u32>,
+    /// The token issuer's clock less this tab's, in ms, as the last token getToken gave says.
+    skew_ms: Cell<f64>,
     /// What `unmount()` stops besides the reactive owner: the stream, listeners, observers.
     stops: RefCell<Vec<Box<dyn FnOnce()>>>,
     /// The widget's "fetch now", for the host's `refresh()`.
@@ -63,6 +65,7 @@ impl Host {
             get_token,
             renewing: RefCell::default(),
             generation: Cell::new(0),
+            skew_ms: Cell::new(0.0),
             stops: RefCell::default(),
             refresher: RefCell::default(),
         })
@@ -161,6 +164,11 @@ impl Host {
             });
         match token {
             Ok(t) => {
+                // Minted just now: its issued-at is the issuer's now.
+                let skew = claims(&t).and_then(|c| renewal::skew_ms(c, js_sys::Date::now()));
+                if let Some(skew) = skew {
+                    self.skew_ms.set(skew);
+                }
                 self.endpoint.use_token(t);
                 Ok(())
             }
@@ -226,8 +234,9 @@ impl Host {
         );
     }
 
-    /// Renew the current token at 80% of its lifetime (with getToken; a token without `exp` is
-    /// not renewed ahead). Called for each new token; the timer of an older one stops.
+    /// Renew the current token at 80% of its lifetime since it was issued (with getToken; a
+    /// token without `exp` is not renewed ahead). Called for each new token; the timer of an
+    /// older one stops.
     pub fn schedule_renewal(self: &Rc<Self>) {
         let generation = self.generation.get().wrapping_add(1);
         self.generation.set(generation);
@@ -237,12 +246,13 @@ impl Host {
         let Some(token) = self.endpoint.token.try_get_untracked() else {
             return;
         };
-        let Some(lifetime) = lifetime(&token, js_sys::Date::now()) else {
+        let now = js_sys::Date::now();
+        let Some(wait) = claims(&token).and_then(|c| renewal::wait(c, now, self.skew_ms.get()))
+        else {
             return;
         };
         let host = self.clone();
         leptos::task::spawn_local(async move {
-            let wait = (lifetime * 4 / 5).max(Duration::from_millis(500));
             gloo_timers::future::sleep(wait).await;
             if host.generation.get() != generation || host.endpoint.token.is_disposed() {
                 return; // a newer token, or the widget is gone
@@ -256,8 +266,9 @@ impl Host {
     }
 }
 
-/// A JWT's lifetime from its claims: `exp` − `iat`, or `exp` − now without `iat`.
-pub fn lifetime(token: &str, now_ms: f64) -> Option<Duration> {
+/// A JWT's `exp` and `iat` (the payload is not verified: the server does that; this only
+/// times a renewal).
+fn claims(token: &str) -> Option<Claims> {
     let rest = &token[token.find('.')? + 1..];
     let payload = &rest[..rest.find('.')?];
     // base64url to base64, padded, for atob.
@@ -278,8 +289,8 @@ pub fn lifetime(token: &str, now_ms: f64) -> Option<Duration> {
             .ok()?
             .as_f64()
     };
-    let exp = claim("exp")?;
-    let start = claim("iat").unwrap_or(now_ms / 1000.0);
-    let secs = exp - start;
-    (secs.is_finite() && secs > 0.0).then(|| Duration::from_millis((secs.min(1e9) * 1000.0) as u64))
+    Some(Claims {
+        exp: claim("exp")?,
+        iat: claim("iat"),
+    })
 }

@@ -8,6 +8,7 @@
 //! - [`options`]: the one rule for the widget's numeric options (cap, refresh) from host pages.
 //! - [`labels`]: every word the widget shows, English by default, replaceable by the host.
 //! - [`relative`]: which unit a card's relative time is in (the browser's `Intl` words it).
+//! - [`renewal`]: when the widget asks the host's `getToken` for a new token.
 //! - [`components`]: the widget itself (feature `csr`), and the first page's drawing that the
 //!   server makes with the same components (feature `ssr`).
 
@@ -17,6 +18,7 @@ pub mod labels;
 pub mod older;
 pub mod options;
 pub mod relative;
+pub mod renewal;
 
 #[cfg(feature = "ssr")]
 pub mod service;

@@ -4,8 +4,11 @@ import { Page, Request } from "@playwright/test";
 import { test, expect, startPickup, titles, Pickup } from "./pickup";
 import { HostPage } from "./host";
 
+const claims = (jwt: string) => JSON.parse(Buffer.from(jwt.split(".")[1], "base64url").toString());
 /** The `exp` claim of a JWT, in milliseconds. */
-const expiry = (jwt: string) => JSON.parse(Buffer.from(jwt.split(".")[1], "base64url").toString()).exp * 1000;
+const expiry = (jwt: string) => claims(jwt).exp * 1000;
+/** The `iat` claim of a JWT, in milliseconds. */
+const issued = (jwt: string) => claims(jwt).iat * 1000;
 
 /** A host page that mounts one widget with `getToken`, which calls the test's `mint` (or
  * rejects with `reject`), and records its calls and the widget's `pickup:error` events. */
@@ -36,14 +39,23 @@ async function hostWithGetToken(page: Page, pickup: Pickup, host: HostPage, toke
 const calls = (page: Page): Promise<number[]> => page.evaluate(() => (window as any).calls);
 const errors = (page: Page): Promise<any[]> => page.evaluate(() => (window as any).errors);
 
-test("a token of a few seconds is renewed through getToken before it expires; the cards stay live", async ({ page }) => {
+test("a token of a few seconds, handed over half-way through its life, is renewed through getToken before it expires; the cards stay live", async ({ page }) => {
   const host = await HostPage.start();
   const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });
   try {
     const bot = pickup.token("bot", ["acme"], { write: true });
-    const first = pickup.token("alice", ["acme"], { ttl: "3s" });
-    const page1 = await hostWithGetToken(page, pickup, host, first, { mint: () => pickup.token("alice", ["acme"], { ttl: "3s" }) });
+    const first = pickup.token("alice", ["acme"], { ttl: "5s" });
+    // The wasm arrives 2.5 s into the token's 5 s, as on a slow network or a busy machine: the
+    // widget gets a token half spent, to renew 4 s after it was issued (renewing at 80% of its
+    // lifetime counted from the widget's start renewed it 1.5 s after it expired).
+    await page.route("**/*.wasm", async (route) => {
+      const late = issued(first) + 2500 - Date.now();
+      if (late > 0) await new Promise((r) => setTimeout(r, late));
+      await route.continue().catch(() => {});
+    });
+    const page1 = await hostWithGetToken(page, pickup, host, first, { mint: () => pickup.token("alice", ["acme"], { ttl: "5s" }) });
     await expect(page.locator(".pickup-empty")).toBeVisible();
+    await page.unrouteAll({ behavior: "wait" });
 
     // Asked ahead of expiry (at 80% of its lifetime), not after a refusal.
     await expect.poll(async () => (await calls(page)).length).toBeGreaterThanOrEqual(1);

@@ -16,6 +16,9 @@ pub(super) struct Claims {
     pub ws: Vec<String>,
     pub scope: String,
     pub exp: u64,
+    /// When it was issued: the widget renews a token at 80% of its lifetime since then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iat: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nbf: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

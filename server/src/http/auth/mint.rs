@@ -29,6 +29,7 @@ impl Auth {
             ws: ws.to_vec(),
             scope: if write { "read write" } else { "read" }.to_string(),
             exp: now_secs + ttl.as_secs(),
+            iat: Some(now_secs),
             nbf: None,
             iss: self.issuer.clone(),
             aud: self.audience.clone(),

@@ -91,6 +91,7 @@ fn claims(name: Option<&str>) -> Claims {
         ws: vec!["acme".into()],
         scope: "read".into(),
         exp: now() + 600,
+        iat: Some(now()),
         nbf: None,
         iss: None,
         aud: None,
