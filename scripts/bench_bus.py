@@ -71,6 +71,34 @@ def start_server(store, bus, extra=None):
     return {"proc": proc, "addr": addr, "metrics": metrics}
 
 
+def start_cluster(prefix, extra=None):
+    """A file store, a Redis and three servers on them (`extra`: their environment on top)."""
+    store = tempfile.mkdtemp(prefix=prefix)
+    rport = free_port()
+    redis = start_redis(rport)
+    bus = f"redis://127.0.0.1:{rport}"
+    return store, redis, [start_server(store, bus, extra) for _ in range(SERVERS)]
+
+
+def stop_cluster(tasks, servers, redis, store):
+    for t in tasks:
+        t.cancel()
+    for s in servers:
+        s["proc"].terminate()
+        s["proc"].wait()
+    if redis.poll() is None:
+        redis.terminate()
+        redis.wait()
+    shutil.rmtree(store, ignore_errors=True)
+
+
+async def on_the_bus(servers):
+    deadline = time.time() + 20
+    while not all("facts on the bus" in readyz(s) for s in servers):
+        assert time.time() < deadline, [readyz(s) for s in servers]
+        await asyncio.sleep(0.1)
+
+
 def token(sub, ws, write=False):
     args = [BIN, "token", "--sub", sub, "--ws", ",".join(ws), "--ttl", "2h"] + (["--write"] if write else [])
     return subprocess.check_output(args, env=dict(os.environ, PICKUP_SECRET=SECRET), text=True).strip()
@@ -145,20 +173,13 @@ def monthly(rates):
 
 
 async def scenario(n_ws, idle_s, busy_s, down_s):
-    store = tempfile.mkdtemp(prefix="pickup-bench-bus-")
-    rport = free_port()
-    redis = start_redis(rport)
-    bus = f"redis://127.0.0.1:{rport}"
-    servers = [start_server(store, bus) for _ in range(SERVERS)]
+    store, redis, servers = start_cluster("pickup-bench-bus-")
     wss = [f"ws{i}" for i in range(n_ws)]
     writer_tok = token("producer", wss, write=True)
     result = {"workspaces": n_ws, "servers": SERVERS, "viewers_per_workspace": VIEWERS, "items": ITEMS}
     tasks = []
     try:
-        deadline = time.time() + 20
-        while not all("facts on the bus" in readyz(s) for s in servers):
-            assert time.time() < deadline, [readyz(s) for s in servers]
-            await asyncio.sleep(0.1)
+        await on_the_bus(servers)
         for ws in wss:
             for i in range(ITEMS):
                 http(servers[i % SERVERS], "POST", f"/api/v1/workspaces/{ws}/items", writer_tok,
@@ -242,14 +263,7 @@ async def scenario(n_ws, idle_s, busy_s, down_s):
                 stale += 1
         result["stale_viewers_after_down"] = stale
     finally:
-        for t in tasks:
-            t.cancel()
-        for s in servers:
-            s["proc"].terminate()
-            s["proc"].wait()
-        if redis.poll() is None:
-            redis.terminate()
-        shutil.rmtree(store, ignore_errors=True)
+        stop_cluster(tasks, servers, redis, store)
     for phase in ("idle", "busy", "down"):
         rates = result[phase]["per_s"]
         result[phase]["usd_per_month"] = round(monthly(rates), 2)
@@ -264,24 +278,15 @@ DEFAULT_EVERY_S, DEFAULT_CEILING_S = 30, 600
 async def quiet(n_ws, measure_s):
     """Idle watched workspaces on three servers: listings a second once every workspace's
     period has grown to the ceiling (the periods scaled down, as the module says)."""
-    store = tempfile.mkdtemp(prefix="pickup-bench-quiet-")
-    rport = free_port()
-    redis = start_redis(rport)
-    bus = f"redis://127.0.0.1:{rport}"
     periods = {"PICKUP_RECONCILE_EVERY": f"{QUIET_EVERY_S}s", "PICKUP_RECONCILE_CEILING": f"{QUIET_CEILING_S}s"}
-    servers = [start_server(store, bus, periods) for _ in range(SERVERS)]
+    store, redis, servers = start_cluster("pickup-bench-quiet-", periods)
     wss = [f"q{i}" for i in range(n_ws)]
     tasks = []
     try:
-        deadline = time.time() + 20
-        while not all("facts on the bus" in readyz(s) for s in servers):
-            assert time.time() < deadline, [readyz(s) for s in servers]
-            await asyncio.sleep(0.1)
-        writer_tok = token("producer", ["q0"], write=True)
-        viewer_tok = token("viewer", ["q0"])
+        await on_the_bus(servers)
         viewers = []
         for i, ws in enumerate(wss):
-            # A token per workspace would be a process each: one for all, by name.
+            # A token for 200 workspaces at a time: `pickup token` is a process each.
             if i % 200 == 0:
                 chunk = wss[i:i + 200]
                 writer_tok = token("producer", chunk, write=True)
@@ -308,14 +313,7 @@ async def quiet(n_ws, measure_s):
                 "fixed_period_per_s": {"list": n_ws / DEFAULT_EVERY_S},
                 "fixed_period_usd_per_month": round(monthly({"list": n_ws / DEFAULT_EVERY_S}), 2)}
     finally:
-        for t in tasks:
-            t.cancel()
-        for s in servers:
-            s["proc"].terminate()
-            s["proc"].wait()
-        redis.terminate()
-        redis.wait()
-        shutil.rmtree(store, ignore_errors=True)
+        stop_cluster(tasks, servers, redis, store)
 
 
 def main():

@@ -14,7 +14,29 @@ use std::fmt::Write as _;
 pub struct Results {
     pub runs: Vec<Run>,
     pub reconcile_every_s: f64,
+    /// The quiet reconcile: many idle watched workspaces (absent from older bus.json files).
+    #[serde(default)]
+    pub quiet: Option<Quiet>,
 }
+
+/// Idle watched workspaces with their reconcile periods scaled down (`every_s`, `ceiling_s`
+/// for 30 s and 10 min), and what the listings measured then cost at the default periods.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Quiet {
+    pub workspaces: usize,
+    pub servers: usize,
+    pub streams: usize,
+    pub seconds: f64,
+    pub every_s: f64,
+    pub ceiling_s: f64,
+    pub per_s_measured: BTreeMap<String, f64>,
+    pub per_s_at_defaults: BTreeMap<String, f64>,
+    pub usd_per_month_at_defaults: f64,
+    pub fixed_period_usd_per_month: f64,
+}
+
+/// Issue 35.5: 1,000 idle watched workspaces on 3 servers, in all.
+const QUIET_LISTINGS_PER_S: f64 = 2.0;
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct Run {
@@ -107,7 +129,48 @@ pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Ve
             );
         }
     }
+    if let Some(q) = &v.quiet {
+        quiet(out, q, verdicts);
+    }
     out.push('\n');
+}
+
+/// The quiet reconcile's paragraph and verdict.
+fn quiet(out: &mut String, q: &Quiet, verdicts: &mut Vec<Verdict>) {
+    let listings = per(&q.per_s_at_defaults, "list");
+    let _ = writeln!(
+        out,
+        "\nQuiet workspaces: {} watched workspaces of one item and one stream each ({} streams) on {} servers, no writes, reconcile periods scaled down 30 times (`PICKUP_RECONCILE_EVERY` {} s, `PICKUP_RECONCILE_CEILING` {} s); after every period had grown to the ceiling, {} s measured {} LIST/s and {} GET/s. At the default 30 s and 10 min that is {} LIST/s, ${:.2} a month at S3 prices, against ${:.2} for one listing per workspace every 30 s.\n",
+        q.workspaces,
+        q.streams,
+        q.servers,
+        q.every_s,
+        q.ceiling_s,
+        q.seconds,
+        rate(per(&q.per_s_measured, "list")),
+        rate(per(&q.per_s_measured, "get")),
+        rate(listings),
+        q.usd_per_month_at_defaults,
+        q.fixed_period_usd_per_month,
+    );
+    let met = if listings <= QUIET_LISTINGS_PER_S {
+        Met::Yes
+    } else {
+        Met::No(format!("{} > {QUIET_LISTINGS_PER_S}", rate(listings)))
+    };
+    record(
+        out,
+        verdicts,
+        Verdict {
+            section: "6",
+            target: format!(
+                "quiet: {} idle watched workspaces on {} servers list at most {QUIET_LISTINGS_PER_S} a second in all",
+                q.workspaces, q.servers
+            ),
+            measured: format!("{} LIST/s at the default periods", rate(listings)),
+            met,
+        },
+    );
 }
 
 /// Store requests a second in each phase, and what a month of them costs.
