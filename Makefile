@@ -54,15 +54,17 @@ dev: setup server .dev-secret | $(TRUNK)
 # while the Rust tests and the emulator tests run (they mostly wait on processes and sockets).
 test: deps
 	@$(MAKE) --no-print-directory -j2 test-build test-tools
-	@$(MAKE) --no-print-directory -j3 test-rust widget test-backends
+	@$(MAKE) --no-print-directory -j3 test-rust test-widget test-backends
 	@$(MAKE) --no-print-directory test-e2e
 	@$(MAKE) --no-print-directory test-engines
 
-.PHONY: test-build test-tools
+.PHONY: test-build test-tools test-widget
 test-build:
 	@$(call timed,test-build,cargo test --workspace --no-run)
 test-tools: setup e2e-deps
 	@./scripts/emulators.sh install
+test-widget: setup
+	@$(call timed,widget,$(MAKE) --no-print-directory widget)
 
 # Every Debian package the suite needs, after one `apt-get update`, and only when one is missing:
 # the services the Rust tests start themselves on free loopback ports (Redis for the bus, nginx
@@ -87,15 +89,19 @@ test-rust: setup deps
 ## test-backends: the marker index on real object stores (Azurite for Azure Blob, moto for S3,
 ## on free 127.0.0.1 ports; the local file system too) and two `pickup serve` on one shared store
 .PHONY: test-backends
-# Only the tests test-rust filtered out (azure::*, s3::*), in two emulator sessions, each with
-# fresh emulators: Azurite's in-memory store slows with every blob it holds, and scenarios run
-# after the scale-out's thousands saw requests time out at 30 s.
+# Only the tests test-rust filtered out (azure::*, s3::*), in two emulator sessions at once, each
+# with its own fresh emulators: Azurite's in-memory store slows with every blob it holds, and
+# scenarios run after the scale-out's thousands saw requests time out at 30 s. The two wait on
+# the emulators more than on the cores, so side by side they take little longer than the longer
+# one alone. Each session's output is kept apart and printed whole when both are done.
 # `--workspace`, as test-rust builds: the same features, so the same artifacts (with `-p pickup`
 # cargo rebuilt a few crates for pickup's own feature set).
+BACKEND_SESSION = ./scripts/emulators.sh run -- cargo test --workspace --no-fail-fast --test $(1) -- azure:: s3:: --nocapture
 test-backends: setup deps
-	+@set -o pipefail; $(call timed,test-backends,{ ./scripts/emulators.sh run -- cargo test --workspace --no-fail-fast --test scenarios -- azure:: s3:: --nocapture; a=$$?; \
-	  ./scripts/emulators.sh run -- cargo test --workspace --no-fail-fast --test server -- azure:: s3:: --nocapture; b=$$?; \
-	  exit $$((a | b)); } 2>&1 | ./scripts/test-summary.sh test-backends)
+	+@set -o pipefail; out=$$(mktemp -d); trap 'rm -rf "$$out"' EXIT; \
+	  $(call timed,test-backends,{ $(call BACKEND_SESSION,scenarios) >$$out/scenarios 2>&1 & first=$$!; \
+	  $(call BACKEND_SESSION,server) >$$out/server 2>&1; b=$$?; wait $$first; a=$$?; \
+	  cat $$out/scenarios $$out/server; exit $$((a | b)); } 2>&1 | ./scripts/test-summary.sh test-backends)
 
 e2e-deps: deps
 	@[ end2end/node_modules/.installed -nt end2end/package-lock.json ] || \
