@@ -135,6 +135,9 @@ impl Live {
         let mut tick = tokio::time::interval(self.config.every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut period_ends = Instant::now() + kept.cadence.period();
+        // The first tick is now, and the start's reconcile is its: polling at once after it
+        // would list the workspace a second time for nothing.
+        tick.tick().await;
         loop {
             if w.missed.swap(false, Ordering::SeqCst) {
                 kept.doubt();
