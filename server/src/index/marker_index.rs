@@ -9,6 +9,7 @@
 //!   recordless past the grace period) are deleted, one key at a time, after the answer.
 
 use super::clock_check::ClockCheck;
+use super::copy::Unread;
 use super::prune::Prune;
 use crate::index::Clock;
 use crate::index::ItemId;
@@ -32,6 +33,9 @@ pub struct Index {
     /// Checks this server's clock against the store's before deleting anything by age
     /// (`serve` and `prune` turn it on; tests with manual clocks leave it off).
     pub(super) clock_check: Option<Arc<ClockCheck>>,
+    /// A live copy's records listed but not read yet (`copy.rs`): its read path stops before
+    /// the first that a page needs and names them. `None` for an index on the store.
+    pub(super) unread: Option<Arc<Unread>>,
 }
 
 /// A page read: the whole page, plus what the reader learned on the way.
@@ -42,6 +46,10 @@ pub struct PageRead {
     /// How many keys the listing took from the store (on the clouds, all it returned): what a
     /// read costs in listing, whatever the workspace's size.
     pub listed: usize,
+    /// The records this page needs next that a live copy has not read (newest first): the read
+    /// stopped before them, and the page is not to be shown until they are read. Always empty
+    /// from an index on the store.
+    pub unread: Vec<ItemId>,
 }
 
 impl Index {
@@ -53,6 +61,7 @@ impl Index {
             clock,
             cache: None,
             clock_check: None,
+            unread: None,
         }
     }
 

@@ -8,7 +8,8 @@
 //! - `marker_index`: [`Index`], what it holds; `write`, `read` and `prune`: its three paths
 //!   over the store; `clock_check`: whether this server's clock may judge ages.
 //! - `copy`: [`MemoryIndex`], an index on memory written key by key (a live watcher's copy
-//!   of a workspace), and what the store tells such a copy ([`Index::versions`]).
+//!   of a workspace, whose records may be listed but not yet read), and what the store tells
+//!   such a copy ([`Index::versions`]).
 //! - `janitor`: whole-workspace sweeps, so nothing Pickup writes lives forever.
 //!
 //! Everything another part of Pickup may use is re-exported here; nothing else is reachable.
@@ -30,7 +31,7 @@ mod write;
 
 pub use self::clock::{Clock, ManualClock, SystemClock};
 pub use self::clock_check::ClockStatus;
-pub use self::copy::MemoryIndex;
+pub use self::copy::{CopyPage, MemoryIndex};
 pub use self::core::id::{IdError, ItemId};
 pub use self::core::names::{NameError, SubKey, UserId, Workspace};
 pub use self::core::plan::{Ages, Budget, Listing, Planner, Reason, RIVALS_PER_KEY};

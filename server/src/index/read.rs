@@ -79,6 +79,7 @@ impl Index {
             resolved.cards.retain(|c| c.id < next);
         }
         let prune = prune_of(&asked, dismissed, resolved.dead);
+        let unread = resolved.unread;
         let mut cards = resolved.cards;
         let more = cards.len() > cap || resolved.count < plan.candidates.len() || listing_cut;
         cards.truncate(cap);
@@ -93,6 +94,7 @@ impl Index {
             page,
             prune,
             listed,
+            unread,
         })
     }
 
@@ -105,7 +107,6 @@ impl Index {
             dead: plan.delete.clone(),
             ..Resolved::default()
         };
-        let rivals = plan.rivals_by_key();
         // A rival shown in place of its key's newest id may sort after the next key's card: a
         // card is certain only once every candidate before it is resolved.
         let certain = |cards: &[Card], resolved: usize| match plan.candidates.get(resolved) {
@@ -119,15 +120,16 @@ impl Index {
             let n = cap
                 .min(budget.left())
                 .min(plan.candidates.len() - done.count);
-            let batch = &plan.candidates[done.count..done.count + n];
+            let groups = plan.batch(done.count, n);
+            if let Some(unread) = &self.unread {
+                // A live copy that lacks some of these records stops here: which batch comes
+                // next depends on what they say, so the page waits for them.
+                done.unread = unread.among(asked.ws, groups.iter().flatten().copied());
+                if !done.unread.is_empty() {
+                    break;
+                }
+            }
             done.count += n;
-            let groups: Vec<Vec<&ItemId>> = batch
-                .iter()
-                .map(|id| {
-                    let more = rivals.get(id.key()).into_iter().flatten().copied();
-                    std::iter::once(id).chain(more).collect()
-                })
-                .collect();
             self.resolve_groups(asked, groups, budget, &mut done).await;
         }
         done
@@ -307,6 +309,8 @@ struct Resolved {
     count: usize,
     /// Markers to delete, by id: planned by name, then found dead by their records.
     dead: Vec<(ItemId, Reason)>,
+    /// The next batch's records a live copy has not read: resolving stopped before them.
+    unread: Vec<ItemId>,
 }
 
 /// The keys to delete after the answer, for the markers found dead.

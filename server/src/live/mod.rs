@@ -29,6 +29,8 @@ mod bus;
 mod cadence;
 mod fact;
 mod replica;
+#[cfg(test)]
+mod requests;
 mod seal;
 mod streams;
 mod subscription;

@@ -3,13 +3,20 @@
 //! ([`Index::recent`] over memory), so a live page is the page `GET /recent` would give for the
 //! same keys, by construction. Writes reach the copy as facts; the store is listed only to
 //! reconcile ([`Index::versions`]).
+//!
+//! A record is read only when a page needs it ([`Replica::pages`]: the candidates a page
+//! resolves, newest first, a batch at a time), or when a reconcile finds the one held out of
+//! date; a fact's record is held from the fact. So a watcher starts with one listing and the
+//! reads its pages need, however many items the workspace holds; the rest are listed, and
+//! read if a page ever needs them.
 
 use super::fact::{Change, Fact};
-use crate::index::{Index, IndexError, ItemId, Key, KeyKind, MemoryIndex, PageRead, Version};
-use crate::index::{UserId, Workspace};
-use app::contract::{Filter, ItemRecord};
+use super::view::WantedPage;
+use crate::index::{CopyPage, Index, IndexError, ItemId, Key, KeyKind, MemoryIndex, Stored};
+use crate::index::{UserId, Version, Workspace};
+use app::contract::{ItemRecord, RecentPage};
 use bytes::Bytes;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 /// What applying a fact did to the copy.
@@ -25,12 +32,16 @@ pub(super) enum Applied {
 /// it that arrives late, from another server, does not bring it back.
 const GONE_FOR: Duration = Duration::from_secs(600);
 
+/// Records read from the store at once: a page's batch is its cap and their rivals, but a full
+/// reconcile reads every record held, and a slow store should not get them all together.
+const READS_AT_ONCE: usize = 16;
+
 pub(super) struct Replica {
     ws: Workspace,
     copy: MemoryIndex,
-    /// The version each record had when the store was last listed: a reconcile reads only the
-    /// records whose version moved on.
-    listed: HashMap<ItemId, Version>,
+    /// The version of each record held, when known (read at it, or a fact wrote it at it): a
+    /// reconcile reads again a held record whose listed version is another or unknown.
+    versions: HashMap<ItemId, Version>,
     /// The records as held, by id (to compare a fact's with).
     records: HashMap<ItemId, ItemRecord>,
     gone: HashMap<ItemId, Instant>,
@@ -52,15 +63,64 @@ struct Edits {
     deletes: Vec<Key>,
 }
 
-/// What a reconcile read of the records: the copy's next records, held and as listed.
+/// What a reconcile does with the records the store lists, decided from the listing and what
+/// the copy holds alone ([`takes`]).
+#[derive(Debug, Default, PartialEq)]
+struct Takes {
+    /// Held at the version listed: kept as held.
+    keep: Vec<(ItemId, Version)>,
+    /// Held at another version or an unknown one, or held at all when the copy is in doubt
+    /// (`full`): read again now.
+    read: Vec<ItemId>,
+    /// Not held: listed only, read when a page needs it.
+    unread: Vec<ItemId>,
+    /// The store lists other records than the copy knows of: a write or a removal reached
+    /// the store without a fact.
+    drifted: bool,
+}
+
+/// Which listed records a reconcile keeps, reads again, or leaves unread. `held`: each record
+/// the copy holds, with its version when known; `unread`: those it knows of only by a listing.
+fn takes(
+    listed: Vec<(ItemId, Version)>,
+    held: &HashMap<ItemId, Option<Version>>,
+    unread: &HashSet<ItemId>,
+    full: bool,
+) -> Takes {
+    let mut takes = Takes::default();
+    let count = listed.len();
+    let mut known = 0;
+    for (id, version) in listed {
+        known += usize::from(held.contains_key(&id) || unread.contains(&id));
+        match held.get(&id) {
+            Some(Some(at)) if !full && *at == version => takes.keep.push((id, version)),
+            Some(_) => takes.read.push(id),
+            None => takes.unread.push(id),
+        }
+    }
+    takes.drifted = known != count || count != held.len() + unread.len();
+    takes
+}
+
+/// What a reconcile holds of the records: the copy's next records, and their versions.
 #[derive(Default)]
 struct Taken {
     held: HashMap<ItemId, ItemRecord>,
-    listed: HashMap<ItemId, Version>,
+    versions: HashMap<ItemId, Version>,
 }
 
 fn record_bytes(record: &ItemRecord) -> Bytes {
     Bytes::from(serde_json::to_vec(record).expect("a record serialises"))
+}
+
+/// Each key's bytes as the store holds them now, a few reads at a time, in the order given.
+async fn read_all(real: &Index, keys: &[Key]) -> Vec<Result<Option<Stored>, IndexError>> {
+    let mut reads = Vec::with_capacity(keys.len());
+    for some in keys.chunks(READS_AT_ONCE) {
+        let at_once = some.iter().map(|key| real.stored(key));
+        reads.extend(futures::future::join_all(at_once).await);
+    }
+    reads
 }
 
 impl Replica {
@@ -68,20 +128,65 @@ impl Replica {
         Replica {
             ws: ws.clone(),
             copy: real.empty_copy(),
-            listed: HashMap::new(),
+            versions: HashMap::new(),
             records: HashMap::new(),
             gone: HashMap::new(),
         }
     }
 
-    /// This viewer's page, as `GET /recent` would give it from the same keys.
-    pub(super) async fn page(
-        &self,
-        viewer: &UserId,
-        filter: Filter,
-        cap: u32,
-    ) -> Result<PageRead, IndexError> {
-        self.copy.page(&self.ws, viewer, filter, cap).await
+    fn record_key(&self, id: &ItemId) -> Key {
+        Key::Record(self.ws.clone(), id.clone())
+    }
+
+    /// Each page asked for, as `GET /recent` would give it from the same keys. A page that
+    /// needs records the copy has not read stops before them; they are read (those of every
+    /// page at once) and the pages computed again, until none needs one more. So a page is
+    /// only ever computed from records held, and reads what `GET /recent` would read. An error
+    /// reading one is the error of every page: none is sent without a card it needs.
+    pub(super) async fn pages(
+        &mut self,
+        real: &Index,
+        wanted: &[WantedPage],
+    ) -> Result<HashMap<WantedPage, RecentPage>, IndexError> {
+        loop {
+            let mut pages = HashMap::new();
+            let mut needed = BTreeSet::new();
+            for want in wanted {
+                let (viewer, filter) = (&want.viewer, want.filter());
+                match self.copy.page(&self.ws, viewer, filter, want.cap).await? {
+                    CopyPage::Page(read) => {
+                        pages.insert(want.clone(), read.page);
+                    }
+                    CopyPage::Unread(ids) => needed.extend(ids),
+                }
+            }
+            if needed.is_empty() {
+                return Ok(pages);
+            }
+            // Each round reads at least one record the copy had not: it ends.
+            self.read(real, needed).await?;
+        }
+    }
+
+    /// Read these records into the copy, as the store holds them now.
+    async fn read(&mut self, real: &Index, ids: BTreeSet<ItemId>) -> Result<(), IndexError> {
+        let keys: Vec<Key> = ids.iter().map(|id| self.record_key(id)).collect();
+        let reads = read_all(real, &keys).await;
+        for ((id, key), read) in ids.into_iter().zip(&keys).zip(reads) {
+            match read? {
+                Some(stored) => {
+                    if let Ok(record) = serde_json::from_slice::<ItemRecord>(&stored.bytes) {
+                        self.records.insert(id.clone(), record);
+                    }
+                    self.versions.insert(id, stored.version);
+                    self.copy.put(key, stored.bytes).await?;
+                }
+                // Gone since the listing: the copy holds none either, and the read path says
+                // of its marker what it would say reading the store now.
+                None => self.copy.delete(key).await?,
+            }
+        }
+        Ok(())
     }
 
     /// Apply one write. A record older than the one held (two servers' facts about one item,
@@ -103,16 +208,16 @@ impl Replica {
                 Err(applied) => return applied,
             },
             Change::Removed { id, owner } => {
-                self.gone.insert(id.clone(), now);
-                self.records.remove(id);
-                Edits {
+                let edits = Edits {
                     deletes: vec![
                         Key::Marker(ws.clone(), id.clone()),
                         Key::OwnerMarker(ws.clone(), owner.clone(), id.clone()),
                         Key::Record(ws.clone(), id.clone()),
                     ],
                     ..Edits::default()
-                }
+                };
+                self.forget(id, now);
+                edits
             }
             Change::Dismissed { user, id } => Edits {
                 puts: vec![(
@@ -143,8 +248,8 @@ impl Replica {
             });
         }
         let mut edits = Edits::default();
-        // A record the copy holds already (a reconcile read it, or a newer update came
-        // first) is not written again; a registration's markers still are: the reconcile may
+        // A record the copy holds already (read, or a newer update came first) is not written
+        // again (one listed but not read is held from the fact, no read needed); a registration's markers still are: the reconcile may
         // have listed the record but not yet the markers.
         let held = self.records.get(id);
         let same = held == Some(record);
@@ -153,12 +258,12 @@ impl Replica {
         // need not read it.
         match (newer || same, version) {
             (true, Some(version)) => {
-                self.listed.insert(id.clone(), version.clone());
+                self.versions.insert(id.clone(), version.clone());
             }
             // A record the fact names no version for is not known to be the store's: the
             // next reconcile reads it again, whatever the store lists.
             (true, None) if newer => {
-                self.listed.remove(id);
+                self.versions.remove(id);
             }
             _ => {}
         }
@@ -188,8 +293,7 @@ impl Replica {
         let mut edits = Edits::default();
         for key in keys {
             if let Key::Marker(_, id) = key {
-                self.gone.insert(id.clone(), now);
-                self.records.remove(id);
+                self.forget(id, now);
                 edits.deletes.push(Key::Record(self.ws.clone(), id.clone()));
             }
             edits.deletes.push(key.clone());
@@ -213,9 +317,9 @@ impl Replica {
     }
 
     /// Make the copy what the store holds: list the workspace's four kinds of keys, and read
-    /// the records that are new or whose version moved on since the last listing (all of them
-    /// when `full`: after a gap, the copy's records are not trusted). An error leaves the copy
-    /// as it was.
+    /// again the records held whose version moved on since (every record held when `full`:
+    /// after a gap, what the copy holds is not trusted). Records not held are not read here:
+    /// a page that needs one reads it. An error leaves the copy as it was.
     pub(super) async fn reconcile(
         &mut self,
         real: &Index,
@@ -231,59 +335,78 @@ impl Replica {
             .partition(|(key, _)| key.kind() == KeyKind::Record);
         let listed_keys: BTreeSet<Key> = listed_keys.into_iter().map(|(k, _)| k).collect();
         done.listings += 1;
+        let listed: Vec<(ItemId, Version)> = records
+            .into_iter()
+            .map(|(key, version)| (key.id().clone(), version))
+            .collect();
+        let in_store: HashSet<ItemId> = listed.iter().map(|(id, _)| id.clone()).collect();
+        let takes = takes(listed, &self.held(), &self.copy.unread_ids(&self.ws), full);
+        done.drifted = takes.drifted;
         let next = real.empty_copy();
-        let taken = self
-            .take_records(real, &next, records, full, &mut done)
-            .await?;
+        let taken = self.take_records(real, &next, takes, &mut done).await?;
         let before = self.keys().await;
         for key in &listed_keys {
             next.mark(key).await?;
         }
-        if before != listed_keys || taken.held.len() != self.records.len() {
-            done.drifted = true;
-        }
+        done.drifted |= before != listed_keys;
         // What the store holds now wins over what was remembered as gone.
-        self.gone.retain(|id, _| !taken.held.contains_key(id));
+        self.gone.retain(|id, _| !in_store.contains(id));
         self.copy = next;
         self.records = taken.held;
-        self.listed = taken.listed;
+        self.versions = taken.versions;
         Ok(done)
     }
 
-    /// Put the listed records into `next`: the copy's own when `full` is not asked and the
-    /// version listed is the one held, else read from the store.
+    /// Each record the copy holds, with the version it is held at when known.
+    fn held(&self) -> HashMap<ItemId, Option<Version>> {
+        self.records
+            .keys()
+            .chain(self.versions.keys())
+            .map(|id| (id.clone(), self.versions.get(id).cloned()))
+            .collect()
+    }
+
+    /// Put the listed records into `next` as [`takes`] decided: the copy's own where kept, read
+    /// from the store where read, listed only where not held.
     async fn take_records(
         &self,
         real: &Index,
         next: &MemoryIndex,
-        records: Vec<(Key, Version)>,
-        full: bool,
+        takes: Takes,
         done: &mut Reconciled,
     ) -> Result<Taken, IndexError> {
         let mut taken = Taken::default();
-        for (key, version) in records {
-            let id = key.id().clone();
-            let unchanged = !full && self.listed.get(&id) == Some(&version);
-            let bytes = match (unchanged, self.records.get(&id)) {
-                (true, Some(r)) => record_bytes(r),
-                _ => {
-                    done.reads += 1;
-                    match real.bytes(&key).await? {
-                        Some(bytes) => bytes,
-                        // Gone between the listing and the read.
-                        None => continue,
-                    }
+        for id in &takes.unread {
+            next.hold_unread(&self.record_key(id));
+        }
+        let mut read = takes.read;
+        for (id, version) in takes.keep {
+            match self.records.get(&id) {
+                Some(record) => {
+                    next.put(&self.record_key(&id), record_bytes(record))
+                        .await?;
+                    taken.held.insert(id.clone(), record.clone());
+                    taken.versions.insert(id, version);
                 }
-            };
+                // Held as bytes that are no record: the store's are read again.
+                None => read.push(id),
+            }
+        }
+        let keys: Vec<Key> = read.iter().map(|id| self.record_key(id)).collect();
+        done.reads += keys.len();
+        let reads = read_all(real, &keys).await;
+        for ((id, key), stored) in read.into_iter().zip(&keys).zip(reads) {
+            // None: gone between the listing and the read.
+            let Some(stored) = stored? else { continue };
             // An unreadable record is held as it is: the read path says what it says of it.
-            if let Ok(record) = serde_json::from_slice::<ItemRecord>(&bytes) {
+            if let Ok(record) = serde_json::from_slice::<ItemRecord>(&stored.bytes) {
                 if self.records.get(&id) != Some(&record) {
                     done.drifted = true;
                 }
                 taken.held.insert(id.clone(), record);
             }
-            next.put(&key, bytes).await?;
-            taken.listed.insert(id, version);
+            next.put(key, stored.bytes).await?;
+            taken.versions.insert(id, stored.version);
         }
         Ok(taken)
     }
@@ -299,13 +422,21 @@ impl Replica {
             Err(_) => BTreeSet::new(),
         }
     }
+
+    /// An item is gone (removed, or deleted as dead): its record is held no more.
+    fn forget(&mut self, id: &ItemId, now: Instant) {
+        self.gone.insert(id.clone(), now);
+        self.records.remove(id);
+        self.versions.remove(id);
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::requests::counting;
     use super::*;
-    use crate::index::{Limits, ManualClock, Producer, Store};
-    use app::contract::{NewItem, Status};
+    use crate::index::{Limits, ManualClock, Producer, Store, SubKey};
+    use app::contract::{Filter, NewItem, Status};
     use proptest::prelude::*;
     use std::sync::Arc;
 
@@ -423,14 +554,33 @@ mod tests {
         facts
     }
 
-    fn shown(read: &PageRead) -> (Vec<(String, Status, bool)>, bool, bool) {
-        let cards = read
-            .page
+    fn shown(page: &RecentPage) -> (Vec<(String, Status, bool)>, bool, bool) {
+        let cards = page
             .cards
             .iter()
             .map(|c| (c.id.clone(), c.status, c.stalled))
             .collect();
-        (cards, read.page.more, read.page.partial)
+        (cards, page.more, page.partial)
+    }
+
+    /// One page from the copy, the records it needs read as it needs them.
+    async fn live_page(
+        replica: &mut Replica,
+        real: &Index,
+        viewer: &UserId,
+        filter: Filter,
+        cap: u32,
+    ) -> RecentPage {
+        let want = WantedPage {
+            viewer: viewer.clone(),
+            mine: filter == Filter::Mine,
+            cap,
+        };
+        let mut pages = replica
+            .pages(real, std::slice::from_ref(&want))
+            .await
+            .unwrap();
+        pages.remove(&want).expect("the page asked for")
     }
 
     fn new_item(key: &str) -> NewItem {
@@ -493,8 +643,8 @@ mod tests {
         let done = replica.reconcile(&real, false).await.unwrap();
         assert_eq!((done.listings, done.reads), (1, 1));
         assert!(!done.drifted, "the facts said what the store holds");
-        let page = replica.page(&ada.user, Filter::All, 10).await.unwrap();
-        assert_eq!(page.page.cards.len(), 2);
+        let page = live_page(&mut replica, &real, &ada.user, Filter::All, 10).await;
+        assert_eq!(page.cards.len(), 2);
     }
 
     /// A reconcile that listed the markers before a registration and the records after it
@@ -515,13 +665,13 @@ mod tests {
         ] {
             replica.copy.delete(&key).await.unwrap();
         }
-        let page = replica.page(&ada.user, Filter::All, 10).await.unwrap();
-        assert!(page.page.cards.is_empty());
+        let page = live_page(&mut replica, &real, &ada.user, Filter::All, 10).await;
+        assert!(page.cards.is_empty());
         replica
             .apply(&Fact::record(&ws, &record, true, None).unwrap())
             .await;
-        let page = replica.page(&ada.user, Filter::All, 10).await.unwrap();
-        assert_eq!(page.page.cards.len(), 1, "the fact's markers are applied");
+        let page = live_page(&mut replica, &real, &ada.user, Filter::All, 10).await;
+        assert_eq!(page.cards.len(), 1, "the fact's markers are applied");
     }
 
     /// A registration of an id the copy saw removed is a late fact or the id registered
@@ -550,24 +700,117 @@ mod tests {
         let registered = Fact::record(&ws, &again, true, None).unwrap();
         assert_eq!(replica.apply(&registered).await, Applied::Doubtful);
         replica.reconcile(&real, false).await.unwrap();
-        let page = replica.page(&ada.user, Filter::All, 10).await.unwrap();
-        assert_eq!(page.page.cards.len(), 1, "the store has it again");
+        let page = live_page(&mut replica, &real, &ada.user, Filter::All, 10).await;
+        assert_eq!(page.cards.len(), 1, "the store has it again");
+    }
+
+    fn v(tag: &str) -> Version {
+        Version {
+            e_tag: Some(tag.into()),
+            version: None,
+        }
+    }
+
+    /// A reconcile keeps what it holds at the version listed, reads again what it holds at
+    /// another or an unknown one (every held record when in doubt), and never reads a record
+    /// it does not hold; the store listing other records than the copy knows is a drift.
+    #[test]
+    fn a_reconcile_reads_only_held_records_and_those_whose_version_moved_on() {
+        let id = |n: u64| ItemId::new(NOW - n, SubKey::parse("k").unwrap()).unwrap();
+        let listed = vec![
+            (id(1), v("a")),
+            (id(2), v("b")),
+            (id(3), v("c")),
+            (id(4), v("d")),
+        ];
+        let held = HashMap::from([
+            (id(1), Some(v("a"))),
+            (id(2), Some(v("old"))),
+            (id(3), None),
+        ]);
+        let unread = HashSet::from([id(4)]);
+        let expected = Takes {
+            keep: vec![(id(1), v("a"))],
+            read: vec![id(2), id(3)],
+            unread: vec![id(4)],
+            drifted: false,
+        };
+        assert_eq!(takes(listed.clone(), &held, &unread, false), expected);
+        let full = takes(listed.clone(), &held, &unread, true);
+        assert_eq!((full.keep, full.read), (vec![], vec![id(1), id(2), id(3)]));
+        assert_eq!(full.unread, vec![id(4)], "in doubt, still not read");
+        // A record the copy never heard of; one it knew of, gone.
+        assert!(takes(listed.clone(), &held, &HashSet::new(), false).drifted);
+        assert!(takes(listed[..3].to_vec(), &held, &unread, false).drifted);
+        // A watcher's start: nothing held, nothing read.
+        let start = takes(listed, &HashMap::new(), &HashSet::new(), true);
+        assert_eq!(
+            (start.keep.len(), start.read.len(), start.unread.len()),
+            (0, 0, 4)
+        );
+    }
+
+    /// A copy reconciled whole holds every key and reads no record; a page reads the records
+    /// it shows, another page those it needs beyond them, a fact's record is held from the
+    /// fact, and a reconcile in doubt reads again only what is held.
+    #[tokio::test]
+    async fn a_copy_reads_only_the_records_its_pages_need() {
+        let (ws, real) = memory_index();
+        let mut last = None;
+        for i in 0..30u64 {
+            let at = real.clone().with_clock(Arc::new(ManualClock::new(NOW - i)));
+            let new = new_item(&format!("k{i}"));
+            last = Some(at.register(&ws, &new, &producer(i % 2 == 0)).await.unwrap());
+        }
+        let mut replica = Replica::new(&ws, &real);
+        let done = replica.reconcile(&real, true).await.unwrap();
+        assert_eq!((done.listings, done.reads), (1, 0));
+        assert_eq!(replica.copy.unread_ids(&ws).len(), 30);
+        let ada = UserId::parse("ada").unwrap();
+        let all = live_page(&mut replica, &real, &ada, Filter::All, 10).await;
+        assert_eq!(all.cards.len(), 10);
+        assert_eq!(replica.records.len(), 10, "the ten cards shown");
+        // Ada's are every other item: five of her first ten are read already.
+        let mine = live_page(&mut replica, &real, &ada, Filter::Mine, 10).await;
+        assert_eq!(mine.cards.len(), 10);
+        assert_eq!(replica.records.len(), 15);
+        // The oldest item, never shown, is held from its fact.
+        let record = last.unwrap();
+        let up = app::contract::ItemUpdate::new("t", Status::Succeeded);
+        let (id, bob) = (ItemId::parse(&record.id).unwrap(), producer(false).user);
+        let (updated, validator) = real.update(&ws, &id, &up, &bob, None).await.unwrap();
+        let version = Version::from_validator(&validator.unwrap()).unwrap();
+        let fact = Fact::record(&ws, &updated, false, Some(version)).unwrap();
+        assert_eq!(replica.apply(&fact).await, Applied::Changed);
+        assert!(!replica.copy.unread_ids(&ws).contains(&id));
+        assert_eq!(replica.records.len(), 16);
+        let done = replica.reconcile(&real, false).await.unwrap();
+        assert_eq!((done.reads, done.drifted), (0, false));
+        let done = replica.reconcile(&real, true).await.unwrap();
+        assert_eq!(
+            done.reads, 16,
+            "in doubt, what is held is read again, and only that"
+        );
+        assert_eq!(replica.copy.unread_ids(&ws).len(), 14);
     }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(96))]
 
-        /// A live page (from a copy built by facts, or by a reconcile) is the REST page, for
-        /// every viewer, filter, cap and number of dismissals.
+        /// A live page (from a copy built by facts, or by a reconcile and read as its pages
+        /// need) is the REST page, for every viewer, filter, cap and number of dismissals; a
+        /// copy of the listing alone reads for its page what `GET /recent` reads.
         #[test]
-        fn the_live_page_is_the_rest_page(items in items(), cap in 1u32..=50, mine in any::<bool>(), viewer_is_ada in any::<bool>()) {
+        fn the_live_page_is_the_rest_page(items in items(), cap in 1u32..=50, other_cap in 1u32..=50, mine in any::<bool>(), viewer_is_ada in any::<bool>()) {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-            rt.block_on(async {
+            counting(|requests| rt.block_on(async {
                 let (ws, real) = memory_index();
                 let facts = write(&real, &ws, &items).await;
                 let viewer = UserId::parse(if viewer_is_ada { "ada" } else { "bob" }).unwrap();
                 let filter = if mine { Filter::Mine } else { Filter::All };
-                let rest = real.recent(&ws, &viewer, filter, Some(cap), None).await.unwrap();
+                let gets = requests.of("get");
+                let rest = real.recent(&ws, &viewer, filter, Some(cap), None).await.unwrap().page;
+                let rest_reads = requests.of("get") - gets;
                 let mut by_facts = Replica::new(&ws, &real);
                 let mut doubtful = false;
                 for f in &facts {
@@ -579,18 +822,31 @@ mod tests {
                 }
                 let mut reconciled = Replica::new(&ws, &real);
                 reconciled.reconcile(&real, true).await.unwrap();
-                let from_facts = by_facts.page(&viewer, filter, cap).await.unwrap();
-                let from_store = reconciled.page(&viewer, filter, cap).await.unwrap();
+                let from_facts = live_page(&mut by_facts, &real, &viewer, filter, cap).await;
+                let gets = requests.of("get");
+                let from_store = live_page(&mut reconciled, &real, &viewer, filter, cap).await;
+                prop_assert_eq!(requests.of("get") - gets, rest_reads, "read what GET /recent reads");
                 prop_assert_eq!(shown(&from_facts), shown(&rest), "built by facts");
                 prop_assert_eq!(shown(&from_store), shown(&rest), "built by a reconcile");
+                // The same half-read copy gives the other pages, reading what they lack.
+                let other = if mine { Filter::All } else { Filter::Mine };
+                for (filter, cap) in [(other, cap), (filter, other_cap)] {
+                    let rest = real.recent(&ws, &viewer, filter, Some(cap), None).await.unwrap();
+                    let live = live_page(&mut reconciled, &real, &viewer, filter, cap).await;
+                    prop_assert_eq!(shown(&live), shown(&rest.page), "another page, half read");
+                }
+                // In doubt, what is held is read again; the page stays the REST page.
+                reconciled.reconcile(&real, true).await.unwrap();
+                let again = live_page(&mut reconciled, &real, &viewer, filter, cap).await;
+                prop_assert_eq!(shown(&again), shown(&rest), "after a full reconcile");
                 // Facts arriving again, or late, after a reconcile change nothing.
                 for f in &facts {
                     reconciled.apply(f).await;
                 }
-                let again = reconciled.page(&viewer, filter, cap).await.unwrap();
+                let again = live_page(&mut reconciled, &real, &viewer, filter, cap).await;
                 prop_assert_eq!(shown(&again), shown(&rest), "facts applied twice");
                 Ok(())
-            })?;
+            }))?;
         }
     }
 }

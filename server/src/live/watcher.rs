@@ -4,10 +4,9 @@
 use super::cadence::Cadence;
 use super::fact::Fact;
 use super::replica::{Applied, Replica};
-use super::view::{same, Pages, Snapshot, Wants};
+use super::view::{same, Pages, Snapshot, WantedPage, Wants};
 use super::watchers::Live;
 use crate::index::{Index, Workspace};
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -146,7 +145,7 @@ impl Live {
                 period_ends = period_ends.min(Instant::now() + kept.cadence.period());
             }
             self.settle_doubts(&w.ws, &mut kept).await;
-            self.publish(&w, &kept.replica, &kept.reconciled).await;
+            self.publish(&w, &mut kept).await;
             let doubt_at = kept.doubt.and(kept.last_full).map(|t| t + DOUBT_EVERY);
             tokio::select! {
                 // Stopping: the streams end on their own; the watcher reads no more.
@@ -262,29 +261,29 @@ impl Live {
         }
     }
 
-    /// Compute every wanted page from the copy and hand the snapshot to the subscribers (who
-    /// each send only what changed for them). What the copy's read finds dead is not deleted:
-    /// the copy may hold what a fact said, and nothing is deleted in the store on a fact's word
-    /// (reads of the store and the janitor prune; a dead item is on no page meanwhile).
-    async fn publish(&self, w: &Watcher, replica: &Replica, reconciled: &Result<(), String>) {
+    /// Compute every wanted page from the copy (reading the records they need that it has not
+    /// read) and hand the snapshot to the subscribers (who each send only what changed for
+    /// them). What the copy's read finds dead is not deleted: the copy may hold what a fact
+    /// said, and nothing is deleted in the store on a fact's word (reads of the store and the
+    /// janitor prune; a dead item is on no page meanwhile).
+    async fn publish(&self, w: &Watcher, kept: &mut Kept) {
         let wants = w.wants.lock().expect("live lock").clone();
-        let pages: Pages = match reconciled {
+        let pages: Pages = match &kept.reconciled {
             Err(e) if !e.is_empty() => Err(e.clone()),
             Err(_) => return,
             Ok(()) => {
-                let mut pages = HashMap::new();
-                for page in wants.pages.keys() {
-                    match replica.page(&page.viewer, page.filter(), page.cap).await {
-                        Ok(read) => {
-                            pages.insert(page.clone(), read.page);
-                        }
-                        // The copy is memory: this is a bug, not the store.
-                        Err(e) => {
-                            tracing::error!(ws = %w.ws, error = %e, "live: the copy could not be read")
-                        }
+                let wanted: Vec<WantedPage> = wants.pages.keys().cloned().collect();
+                match kept.replica.pages(&self.index, &wanted).await {
+                    Ok(pages) => Ok(pages),
+                    // As a failed reconcile: every page says the store did not answer (none
+                    // goes without a card it needs), and the next turn lists it again.
+                    Err(e) => {
+                        tracing::warn!(ws = %w.ws, error = %e, "live: a record a page needs could not be read");
+                        kept.reconciled = Err(e.to_string());
+                        kept.stir();
+                        Err(e.to_string())
                     }
                 }
-                Ok(pages)
             }
         };
         w.tx.send_if_modified(|old| {
@@ -297,5 +296,88 @@ impl Live {
             }
             changed
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::requests::counting;
+    use crate::index::{Index, Limits, ManualClock, Producer, Store, UserId, Workspace};
+    use crate::live::{Event, Live, LiveConfig, StreamLimits};
+    use app::contract::{Filter, NewItem, Status};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    const NOW: u64 = 1_800_000_000_000;
+
+    /// What a watcher's start costs the store, for a workspace of `items` items and one view
+    /// of `cap` cards: (listings, record reads, cards on the first page). Nothing but the start
+    /// can ask the store anything here: the watcher polls once an hour, and the count ends
+    /// with the first page.
+    fn start(items: u64, cap: Option<u32>) -> (u64, u64, usize) {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let ws = Workspace::parse("acme").unwrap();
+        let store = Store::memory("memory://");
+        let clock = Arc::new(ManualClock::new(NOW));
+        let index = Index::new(store, Limits::default(), app::contract::DEFAULT_CAP, clock);
+        let ada = Producer {
+            user: UserId::parse("ada").unwrap(),
+            name: "Ada".into(),
+        };
+        rt.block_on(async {
+            for i in 0..items {
+                let new = NewItem {
+                    key: format!("k{i}"),
+                    title: "t".into(),
+                    url: None,
+                    status: Some(Status::Running),
+                    progress: None,
+                };
+                let at = index
+                    .clone()
+                    .with_clock(Arc::new(ManualClock::new(NOW - i)));
+                at.register(&ws, &new, &ada).await.unwrap();
+            }
+        });
+        let config = LiveConfig {
+            every: Duration::from_secs(3600),
+            reconcile_every: Duration::from_secs(3600),
+            reconcile_ceiling: Duration::from_secs(3600),
+            bus: None,
+            limits: StreamLimits {
+                server: 4,
+                workspace: 4,
+                viewer: 4,
+            },
+        };
+        counting(|requests| {
+            rt.block_on(async {
+                let live = Live::new(Arc::new(index), config).unwrap();
+                let mut subs = live
+                    .subscribe(&ws, &ada.user, &[(Filter::All, cap)])
+                    .unwrap();
+                let Some(Event::Page(page)) = subs[0].next().await else {
+                    panic!("no first page");
+                };
+                live.stop();
+                (requests.of("list"), requests.of("get"), page.cards.len())
+            })
+        })
+    }
+
+    /// A watcher starts with one listing and reads the records its page shows, not every
+    /// record of the workspace (50 reads before, and a second listing when polling).
+    #[test]
+    fn a_watcher_starts_with_one_listing_and_the_reads_of_its_page() {
+        assert_eq!(start(50, Some(10)), (1, 10, 10), "a page of 10");
+        let default = app::contract::DEFAULT_CAP;
+        assert_eq!(
+            start(50, None),
+            (1, u64::from(default), default as usize),
+            "a page of the default cap"
+        );
     }
 }

@@ -320,3 +320,52 @@ async fn every_door_judges_a_cap_alike() {
         "the view names the cap it was cut at"
     );
 }
+
+/// A watcher reads a record when a page needs it, not at its start: one the store cannot read
+/// then makes the stream say `unavailable`, never a page without its card; once the store
+/// reads it again (a later turn), the page has every card.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_a_live_page_cannot_read_is_unavailable_never_a_missing_card() {
+    use crate::common::{fault::Op, memory_index, new_item, producer, ws, T0};
+    use app::contract::{Filter, Status};
+    use pickup::index::ManualClock;
+    use pickup::live::{Event, Live, LiveConfig, StreamLimits};
+    use std::sync::Arc;
+
+    let (index, faults) = memory_index(&ManualClock::new(T0));
+    let ada = producer("ada");
+    for i in 0..12 {
+        let new = new_item(&format!("k{i}"), Status::Running);
+        index.register(&ws(), &new, &ada).await.unwrap();
+    }
+    faults.fail(Op::Get, "ws/acme/items/");
+    let config = LiveConfig {
+        every: Duration::from_millis(20),
+        reconcile_every: Duration::from_secs(3600),
+        reconcile_ceiling: Duration::from_secs(3600),
+        bus: None,
+        limits: StreamLimits {
+            server: 4,
+            workspace: 4,
+            viewer: 4,
+        },
+    };
+    let live = Live::new(Arc::new(index), config).unwrap();
+    let mut subs = live
+        .subscribe(&ws(), &ada.user, &[(Filter::All, Some(10))])
+        .unwrap();
+    async fn next(sub: &mut pickup::live::Subscription) -> Event {
+        let next = tokio::time::timeout(PATIENCE, sub.next()).await;
+        next.expect("an event in time").expect("an event")
+    }
+    assert_eq!(next(&mut subs[0]).await, Event::Unavailable);
+    faults.fail_clear();
+    let Event::Page(page) = next(&mut subs[0]).await else {
+        panic!("a page once the records read");
+    };
+    assert_eq!(
+        (page.cards.len(), page.more, page.partial),
+        (10, true, false)
+    );
+    live.stop();
+}

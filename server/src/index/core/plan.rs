@@ -145,6 +145,22 @@ impl Plan {
         }
         out
     }
+
+    /// The runs read together for the `n` candidates from `from` on: each candidate with its
+    /// key's rivals, newest first. A page reads its records a batch of these at a time, so
+    /// this is every record a page needs next, and a live copy reads those it lacks before
+    /// the page is computed again.
+    pub fn batch(&self, from: usize, n: usize) -> Vec<Vec<&ItemId>> {
+        let rivals = self.rivals_by_key();
+        let end = (from + n).min(self.candidates.len());
+        self.candidates[from.min(end)..end]
+            .iter()
+            .map(|id| {
+                let more = rivals.get(id.key()).into_iter().flatten().copied();
+                std::iter::once(id).chain(more).collect()
+            })
+            .collect()
+    }
 }
 
 pub struct Planner<'a> {
@@ -359,6 +375,48 @@ mod tests {
         ItemId::new(created_ms, SubKey::parse(key).unwrap())
             .unwrap()
             .to_string()
+    }
+
+    /// A batch is its candidates in order, each followed by its own key's rivals only, and
+    /// never runs past the plan.
+    #[test]
+    fn a_batch_is_its_candidates_each_with_its_rivals() {
+        let ages = Ages {
+            max_skew_ms: 2_000,
+            ..AGES
+        };
+        let names = [
+            id(NOW, "a"),
+            id(NOW - 1_000, "a"),
+            id(NOW - 1_500, "b"),
+            id(NOW - 2_000, "c"),
+            id(NOW - 2_500, "c"),
+            id(NOW - 2_600, "c"),
+        ];
+        let p = plan(&names, ages, &HashSet::new());
+        let text = |groups: Vec<Vec<&ItemId>>| -> Vec<Vec<String>> {
+            groups
+                .into_iter()
+                .map(|g| g.into_iter().map(ItemId::to_string).collect())
+                .collect()
+        };
+        assert_eq!(
+            text(p.batch(0, 2)),
+            vec![
+                vec![id(NOW, "a"), id(NOW - 1_000, "a")],
+                vec![id(NOW - 1_500, "b")]
+            ]
+        );
+        assert_eq!(
+            text(p.batch(2, 10)),
+            vec![vec![
+                id(NOW - 2_000, "c"),
+                id(NOW - 2_500, "c"),
+                id(NOW - 2_600, "c")
+            ]]
+        );
+        assert!(p.batch(3, 1).is_empty());
+        assert!(p.batch(9, 1).is_empty());
     }
 
     #[test]
