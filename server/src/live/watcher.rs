@@ -169,6 +169,9 @@ impl Live {
                 }
                 () = w.tx.closed() => {
                     if self.retire(&w) {
+                        if let Some(bus) = &self.bus {
+                            bus.release(&w.ws).await;
+                        }
                         return;
                     }
                 }
@@ -225,7 +228,7 @@ impl Live {
         let Some(bus) = self.bus.as_ref().filter(|b| b.is_up()) else {
             return false;
         };
-        match bus.lease(ws, period).await {
+        match bus.lease(ws, period, self.config.reconcile_ceiling).await {
             Ok(mine) => mine,
             Err(e) => {
                 tracing::warn!(%ws, error = %e, "live: the reconcile lease could not be asked for; reconciling here");

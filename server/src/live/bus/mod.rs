@@ -82,6 +82,7 @@ pub(super) struct Bus {
     senders: Mutex<HashMap<String, Sender>>,
     complaints: Mutex<Complaints>,
     lease: redis::Script,
+    release: redis::Script,
 }
 
 impl Bus {
@@ -120,6 +121,7 @@ impl Bus {
             senders: Mutex::default(),
             complaints: Mutex::new(Complaints::new()),
             lease: redis::Script::new(lease::LEASE),
+            release: redis::Script::new(lease::RELEASE),
         }))
     }
 
