@@ -308,7 +308,7 @@ async fn a_redis_that_stops_answering_is_noticed_and_polled_around() {
 
 /// A watched workspace nobody writes is reconciled less and less often: each quiet period
 /// doubles the next, from `PICKUP_RECONCILE_EVERY` (100 ms here) up to the ceiling (800 ms).
-/// With a fixed period the last three gaps between the two servers' period reconciles would
+/// With a fixed period the last three gaps between its period reconciles would
 /// be about 300 ms in all; doubling makes them at least 1.8 s (by the test's clock, as a lower
 /// bound only: a slow machine makes gaps longer, never shorter). A fact brings the base back
 /// (`cadence::tests`).
@@ -325,14 +325,13 @@ async fn a_quiet_workspace_is_reconciled_less_and_less_often() {
     );
     wait_for_mode(&a, "facts on the bus").await;
     wait_for_mode(&b, "facts on the bus").await;
+    // One watcher, on A: B hears the bus but watches nothing, so A holds the lease throughout
+    // (with two watchers, a holder late to renew a 200 ms lease on a busy machine lost it, and
+    // both reconciled: gaps that say nothing of the period).
     let _on_a = Viewer::open(&a, "bob").await;
-    let _on_b = Viewer::open(&b, "bob").await;
-    let reconciles = async || {
-        let why = "why=\"period\"";
-        metric(&a, "pickup_live_reconciles_total", why).await
-            + metric(&b, "pickup_live_reconciles_total", why).await
-    };
-    // When each period reconcile (either server's) was seen, seven of them.
+    drop(b);
+    let reconciles = async || metric(&a, "pickup_live_reconciles_total", "why=\"period\"").await;
+    // When each period reconcile was seen, seven of them.
     let mut seen: Vec<Instant> = Vec::new();
     let mut last = reconciles().await;
     eventually("seven period reconciles", async || {
