@@ -40,7 +40,7 @@ export const LIVE_PATTERN = /^\/api\/v1\/workspaces\/([^/]+)\/live$/;
 export const LIVE_EVENT = { page: "page", unavailable: "unavailable", unauthenticated: "unauthenticated", reconnect: "reconnect" };
 
 /** The DOM events the widget dispatches on its host (names.rs, DomEvent). */
-export const DOM_EVENT = { open: "pickup:open", dismiss: "pickup:dismiss", error: "pickup:error" };
+export const DOM_EVENT = { open: "pickup:open", dismiss: "pickup:dismiss", error: "pickup:error", finished: "pickup:finished" };
 
 /** The home page's fragment keys and this tab's sessionStorage keys (names.rs). */
 export const FRAGMENT = { workspace: "ws", token: "token", cap: "cap", refresh: "refresh" };
@@ -50,7 +50,7 @@ export const STORAGE = { workspace: "pickup.ws", token: "pickup.token" };
 export const ATTRIBUTE = { workspace: "data-pickup-workspace", token: "data-pickup-token", server: "data-pickup-server", cap: "data-pickup-cap", refresh: "data-pickup-refresh", filter: "data-pickup-filter", locale: "data-pickup-locale", labels: "data-pickup-labels", home: "data-pickup-home", drawn: "data-pickup-drawn" };
 
 /** <pickup-recent>'s attributes, in mount()'s order (element.rs). */
-export const ELEMENT_ATTRIBUTES = ["workspace", "server", "cap", "refresh", "locale", "filter"];
+export const ELEMENT_ATTRIBUTES = ["workspace", "server", "cap", "refresh", "locale", "filter", "notify"];
 
 /** The global symbol's key under which the shared live stream is installed (names.rs). */
 export const SHARE = "pickup:share";

@@ -35,6 +35,8 @@ export interface MountOptions {
   locale?: string;
   /** Whose items are shown first (default all). */
   filter?: PickupFilter;
+  /** Shows the bell: this browser may notify the viewer when their own items finish. */
+  notify?: boolean;
   labels?: PickupLabels;
 }
 
@@ -54,15 +56,17 @@ export interface PickupErrorDetail {
   code: string;
   message: string;
 }
+export interface PickupFinishedDetail { id: string; key: string; title: string; url: string | null; status: string; owner: { sub: string; name: string }; finished_at: string | null }
 
 export interface PickupEventMap {
   /** Cancelable: preventDefault() keeps the browser from following the card's link. */
   "pickup:open": CustomEvent<PickupOpenDetail>;
   "pickup:dismiss": CustomEvent<PickupDismissDetail>;
   "pickup:error": CustomEvent<PickupErrorDetail>;
+  "pickup:finished": CustomEvent<PickupFinishedDetail>;
 }
 
-/** `<pickup-recent>`: attributes workspace, server, cap, refresh, locale, filter; the same as
+/** `<pickup-recent>`: attributes workspace, server, cap, refresh, locale, filter, notify; the same as
  *  properties, plus token, getToken and labels. */
 export declare class PickupRecent extends HTMLElement {
   static readonly observedAttributes: string[];
@@ -71,6 +75,7 @@ export declare class PickupRecent extends HTMLElement {
   cap: string | number | null;
   locale: string | null;
   filter: PickupFilter | null;
+  notify: boolean | null;
   token: string;
   getToken: (() => string | Promise<string>) | null;
   labels: PickupLabels | null;
@@ -93,6 +98,7 @@ export interface PickupRecentProps {
   refresh?: number | string;
   locale?: string;
   filter?: PickupFilter;
+  notify?: boolean;
   token?: string;
   getToken?: GetToken;
   labels?: PickupLabels;
@@ -113,6 +119,7 @@ type PickupJsx = PickupRecentProps & {
   "onpickup:open"?: (e: CustomEvent<PickupOpenDetail>) => void;
   "onpickup:dismiss"?: (e: CustomEvent<PickupDismissDetail>) => void;
   "onpickup:error"?: (e: CustomEvent<PickupErrorDetail>) => void;
+  "onpickup:finished"?: (e: CustomEvent<PickupFinishedDetail>) => void;
 };
 declare module "react" {
   namespace JSX {

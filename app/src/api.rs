@@ -1,11 +1,11 @@
 //! The widget's server functions, under pinned names so their URLs never change between builds:
-//! `POST /api/recent` and `POST /api/dismiss`, with JSON arguments. The widget calls them with the browser's `fetch`
+//! `POST /api/recent`, `/api/dismiss`, `/api/looked` and `/api/look`, with JSON arguments. The widget calls them with the browser's `fetch`
 //! (see `client`), not server_fn's client; on the server they call the [`Service`] the server put in context, the
 //! same code the REST routes call.
 //!
 //! [`Service`]: crate::service::Service
 
-use crate::contract::{ApiError, Filter, RecentPage};
+use crate::contract::{ApiError, Filter, LastLook, RecentPage};
 use leptos::prelude::*;
 // JSON arguments, not server_fn's default form encoding: the widget already parses JSON, so
 // the form codec (serde_qs) would be bytes shipped for nothing.
@@ -34,6 +34,21 @@ pub async fn recent(
 pub async fn dismiss(ws: String, id: String) -> Result<(), ApiError> {
     let (svc, bearer) = service()?;
     svc.0.dismiss(bearer.0.as_deref(), &ws, &id).await
+}
+
+/// The viewer's last look at `ws` ("since you looked" counts from it).
+#[server(prefix = "/api", endpoint = "looked", input = Json)]
+pub async fn looked(ws: String) -> Result<LastLook, ApiError> {
+    let (svc, bearer) = service()?;
+    svc.0.looked(bearer.0.as_deref(), &ws).await
+}
+
+/// The viewer looked at `ws` as it was at `at` (the `generated_at` of the page on screen): kept
+/// as the viewer's last look, never later than the server's now. Answers the look kept.
+#[server(prefix = "/api", endpoint = "look", input = Json)]
+pub async fn look(ws: String, at: String) -> Result<LastLook, ApiError> {
+    let (svc, bearer) = service()?;
+    svc.0.look(bearer.0.as_deref(), &ws, &at).await
 }
 
 #[cfg(feature = "ssr")]

@@ -43,6 +43,7 @@ mod tests {
             url: None,
             status: Status::Running,
             stalled: false,
+            stalled_at: None,
             progress: None,
             owner: Owner {
                 sub: "a".into(),

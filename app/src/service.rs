@@ -1,7 +1,7 @@
 //! What the server provides to the server functions (through Leptos context): the service that
 //! does the work, and the caller's raw bearer token, which the service itself verifies.
 
-use crate::contract::{ApiError, Filter, RecentPage};
+use crate::contract::{ApiError, Filter, LastLook, RecentPage};
 use std::sync::Arc;
 
 #[async_trait::async_trait]
@@ -16,6 +16,10 @@ pub trait Service: Send + Sync + 'static {
     ) -> Result<RecentPage, ApiError>;
 
     async fn dismiss(&self, bearer: Option<&str>, ws: &str, id: &str) -> Result<(), ApiError>;
+
+    async fn looked(&self, bearer: Option<&str>, ws: &str) -> Result<LastLook, ApiError>;
+
+    async fn look(&self, bearer: Option<&str>, ws: &str, at: &str) -> Result<LastLook, ApiError>;
 }
 
 #[derive(Clone)]

@@ -69,6 +69,7 @@ fn card(optional: bool) -> Card {
         url: optional.then(|| "/u".into()),
         status: Status::Running,
         stalled: false,
+        stalled_at: None,
         progress: optional.then_some(0.5),
         owner: owner(),
         created_at: "c".into(),

@@ -86,6 +86,7 @@ mod tests {
             updated_at: "2026-12-02T10:00:00Z".into(),
             finished_at: None,
             stalled: false,
+            stalled_at: None,
         }
     }
 

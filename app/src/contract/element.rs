@@ -17,7 +17,7 @@ pub struct Attribute {
 }
 
 /// In the order `mount()` takes them; `workspace` is the only one a widget needs.
-pub const ATTRIBUTES: [Attribute; 6] = [
+pub const ATTRIBUTES: [Attribute; 7] = [
     Attribute {
         name: "workspace",
         ty: "string",
@@ -53,6 +53,12 @@ pub const ATTRIBUTES: [Attribute; 6] = [
         ty: "'all' | 'mine'",
         set_as: "PickupFilter",
         description: "Whose items are shown first (default all).",
+    },
+    Attribute {
+        name: "notify",
+        ty: "boolean",
+        set_as: "boolean",
+        description: "Shows the bell: this browser may notify the viewer when their own items finish.",
     },
 ];
 
@@ -101,6 +107,10 @@ impl DomEvent {
             ),
             DomEvent::Dismiss => ("PickupDismissDetail", "id: string"),
             DomEvent::Error => ("PickupErrorDetail", "code: string; message: string"),
+            DomEvent::Finished => (
+                "PickupFinishedDetail",
+                "id: string; key: string; title: string; url: string | null; status: string; owner: { sub: string; name: string }; finished_at: string | null",
+            ),
         };
         Detail { interface, fields }
     }
@@ -110,12 +120,15 @@ impl DomEvent {
             DomEvent::Open => "The viewer opens a card's link; cancelable.",
             DomEvent::Dismiss => "The viewer dismisses a card.",
             DomEvent::Error => "A fetch, dismissal or token renewal failed.",
+            DomEvent::Finished => {
+                "One of the viewer's own items reached a final status; once per element and item."
+            }
         }
     }
 }
 
 /// The `::part()` names (the components' `part` attributes) and what each is.
-pub const PARTS: [(&str, &str); 9] = [
+pub const PARTS: [(&str, &str); 12] = [
     ("card", "One card."),
     ("title", "A card's title (a link or text)."),
     ("badge", "A card's status badge."),
@@ -125,6 +138,9 @@ pub const PARTS: [(&str, &str); 9] = [
     ("dismiss", "A card's dismiss button."),
     ("empty", "The message of an empty workspace."),
     ("error", "An error or sign-in message."),
+    ("since", "A card's \"New\" or \"Finished since you looked\" mark."),
+    ("mark-seen", "The header's Mark seen button."),
+    ("bell", "The header's notifications button."),
 ];
 
 /// The custom properties `style/pickup.css` reads, by which a host restyles the widget.

@@ -109,15 +109,17 @@ impl ItemUpdate {
 }
 
 impl ItemRecord {
-    /// The record as the widget shows it; `stalled` is the reader's conclusion, not the record's.
-    pub fn to_card(&self, stalled: bool) -> Card {
+    /// The record as the widget shows it; whether, and since when, it is stalled is the
+    /// reader's conclusion, not the record's.
+    pub fn to_card(&self, stalled_at: Option<DateTime<Utc>>) -> Card {
         Card {
             id: self.id.clone(),
             key: self.key.clone(),
             title: self.title.clone(),
             url: self.url.clone(),
             status: self.status,
-            stalled,
+            stalled: stalled_at.is_some(),
+            stalled_at: stalled_at.map(rfc3339),
             progress: self.progress,
             owner: self.owner.clone(),
             created_at: rfc3339(self.created_at),

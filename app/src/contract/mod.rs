@@ -7,6 +7,7 @@
 //! - [`page`]: a page of cards (`recent`, the live stream, the server functions' answer);
 //! - [`item`]: the REST API's bodies and the item record (server side, feature `ssr`);
 //! - [`error`]: the one error body, `{"error": "<code>", "message": "…"}`, and its status;
+//! - [`look`]: a viewer's last look at a workspace, and what changed since;
 //! - [`link`]: which links a card may carry, the rule of both the write and the card;
 //! - [`cap`]: a page's number of cards, and the one rule every door judges it by;
 //! - [`read`]: a page and an error read field by field from a parsed JSON object (the widget's
@@ -22,6 +23,7 @@ pub mod error;
 #[cfg(feature = "ssr")]
 pub mod item;
 pub mod link;
+pub mod look;
 pub mod names;
 pub mod page;
 pub mod read;
@@ -31,5 +33,6 @@ pub use error::{ApiError, ErrorCode};
 #[cfg(feature = "ssr")]
 pub use item::{ItemRecord, ItemUpdate, NewItem, MAX_NAME_CHARS, MAX_TITLE_CHARS};
 pub use link::MAX_URL_CHARS;
+pub use look::{LastLook, Since};
 pub use names::{DomEvent, LiveEvent, EXPIRES_IN, TOKEN_EXPIRES, VIEWER};
 pub use page::{Card, Filter, Owner, RecentPage, Status, ViewPage};

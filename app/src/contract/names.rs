@@ -13,6 +13,8 @@ pub mod route {
     pub const ITEMS: &str = "/api/v1/workspaces/{ws}/items";
     pub const ITEM: &str = "/api/v1/workspaces/{ws}/items/{id}";
     pub const DISMISS: &str = "/api/v1/workspaces/{ws}/items/{id}/dismiss";
+    /// The viewer's last look at the workspace (`GET`, `PUT`).
+    pub const LOOKED: &str = "/api/v1/workspaces/{ws}/looked";
     pub const RECENT: &str = "/api/v1/workspaces/{ws}/recent";
     pub const LIVE: &str = "/api/v1/workspaces/{ws}/live";
     /// The first page drawn by the server, for a loader to show before the wasm has arrived.
@@ -76,10 +78,18 @@ pub enum DomEvent {
     Dismiss,
     /// A fetch, dismissal or token renewal failed (`{code, message}`).
     Error,
+    /// One of the viewer's own items reached a final status (the card); once per element
+    /// and item.
+    Finished,
 }
 
 impl DomEvent {
-    pub const ALL: [DomEvent; 3] = [DomEvent::Open, DomEvent::Dismiss, DomEvent::Error];
+    pub const ALL: [DomEvent; 4] = [
+        DomEvent::Open,
+        DomEvent::Dismiss,
+        DomEvent::Error,
+        DomEvent::Finished,
+    ];
 
     /// The event's type, as `addEventListener` takes it.
     pub fn name(self) -> &'static str {
@@ -87,6 +97,7 @@ impl DomEvent {
             DomEvent::Open => "pickup:open",
             DomEvent::Dismiss => "pickup:dismiss",
             DomEvent::Error => "pickup:error",
+            DomEvent::Finished => "pickup:finished",
         }
     }
 }

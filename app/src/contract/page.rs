@@ -74,6 +74,10 @@ pub struct Card {
     pub status: Status,
     /// Running, but the heartbeat is older than `stale-after`.
     pub stalled: bool,
+    /// When a stalled item stalled: its last heartbeat (or write) and `stale-after` after it.
+    /// Absent when it is not stalled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stalled_at: Option<String>,
     pub progress: Option<f64>,
     pub owner: Owner,
     pub created_at: String,

@@ -54,6 +54,7 @@ impl Card {
             url: o.optional(F::string, "url")?,
             status: Status::from_wire(&o.string("status")?),
             stalled: o.bool("stalled")?,
+            stalled_at: o.optional(F::string, "stalled_at")?,
             progress: o.optional(F::number, "progress")?,
             owner: Owner {
                 sub: owner.string("sub")?,
@@ -124,6 +125,7 @@ mod tests {
             url: all.then(|| "/runs/1".into()),
             status: Status::Running,
             stalled: all,
+            stalled_at: all.then(|| "2026-12-02T10:03:00Z".into()),
             progress: all.then_some(0.5),
             owner: Owner {
                 sub: "alice".into(),

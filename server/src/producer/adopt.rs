@@ -57,6 +57,7 @@ mod tests {
             url: None,
             status,
             stalled: false,
+            stalled_at: None,
             progress: None,
             owner: Owner {
                 sub: "ci".into(),

@@ -87,9 +87,10 @@ pub fn judge(id: &ItemId, lookup: RecordLookup, now_ms: u64, limits: &Limits) ->
             return Verdict::Dead(Reason::FinishedLongAgo);
         }
     }
-    let stalled = record.status == Status::Running
-        && age_of(record.heartbeat_at.unwrap_or(record.updated_at)) > limits.stale_after_ms;
-    Verdict::Live(Box::new(record.to_card(stalled)))
+    let beat = record.heartbeat_at.unwrap_or(record.updated_at);
+    let stalled_at = (record.status == Status::Running && age_of(beat) > limits.stale_after_ms)
+        .then(|| beat + chrono::Duration::milliseconds(limits.stale_after_ms as i64));
+    Verdict::Live(Box::new(record.to_card(stalled_at)))
 }
 
 /// One key's runs (its newest and its rivals within the clock skew), each judged: which one is
