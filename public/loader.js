@@ -3,7 +3,7 @@
 // glue is kept on the global object under the glue's own URL. The build writes the
 // content-hashed names into the three marked strings below.
 import { SHARE } from "./contract.js";
-import { live } from "./share.js";
+import { bell, live, notify, ring } from "./share.js";
 
 const GLUE = "./app.js";
 const WASM = "app_bg.wasm";
@@ -16,8 +16,10 @@ export const cssUrl = new URL(CSS, here).href;
 const key = Symbol.for(`pickup:${new URL(GLUE, here).href}`);
 
 // The widgets' streams go through share.js (one per browser); the first bundle loaded installs it.
-// Added to what another Pickup's bundle (another server, another version) may have installed.
-(globalThis[Symbol.for(SHARE)] ??= {}).live ??= live;
+// Added to what another Pickup's bundle (another server, another version) may have installed;
+// its notifications only with its streams, whose holders they ask.
+const share = (globalThis[Symbol.for(SHARE)] ??= {});
+if (!share.live) Object.assign(share, { live, notify, bell, ring });
 
 /** The glue, its wasm started (once per page): resolves to its exports (`mount`). */
 export function load() {

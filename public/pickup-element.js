@@ -177,7 +177,7 @@ export class PickupRecent extends HTMLElement {
 
 // Properties for the attributes, reflected: React 19 and Vue set properties when the element
 // has them, and a property set before the element is defined is taken over when it upgrades.
-for (const name of ATTRIBUTES.filter((a) => a !== "refresh")) {
+for (const name of ATTRIBUTES.filter((a) => a !== "refresh" && a !== "notify")) {
   Object.defineProperty(PickupRecent.prototype, name, {
     get() {
       return this.getAttribute(name);
@@ -189,3 +189,14 @@ for (const name of ATTRIBUTES.filter((a) => a !== "refresh")) {
     configurable: true,
   });
 }
+
+// `notify` is a boolean attribute: present (and not "false") shows the bell.
+Object.defineProperty(PickupRecent.prototype, "notify", {
+  get() {
+    return this.hasAttribute("notify") && this.getAttribute("notify") !== "false";
+  },
+  set(value) {
+    this.toggleAttribute("notify", !!value && value !== "false");
+  },
+  configurable: true,
+});

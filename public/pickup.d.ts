@@ -11,7 +11,9 @@ export interface PickupLabels {
   load_failed?: string; try_again?: string; stale?: string; show_older?: string;
   older_failed?: string; partial?: string; new_items?: string; dismiss?: string;
   progress?: string; queued?: string; running?: string; succeeded?: string; failed?: string;
-  cancelled?: string; stalled?: string; unknown?: string;
+  cancelled?: string; stalled?: string; unknown?: string; since_new?: string;
+  since_finished?: string; one_change?: string; changes?: string; mark_seen?: string;
+  bell_off?: string; bell_on?: string; bell_denied?: string;
 }
 
 /** Returns a token (a JWT for the viewer), or a promise of one. */

@@ -24,6 +24,7 @@ const groups = new Map();
 /** A widget's live stream at `url` (its `init`: the Authorization header, the abort signal):
  *  resolves to a `Feed` of its events, or of none with the refusal's status. */
 export function live(url, init = {}) {
+  watchVisibility();
   const u = new URL(url, location.href);
   const ws = LIVE.exec(u.pathname)?.[1];
   const filter = u.searchParams.get("filter") ?? FILTER.all;
@@ -405,4 +406,88 @@ export async function* events(reader) {
 function cut({ filter, cap: _, ...page }, cap) {
   const cards = page.cards.slice(0, cap);
   return { ...page, cards, more: page.more || page.cards.length > cap };
+}
+
+// Notifications: the bell (this browser's opt-in, asked on the viewer's click, never on load)
+// and the word when one of the viewer's own items ends while no tab showing a widget is
+// visible. The widget's wasm decides which items ended (app/src/finished.rs) in every tab; the
+// tab holding the group's stream is the one that shows it, so the browser shows one however
+// many tabs are open (and the item id as `tag` folds repeats, when there are no Web Locks and
+// each tab holds its own).
+
+const BELL = "pickup.notify";
+const VISIBLE = "pickup-visible:";
+
+/** The bell: "on" (opted in, permission granted), "off", "denied" (the browser refuses), or
+ *  "unsupported" (no Notification API, or storage blocked). */
+export function bell() {
+  if (!globalThis.Notification) return "unsupported";
+  if (Notification.permission === "denied") return "denied";
+  try {
+    return Notification.permission === "granted" && localStorage.getItem(BELL) === "on" ? "on" : "off";
+  } catch {
+    return "unsupported";
+  }
+}
+
+/** The viewer's click on the bell: on (asking the browser's permission if it was never
+ *  given) or off. Resolves to the bell as it is then. */
+export async function ring() {
+  if (bell() === "on") {
+    localStorage.removeItem(BELL);
+    return bell();
+  }
+  if (!globalThis.Notification || Notification.permission === "denied") return bell();
+  const permission = Notification.permission === "granted" ? "granted" : await Notification.requestPermission();
+  if (permission === "granted") localStorage.setItem(BELL, "on");
+  return bell();
+}
+
+/** Tells the browser this tab shows widgets while it is visible: a Web Lock of its own held
+ *  while visible, which the holder of a stream finds with `navigator.locks.query()`. */
+let visibility = null;
+function watchVisibility() {
+  if (visibility || !navigator.locks) return;
+  visibility = { release: null };
+  const sync = () => {
+    const shown = document.visibilityState === "visible";
+    if (shown && !visibility.release) {
+      navigator.locks
+        .request(`${VISIBLE}${TAB}`, () => new Promise((release) => (visibility.release = release)))
+        .catch(() => {});
+    } else if (!shown && visibility.release) {
+      visibility.release();
+      visibility.release = null;
+    }
+  };
+  document.addEventListener("visibilitychange", sync);
+  sync();
+}
+
+/** Whether any tab of this browser showing a widget is visible. */
+async function anyVisible() {
+  if (document.visibilityState === "visible") return true;
+  if (!navigator.locks?.query) return false;
+  const { held = [] } = await navigator.locks.query();
+  return held.some((lock) => lock.name?.startsWith(VISIBLE));
+}
+
+/** One of the viewer's items at the stream `url` ended: `{tag, title, body, href}` (`href`
+ *  already passed the link rule, or null). Shown by the tab that holds that stream, when the
+ *  bell is on and no tab showing a widget is visible. Resolves to whether it was shown. */
+export async function notify(url, { tag, title, body, href }) {
+  watchVisibility();
+  if (bell() !== "on") return false;
+  const stream = new URL(url, location.href);
+  const mine = [...groups.values()].filter((g) => g.url === `${stream.origin}${stream.pathname}`);
+  // In no group (an old server that does not say the viewer): this tab is its own holder.
+  if (mine.length && !mine.some((g) => g.holding && !g.left)) return false;
+  if (await anyVisible()) return false;
+  const note = new Notification(title, { body, tag });
+  note.onclick = () => {
+    window.focus();
+    if (href) window.open(href, "_blank", "noopener");
+    note.close();
+  };
+  return true;
 }

@@ -8,7 +8,7 @@
 //! token never appears in a URL): widgets of several servers and several viewers can share one
 //! page.
 
-use crate::contract::{ApiError, ErrorCode, Filter, RecentPage};
+use crate::contract::{ApiError, ErrorCode, Filter, LastLook, RecentPage};
 use crate::decode;
 use leptos::prelude::{GetUntracked, RwSignal, Set};
 use std::cell::RefCell;
@@ -96,6 +96,18 @@ impl Endpoint {
         // The answer is JSON `null`.
         self.post("/api/dismiss", &args, |v| v.is_null().then_some(()))
             .await
+    }
+
+    /// The viewer's last look at `ws`.
+    pub async fn looked(&self, ws: &str) -> Result<LastLook, ApiError> {
+        let args = [("ws", JsValue::from_str(ws))];
+        self.post("/api/looked", &args, decode::look).await
+    }
+
+    /// The viewer looked at `ws` as it was at `at`; answers the look the server kept.
+    pub async fn look(&self, ws: &str, at: &str) -> Result<LastLook, ApiError> {
+        let args = [("ws", JsValue::from_str(ws)), ("at", JsValue::from_str(at))];
+        self.post("/api/look", &args, decode::look).await
     }
 
     /// POST `args` as a JSON object; the answer's JSON read with `read`, or, for an error

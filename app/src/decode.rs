@@ -4,12 +4,17 @@
 //! each type, was a tenth of the widget's bytes (issue 16).
 
 use crate::contract::read::Fields;
-use crate::contract::{ApiError, RecentPage};
+use crate::contract::{ApiError, LastLook, RecentPage};
 use wasm_bindgen::{JsCast, JsValue};
 
 /// A page of cards.
 pub fn page(v: &JsValue) -> Option<RecentPage> {
     RecentPage::read(&Object(v.clone()))
+}
+
+/// A viewer's last look.
+pub fn look(v: &JsValue) -> Option<LastLook> {
+    LastLook::read(&Object(v.clone()))
 }
 
 /// The error the server answered with.

@@ -222,6 +222,15 @@ impl Host {
             .unwrap_or(true)
     }
 
+    /// Whom the current token names (its `sub`, the user id the server takes it for): the
+    /// owner of the viewer's own items.
+    pub fn viewer(&self) -> Option<String> {
+        let token = self.endpoint.token.try_get_untracked()?;
+        js_sys::Reflect::get(&payload(&token)?, &JsValue::from_str("sub"))
+            .ok()?
+            .as_string()
+    }
+
     /// `pickup:error` with `{code, message}`.
     pub fn error(&self, e: &ApiError) {
         self.emit(
@@ -266,9 +275,9 @@ impl Host {
     }
 }
 
-/// A JWT's `exp` and `iat` (the payload is not verified: the server does that; this only
-/// times a renewal).
-fn claims(token: &str) -> Option<Claims> {
+/// A JWT's payload, parsed (not verified: the server does that; this only times a renewal and
+/// knows whose items are the viewer's own).
+fn payload(token: &str) -> Option<JsValue> {
     let rest = &token[token.find('.')? + 1..];
     let payload = &rest[..rest.find('.')?];
     // base64url to base64, padded, for atob.
@@ -283,7 +292,12 @@ fn claims(token: &str) -> Option<Claims> {
     while !b64.len().is_multiple_of(4) {
         b64.push('=');
     }
-    let claims = js_sys::JSON::parse(&window().atob(&b64).ok()?).ok()?;
+    js_sys::JSON::parse(&window().atob(&b64).ok()?).ok()
+}
+
+/// A JWT's `exp` and `iat`.
+fn claims(token: &str) -> Option<Claims> {
+    let claims = payload(token)?;
     let claim = |name: &str| {
         js_sys::Reflect::get(&claims, &JsValue::from_str(name))
             .ok()?

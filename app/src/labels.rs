@@ -63,6 +63,14 @@ labels! {
     cancelled = "cancelled",
     stalled = "stalled",
     unknown = "unknown",
+    since_new = "New",
+    since_finished = "Finished since you looked",
+    one_change = "1 change since you looked",
+    changes = "{count} changes since you looked",
+    mark_seen = "Mark seen",
+    bell_off = "Notify me when my items finish",
+    bell_on = "Notifying you when your items finish",
+    bell_denied = "Notifications are blocked for this site in your browser's settings",
 }
 
 impl Labels {

@@ -9,11 +9,13 @@
 //! - [`labels`]: every word the widget shows, English by default, replaceable by the host.
 //! - [`relative`]: which unit a card's relative time is in (the browser's `Intl` words it).
 //! - [`renewal`]: when the widget asks the host's `getToken` for a new token.
+//! - [`finished`]: which of the viewer's own items ended while a widget watched.
 //! - [`components`]: the widget itself (feature `csr`), and the first page's drawing that the
 //!   server makes with the same components (feature `ssr`).
 
 pub mod api;
 pub mod contract;
+pub mod finished;
 pub mod labels;
 pub mod older;
 pub mod options;

@@ -88,6 +88,10 @@ pub fn mount(element: HtmlElement, options: JsValue) -> Result<JsValue, JsValue>
             labels,
             locale: text("locale"),
             filter: text("filter"),
+            notify: get("notify").is_some_and(|v| {
+                v.as_bool() != Some(false) && v.as_string().as_deref() != Some("false")
+            }),
+            home: false,
             prefetched,
         },
         warnings,
@@ -110,6 +114,10 @@ struct Mounting {
     locale: Option<String>,
     /// "all" (the default) or "mine".
     filter: Option<String>,
+    /// Shows the bell (the `notify` attribute, present and not "false").
+    notify: bool,
+    /// The standalone home page's widget.
+    home: bool,
     /// The first page, asked for before the wasm was here (by the loader, for widgets mounted
     /// at load; by `<pickup-recent>`).
     prefetched: Option<Prefetched>,
@@ -122,7 +130,8 @@ fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
     let attr = |name: &str| el.get_attribute(name).filter(|v| !v.is_empty());
     let server = attr(attribute::SERVER);
     let (mut cap, mut refresh) = (attr(attribute::CAP), attr(attribute::REFRESH));
-    let (ws, token) = if el.has_attribute(attribute::HOME) {
+    let home = el.has_attribute(attribute::HOME);
+    let (ws, token) = if home {
         let fragment = fragment();
         let param = |k: &str| {
             fragment
@@ -167,6 +176,12 @@ fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
             labels,
             locale: attr(attribute::LOCALE),
             filter: attr(attribute::FILTER),
+            // The home page always has its bell.
+            notify: home
+                || el
+                    .get_attribute(attribute::NOTIFY)
+                    .is_some_and(|v| v != "false"),
+            home,
             prefetched,
         },
         warnings,
@@ -262,6 +277,8 @@ fn mount_widget(
         times,
         id_prefix: format!("pickup{n}"),
         filter,
+        notify: given.notify,
+        home: given.home,
     };
     // The home page's drawing of the first page (public/home.js) stays in front of the widget,
     // which the stylesheet hides meanwhile, until the widget has drawn its own (`Widget`): the

@@ -1,5 +1,5 @@
 use crate::contract::link::safe_link;
-use crate::contract::Card;
+use crate::contract::{Card, Since};
 use crate::labels::{fill, Labels};
 use crate::relative::relative_time;
 use js_sys::Intl::RelativeTimeFormat;
@@ -11,7 +11,7 @@ use std::sync::Arc;
 /// trust the store. In the browser, whether a URL is http(s) with a host is the browser's own URL
 /// parser's answer, since it is what follows the link; on the server, drawing before the wasm,
 /// the `url` crate's.
-fn safe_href(url: &str) -> Option<String> {
+pub(crate) fn safe_href(url: &str) -> Option<String> {
     #[cfg(feature = "csr")]
     let http_with_host = |u: &str| {
         web_sys::Url::new(u).is_ok_and(|p| {
@@ -102,6 +102,9 @@ pub fn CardView(
     id: String,
     /// The item as it is now.
     card: Signal<Card>,
+    /// What changed about it since the viewer looked (none in the server's drawing).
+    #[prop(optional)]
+    since: Option<Signal<Option<Since>>>,
     now: Signal<f64>,
     labels: Arc<Labels>,
     /// The viewer's words for times, or `None` on the server, which leaves them to the browser:
@@ -137,11 +140,23 @@ pub fn CardView(
     let li = NodeRef::<leptos::html::Li>::new();
     take_focus_when_named(li, focus, id.clone());
     let badge_labels = labels.clone();
+    let since = since.unwrap_or_else(|| Signal::stored(None));
+    let since_labels = labels.clone();
+    let mark = move || {
+        since.get().map(|s| {
+            let word = match s {
+                Since::New => since_labels.since_new.clone(),
+                Since::Finished => since_labels.since_finished.clone(),
+            };
+            view! { <span class="pickup-since" part="since">{word}</span> }
+        })
+    };
     let title = title(title_id.clone(), href, title_text, Arc::new(on_open));
     view! {
-        <li node_ref=li class="pickup-card" part="card" data-status=move || badge.get() data-id=id aria-labelledby=title_id>
+        <li node_ref=li class="pickup-card" part="card" data-status=move || badge.get() data-since=move || since.get().map(Since::as_str) data-id=id aria-labelledby=title_id>
             <div class="pickup-card-top">
                 {title}
+                {mark}
                 <span class=move || format!("pickup-badge pickup-badge-{}", badge.get()) part="badge">
                     {move || badge_labels.badge(badge.get()).to_string()}
                 </span>

@@ -9,6 +9,9 @@ pub fn Header(
     filter: RwSignal<Filter>,
     labels: Arc<Labels>,
     on_refresh: impl Fn() + 'static,
+    /// The bell, where the widget shows one (not in the server's drawing).
+    #[prop(optional_no_strip)]
+    bell: Option<AnyView>,
 ) -> impl IntoView {
     let toggle = move |f: Filter, label: String| {
         view! {
@@ -31,6 +34,7 @@ pub fn Header(
                 {toggle(Filter::Mine, labels.mine.clone())}
                 {toggle(Filter::All, labels.everyone.clone())}
             </div>
+            {bell}
             <button type="button" class="pickup-refresh" aria-label=labels.refresh.clone() on:click=move |_| on_refresh()>
                 "↻"
             </button>

@@ -10,7 +10,11 @@ mod header;
 pub mod drawing;
 
 #[cfg(feature = "csr")]
+mod bell;
+#[cfg(feature = "csr")]
 mod live;
+#[cfg(feature = "csr")]
+mod since;
 #[cfg(feature = "csr")]
 mod states;
 #[cfg(feature = "csr")]

@@ -86,7 +86,7 @@ pub fn follow(
     spawn_local(async move {
         let mut failures = 0u32;
         loop {
-            if document().hidden() {
+            if dozing() {
                 // Closed while hidden; the first page after reopening catches up.
                 wait_until_shown().await;
             }
@@ -123,7 +123,7 @@ pub fn follow(
                 return;
             }
             // Aborted for a new filter, or closed because the page was hidden: no back-off.
-            if filter.try_get_untracked().is_some_and(|now| now != f) || document().hidden() {
+            if filter.try_get_untracked().is_some_and(|now| now != f) || dozing() {
                 continue;
             }
             match end {
@@ -243,9 +243,16 @@ fn open_live(url: &str, init: &web_sys::RequestInit) -> Result<js_sys::Promise, 
     live.call2(&JsValue::NULL, &url.into(), init)?.dyn_into()
 }
 
-/// Resolves once the page is visible (checked twice a second: a hidden page has time).
+/// Whether the stream rests: the page is hidden and the bell is off (with it on, a hidden tab
+/// keeps its stream, so that the viewer hears of their items ending).
+pub fn dozing() -> bool {
+    document().hidden() && super::bell::bell() != super::bell::BellState::On
+}
+
+/// Resolves once the page is visible, or the bell on (checked twice a second: a hidden page
+/// has time).
 async fn wait_until_shown() {
-    while document().hidden() {
+    while dozing() {
         gloo_timers::future::sleep(Duration::from_millis(500)).await;
     }
 }

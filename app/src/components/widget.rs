@@ -3,8 +3,10 @@
 //! [`State`] (`widget_state`), [`Calls`] (`widget_fetches`), `widget_upkeep` and [`Body`]
 //! (`widget_body`).
 
+use super::bell::{self, Bell};
 use super::frame::Frame;
 use super::header::Header;
+use super::since::{Looks, SinceBar};
 use super::stream::Liveness;
 use super::widget_body::Body;
 use super::widget_fetches::Calls;
@@ -32,6 +34,10 @@ pub struct WidgetConfig {
     pub id_prefix: String,
     /// Whose items the widget shows first; the viewer's toggle changes it.
     pub filter: Filter,
+    /// Shows the bell (`notify`; always on the home page).
+    pub notify: bool,
+    /// The home page's widget: the document's title counts what finished since the look.
+    pub home: bool,
 }
 
 #[component]
@@ -44,6 +50,16 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
     hand_over_drawing(host.clone(), state);
 
     let calls = Calls::new(config.ws.clone(), host.clone(), state, config.cap);
+    let looks = Looks::new(config.ws.clone(), host.clone(), state);
+    if config.home {
+        count_in_title(looks);
+    }
+    let stream_url = super::stream::url(&host.endpoint.server, &config.ws, Filter::All, config.cap);
+    bell::watch_endings(host.clone(), state, config.labels.clone(), stream_url);
+    let bell_state = RwSignal::new(bell::bell());
+    let bell = config
+        .notify
+        .then(|| view! { <Bell labels=config.labels.clone() state=bell_state/> }.into_any());
     let new_items = config.labels.new_items.clone();
     let stream =
         widget_upkeep::open_stream(&host, &config.ws, config.cap, state, new_items.clone());
@@ -59,6 +75,7 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
         times: StoredValue::new_local(config.times.clone()),
         id_prefix: config.id_prefix.clone(),
         host: StoredValue::new_local(host.clone()),
+        looks,
     };
     let live = move || match state.liveness.get() {
         Liveness::Live => "live",
@@ -67,10 +84,21 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
     };
     view! {
         <Frame labels=config.labels.clone() live=live announcement=state.announcement>
-            <Header filter=state.filter labels=config.labels.clone() on_refresh=move || state.bump()/>
+            <Header filter=state.filter labels=config.labels.clone() on_refresh=move || state.bump() bell=bell/>
+            <SinceBar looks=looks labels=config.labels.clone()/>
             <div class="pickup-body">{body.view()}</div>
         </Frame>
     }
+}
+
+/// "(2) Pickup": the home page's title counts the items that finished since the viewer looked.
+fn count_in_title(looks: Looks) {
+    let document = leptos::prelude::document();
+    let base = document.title();
+    Effect::new(move |_| {
+        let n = looks.finished.get();
+        document.set_title(&if n > 0 { format!("({n}) {base}") } else { base.clone() });
+    });
 }
 
 /// The home page's drawing of the first page stands in for the widget until it has drawn

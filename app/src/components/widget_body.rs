@@ -1,6 +1,7 @@
 //! The widget's body: a state (loading, refused, failed, empty), or the list of cards with its
 //! notes and "Show older" under it.
 
+use super::since::Looks;
 use super::widget_fetches::Calls;
 use super::widget_state::{Shown, State};
 use crate::components::card::CardView;
@@ -26,6 +27,7 @@ pub struct Body {
     pub times: StoredValue<RelativeTimeFormat, LocalStorage>,
     pub id_prefix: String,
     pub host: StoredValue<Rc<Host>, LocalStorage>,
+    pub looks: Looks,
 }
 
 impl Body {
@@ -82,7 +84,7 @@ impl Body {
 
     /// The card of `card`'s item, as the item is in [`State::visible`] now.
     fn card(&self, card: Card) -> View<AnyView> {
-        let (state, calls, host) = (self.state, self.calls, self.host);
+        let (state, calls, host, looks) = (self.state, self.calls, self.host, self.looks);
         let (id, key, url) = (card.id.clone(), card.key.clone(), card.url.clone());
         let (opened, dismissed_id, current_id) = (id.clone(), id.clone(), id.clone());
         let current = Signal::derive(move || {
@@ -91,10 +93,12 @@ impl Body {
                 .with(|v| v.iter().find(|c| c.id == current_id).cloned())
                 .unwrap_or_else(|| card.clone())
         });
+        let since = Signal::derive(move || current.with(|c| looks.of(c)));
         view! {
             <CardView
                 id=id
                 card=current
+                since=since
                 now=state.now.into()
                 labels=self.labels.clone()
                 times=Some(self.times)

@@ -48,7 +48,7 @@ pub fn keep_current(host: &Rc<Host>, refresh: Duration, state: State, stream: Ha
     let stop_listening = live::on_visibility(move |shown| {
         if shown {
             bump();
-        } else {
+        } else if stream::dozing() {
             // Hidden: close the stream; it reopens, and catches up, when the page is shown.
             hide.retune(None);
         }

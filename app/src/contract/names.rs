@@ -138,6 +138,8 @@ pub mod attribute {
     pub const FILTER: &str = "data-pickup-filter";
     pub const LOCALE: &str = "data-pickup-locale";
     pub const LABELS: &str = "data-pickup-labels";
+    /// Present (and not "false"): the widget shows its bell.
+    pub const NOTIFY: &str = "data-pickup-notify";
     /// The home page's element: its workspace and token come from the fragment or storage.
     pub const HOME: &str = "data-pickup-home";
     /// On the drawing of a first page a loader made before the wasm arrived.

@@ -1,0 +1,160 @@
+//! A word when the viewer's own items end: `pickup:finished` on the element (always), and,
+//! with the bell on in this browser, a notification shown by the tab that holds the shared
+//! stream while no tab showing a widget is visible (public/share.js decides that, and keeps
+//! the opt-in). Which items ended is `finished::Endings`'s rule.
+
+use super::card::safe_href;
+use super::since::ms;
+use super::widget_state::State;
+use crate::contract::names::SHARE;
+use crate::contract::DomEvent;
+use crate::finished::{Ending, Endings};
+use crate::host::Host;
+use crate::labels::Labels;
+use leptos::prelude::*;
+use std::rc::Rc;
+use std::sync::Arc;
+use wasm_bindgen::{JsCast, JsValue};
+
+/// The bell as share.js keeps it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BellState {
+    On,
+    Off,
+    Denied,
+    Unsupported,
+}
+
+impl BellState {
+    fn from_js(v: &JsValue) -> BellState {
+        match v.as_string().as_deref() {
+            Some("on") => BellState::On,
+            Some("off") => BellState::Off,
+            Some("denied") => BellState::Denied,
+            _ => BellState::Unsupported,
+        }
+    }
+}
+
+/// share.js's function `name` (None without share.js, or with an older one that has none).
+fn share_fn(name: &str) -> Option<js_sys::Function> {
+    let share = js_sys::Reflect::get(&js_sys::global(), &js_sys::Symbol::for_(SHARE)).ok()?;
+    js_sys::Reflect::get(&share, &name.into()).ok()?.dyn_into().ok()
+}
+
+/// The bell in this browser now.
+pub fn bell() -> BellState {
+    share_fn("bell")
+        .and_then(|f| f.call0(&JsValue::NULL).ok())
+        .map_or(BellState::Unsupported, |v| BellState::from_js(&v))
+}
+
+/// The header's bell: a toggle, pressed while this browser notifies the viewer. The browser's
+/// permission is asked on its click, never before.
+#[component]
+pub fn Bell(labels: Arc<Labels>, state: RwSignal<BellState>) -> impl IntoView {
+    let label = move || match state.get() {
+        BellState::On => labels.bell_on.clone(),
+        BellState::Denied => labels.bell_denied.clone(),
+        BellState::Off | BellState::Unsupported => labels.bell_off.clone(),
+    };
+    let ring = move |_| {
+        let Some(ring) = share_fn("ring") else {
+            return;
+        };
+        let Ok(promise) = ring.call0(&JsValue::NULL) else {
+            return;
+        };
+        leptos::task::spawn_local(async move {
+            if let Ok(p) = promise.dyn_into::<js_sys::Promise>() {
+                if let Ok(v) = wasm_bindgen_futures::JsFuture::from(p).await {
+                    state.try_set(BellState::from_js(&v));
+                }
+            }
+        });
+    };
+    move || {
+        (state.get() != BellState::Unsupported).then(|| {
+            let label = label.clone();
+            view! {
+                <button
+                    type="button"
+                    class="pickup-bell"
+                    part="bell"
+                    aria-pressed=move || (state.get() == BellState::On).to_string()
+                    aria-label=label.clone()
+                    title=label
+                    on:click=ring
+                >
+                    {move || if state.get() == BellState::On { "🔔" } else { "🔕" }}
+                </button>
+            }
+        })
+    }
+}
+
+/// On each page: `pickup:finished` for each of the viewer's own items that reached a final
+/// status, and a notification (through share.js) for those and the ones that stalled.
+pub fn watch_endings(host: Rc<Host>, state: State, labels: Arc<Labels>, stream_url: String) {
+    let endings = StoredValue::new_local(Endings::default());
+    Effect::new(move |_| {
+        let Some(page) = state.last_good.get() else {
+            return;
+        };
+        let Some(viewer) = host.viewer() else {
+            return;
+        };
+        let Some(news) = endings.try_update_value(|e| e.news(&page, &viewer, ms)) else {
+            return;
+        };
+        for (card, ending) in news {
+            if ending == Ending::Finished {
+                host.emit(DomEvent::Finished, &detail(&card));
+            }
+            notify(&stream_url, &card, labels.badge(card.badge()));
+        }
+    });
+}
+
+/// The card as `pickup:finished`'s detail.
+fn detail(card: &crate::contract::Card) -> Vec<(&'static str, JsValue)> {
+    let text = |s: &str| JsValue::from_str(s);
+    let owner = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&owner, &"sub".into(), &text(&card.owner.sub));
+    let _ = js_sys::Reflect::set(&owner, &"name".into(), &text(&card.owner.name));
+    vec![
+        ("id", text(&card.id)),
+        ("key", text(&card.key)),
+        ("title", text(&card.title)),
+        ("url", card.url.as_deref().map_or(JsValue::NULL, text)),
+        ("status", text(card.status.as_str())),
+        ("owner", owner.into()),
+        (
+            "finished_at",
+            card.finished_at.as_deref().map_or(JsValue::NULL, text),
+        ),
+    ]
+}
+
+/// Asks share.js to show the word for `card` (it shows it only from the stream's holder, with
+/// the bell on, while no widget is in view).
+fn notify(stream_url: &str, card: &crate::contract::Card, status: &str) {
+    let Some(notify) = share_fn("notify") else {
+        return;
+    };
+    let note = js_sys::Object::new();
+    let set = |k: &str, v: JsValue| js_sys::Reflect::set(&note, &k.into(), &v);
+    let href = card.url.as_deref().and_then(safe_href);
+    let _ = set("tag", card.id.as_str().into());
+    let _ = set("title", card.title.as_str().into());
+    let _ = set("body", status.into());
+    let _ = set("href", href.map_or(JsValue::NULL, |h| JsValue::from_str(&h)));
+    if let Ok(p) = notify.call2(&JsValue::NULL, &stream_url.into(), &note) {
+        // A rejection (a browser that refuses the notification) is nothing the viewer can act on.
+        if let Ok(p) = p.dyn_into::<js_sys::Promise>() {
+            leptos::task::spawn_local(async move {
+                let _ = wasm_bindgen_futures::JsFuture::from(p).await;
+            });
+        }
+    }
+}

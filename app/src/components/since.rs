@@ -1,0 +1,141 @@
+//! "Since you looked": the viewer's last look at the workspace, read once per visit (after the
+//! first page), the cards' marks counted from it (`contract::look`), and "Mark seen", which
+//! moves it to the page on screen. A viewer who has never looked gets a look at once, at the
+//! first page: nothing is marked on a first visit. The look is the viewer's own object in the
+//! store; it is written on "Mark seen" (and on that first visit) only, never on a timer.
+
+use super::widget_state::State;
+use crate::contract::{Card, LastLook, Since};
+use crate::host::Host;
+use crate::labels::Labels;
+use leptos::prelude::*;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// The instant an RFC 3339 time names, in ms.
+pub fn ms(when: &str) -> Option<f64> {
+    let t = js_sys::Date::parse(when);
+    t.is_finite().then_some(t)
+}
+
+/// The widget's look: `None` until known (or when it could not be read: nothing is then
+/// marked, and nothing written).
+#[derive(Clone, Copy)]
+pub struct Looks {
+    pub looked: RwSignal<Option<f64>>,
+    /// How many of the cards shown changed since, and how many of those ended.
+    pub changes: Memo<usize>,
+    pub finished: Memo<usize>,
+    stored: StoredValue<(String, Rc<Host>), LocalStorage>,
+    state: State,
+}
+
+impl Looks {
+    pub fn new(ws: String, host: Rc<Host>, state: State) -> Self {
+        let looked = RwSignal::new(None::<f64>);
+        let count = move |of: fn(Since) -> bool| {
+            Memo::new(move |_| {
+                let Some(at) = looked.get() else {
+                    return 0;
+                };
+                state.visible.with(|cards| {
+                    cards
+                        .iter()
+                        .filter_map(|c| Since::of(c, at, ms))
+                        .filter(|s| of(*s))
+                        .count()
+                })
+            })
+        };
+        let looks = Looks {
+            looked,
+            changes: count(|_| true),
+            finished: count(|s| s == Since::Finished),
+            stored: StoredValue::new_local((ws, host)),
+            state,
+        };
+        looks.read_after_the_first_page();
+        looks
+    }
+
+    /// What changed about `card` since the look.
+    pub fn of(self, card: &Card) -> Option<Since> {
+        Since::of(card, self.looked.get()?, ms)
+    }
+
+    fn read_after_the_first_page(self) {
+        let state = self.state;
+        Effect::new(move |done: Option<bool>| {
+            if done == Some(true) {
+                return true;
+            }
+            let Some(first) = state.last_good.with(|p| p.as_ref().map(|p| p.generated_at.clone()))
+            else {
+                return false;
+            };
+            let Some((ws, host)) = self.stored.try_get_value() else {
+                return true;
+            };
+            leptos::task::spawn_local(async move {
+                let look = match host.call(|| host.endpoint.looked(&ws)).await {
+                    Ok(LastLook { at: None }) => host.call(|| host.endpoint.look(&ws, &first)).await,
+                    other => other,
+                };
+                match look {
+                    Ok(look) => {
+                        self.looked.try_set(look.at.as_deref().and_then(ms));
+                    }
+                    // Not "never looked": nothing is marked, and nothing written.
+                    Err(e) => host.error(&e),
+                }
+            });
+            true
+        });
+    }
+
+    /// "Mark seen": the look moves to the page on screen; its marks go at once.
+    pub fn mark_seen(self) {
+        let (Some((ws, host)), Some(Some(at))) = (
+            self.stored.try_get_value(),
+            self.state
+                .last_good
+                .try_with_untracked(|p| p.as_ref().map(|p| p.generated_at.clone())),
+        ) else {
+            return;
+        };
+        self.looked.set(ms(&at));
+        let looked = self.looked;
+        leptos::task::spawn_local(async move {
+            match host.call(|| host.endpoint.look(&ws, &at)).await {
+                Ok(look) => {
+                    if let Some(at) = look.at.as_deref().and_then(ms) {
+                        looked.try_set(Some(at));
+                    }
+                }
+                Err(e) => host.error(&e),
+            }
+        });
+    }
+}
+
+/// "3 changes since you looked", and "Mark seen", while anything shown changed since.
+#[component]
+pub fn SinceBar(looks: Looks, labels: Arc<Labels>) -> impl IntoView {
+    let (one, many) = (labels.one_change.clone(), labels.changes.clone());
+    let mark = labels.mark_seen.clone();
+    move || {
+        let n = looks.changes.get();
+        (n > 0).then(|| {
+            view! {
+                <div class="pickup-since-bar">
+                    <p class="pickup-since-count" role="status">
+                        {if n == 1 { one.clone() } else { many.replace("{count}", &n.to_string()) }}
+                    </p>
+                    <button type="button" class="pickup-mark-seen" part="mark-seen" on:click=move |_| looks.mark_seen()>
+                        {mark.clone()}
+                    </button>
+                </div>
+            }
+        })
+    }
+}
