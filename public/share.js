@@ -484,10 +484,12 @@ export async function notify(url, { tag, title, body, href }) {
   if (mine.length && !mine.some((g) => g.holding && !g.left)) return false;
   if (await anyVisible()) return false;
   const note = new Notification(title, { body, tag });
+  // As a click on its card would: this tab, then the link (no new window, which a browser
+  // blocks without a click in the page).
   note.onclick = () => {
     window.focus();
-    if (href) window.open(href, "_blank", "noopener");
     note.close();
+    if (href) location.assign(href);
   };
   return true;
 }
