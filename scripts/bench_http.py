@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """HTTP under load (make bench, section 3): the `recent` route with 1,000 markers on the file
 store, 50 connections, wrk on the same machine, next to /healthz in the same run. Writes
-target/bench/http.json. Standard library only."""
+target/bench/http.json. Standard library only.
+
+Then section 7, what a "since you looked" visit costs the store (scripts/bench_looks.py, which
+writes target/bench/looks.json; run alone, it takes its own flags)."""
 import http.client, json, os, re, shutil, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -82,6 +85,8 @@ def main():
     with open(os.path.join(ROOT, "target/bench/http.json"), "w") as f:
         json.dump(result, f, indent=2)
     print(json.dumps(result, indent=2))
+    import bench_looks  # beside this script
+    bench_looks.main([])
 
 
 if __name__ == "__main__":

@@ -100,6 +100,10 @@ impl From<Error> for ApiError {
             Error::Index(IndexError::Store(crate::index::StoreError::Refused(_))) => {
                 "the store refused: an operator must fix the server's store settings (its log says what the store answered)".to_string()
             }
+            Error::Index(IndexError::Store(crate::index::StoreError::Unreadable { .. })) => {
+                "an object in the store cannot be read by this server (its log says which)"
+                    .to_string()
+            }
             Error::Index(IndexError::Store(_)) => {
                 "the object store did not answer; try again in a moment".to_string()
             }

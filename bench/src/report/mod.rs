@@ -2,7 +2,8 @@
 //! target/bench/: designs.json and read.json (this crate's [`crate::designs::Results`] and
 //! [`crate::read::Results`]), http.json (scripts/bench_http.py, [`http::Results`]) and
 //! widget.json (end2end/bench/widget.bench.ts, [`widget::Results`]) and live.json
-//! (end2end/bench/live.bench.ts, [`live::Results`]). Each is deserialised into
+//! (end2end/bench/live.bench.ts, [`live::Results`]) and looks.json (scripts/bench_looks.py,
+//! [`looks::Results`]). Each is deserialised into
 //! its typed struct; a section whose file is absent or does not parse is reported as not run.
 //!
 //! One module per section; every verdict and every sentence that compares numbers is computed
@@ -13,6 +14,7 @@ mod designs;
 mod format;
 mod http;
 mod live;
+mod looks;
 mod plot;
 mod read;
 mod verdict;
@@ -86,6 +88,7 @@ pub fn write() -> anyhow::Result<()> {
     let widget = load::<widget::Results>("widget.json");
     let live = load::<live::Results>("live.json");
     let bus = load::<bus::Results>("bus.json");
+    let looks = load::<looks::Results>("looks.json");
 
     let mut verdicts: Vec<Verdict> = Vec::new();
     let mut body = String::new();
@@ -96,6 +99,7 @@ pub fn write() -> anyhow::Result<()> {
     widget::contributors(&mut body, &load::<widget::Twiggy>("twiggy.json"));
     live::section(&mut body, &live, &mut verdicts);
     bus::section(&mut body, &bus, &mut verdicts);
+    looks::section(&mut body, &looks, &mut verdicts);
 
     let m = machine();
     let mut out = String::new();
@@ -112,7 +116,7 @@ pub fn write() -> anyhow::Result<()> {
     );
     let _ = writeln!(
         out,
-        "- **Command:** `make bench` — builds `pickup-bench` (release), runs `pickup-bench designs` and `pickup-bench read` under `scripts/emulators.sh run` (Azurite and moto on loopback), the HTTP and widget measurements, the bus measurement (`scripts/bench_bus.py`), then `pickup-bench report`, which writes this file and the plots in `docs/bench/`. Raw numbers: `target/bench/{{designs,read,http,widget,live,bus}}.json`."
+        "- **Command:** `make bench` — builds `pickup-bench` (release), runs `pickup-bench designs` and `pickup-bench read` under `scripts/emulators.sh run` (Azurite and moto on loopback), the HTTP and widget measurements, the bus measurement (`scripts/bench_bus.py`), then `pickup-bench report`, which writes this file and the plots in `docs/bench/`. Raw numbers: `target/bench/{{designs,read,http,widget,live,bus,looks}}.json`."
     );
     let sections = [
         (

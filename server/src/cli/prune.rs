@@ -75,7 +75,7 @@ pub(super) async fn prune(p: PruneArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `3 markers, 3 records, 0 dismissals`.
+/// `3 markers, 3 records, 0 dismissals, 3 owner markers, 1 looks`.
 fn per_kind(counts: &std::collections::BTreeMap<crate::index::KeyKind, usize>) -> String {
     use crate::index::KeyKind;
     [
@@ -83,6 +83,7 @@ fn per_kind(counts: &std::collections::BTreeMap<crate::index::KeyKind, usize>) -
         KeyKind::Record,
         KeyKind::Dismissal,
         KeyKind::OwnerMarker,
+        KeyKind::Look,
     ]
     .iter()
     .map(|k| format!("{} {}", counts.get(k).copied().unwrap_or(0), k.plural()))

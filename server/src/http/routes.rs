@@ -8,7 +8,7 @@ use super::state::AppState;
 use crate::error::Error;
 use crate::service::Readiness;
 use app::contract::names::route;
-use app::contract::{ApiError, ItemRecord, ItemUpdate, NewItem, RecentPage};
+use app::contract::{ApiError, ItemRecord, ItemUpdate, LastLook, NewItem, RecentPage};
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -271,6 +271,66 @@ pub(super) async fn dismiss(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// The body of `PUT …/looked`: when the viewer looked.
+#[derive(serde::Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct LookAt {
+    /// An RFC 3339 time, such as the `generated_at` of the page the viewer saw; one later than
+    /// the server's now is kept as now.
+    at: String,
+}
+
+#[utoipa::path(
+    get,
+    path = route::LOOKED,
+    tag = "recent",
+    summary = "The caller's own last look at the workspace",
+    description = "What \"since you looked\" counts from: the time the caller last marked the \
+                   workspace seen, from any device, or `{\"at\": null}` when they never did. \
+                   Each viewer has their own; no token reads another's.",
+    params(("ws" = String, Path, description = "The workspace")),
+    responses(
+        (status = 200, description = "The caller's last look", body = LastLook),
+        (status = 400, description = "`invalid_name`", body = ApiError),
+        (status = 401, description = "`unauthenticated`", body = ApiError),
+        (status = 403, description = "`forbidden`", body = ApiError),
+        (status = 503, description = "`store_unavailable` (never answered as `{\"at\": null}`)", body = ApiError),
+    ),
+)]
+pub(super) async fn looked(
+    State(s): State<AppState>,
+    who: Authorized<Read>,
+) -> Result<Json<LastLook>, Error> {
+    Ok(Json(s.pickup.looked(&who).await?))
+}
+
+#[utoipa::path(
+    put,
+    path = route::LOOKED,
+    tag = "recent",
+    summary = "Keep the caller's last look at the workspace",
+    description = "One write, under the caller's own key (the token's user): a later look \
+                   replaces an earlier one; a time later than the server's now is kept as now. \
+                   Needs only the read scope.",
+    params(("ws" = String, Path, description = "The workspace")),
+    request_body = LookAt,
+    responses(
+        (status = 200, description = "The look kept", body = LastLook),
+        (status = 400, description = "`invalid_name` or `invalid_body` (`at` not an RFC 3339 time)", body = ApiError),
+        (status = 401, description = "`unauthenticated`", body = ApiError),
+        (status = 403, description = "`forbidden`", body = ApiError),
+        (status = 413, description = "`too_large`: a body over 64 KiB", body = ApiError),
+        (status = 503, description = "`store_unavailable`", body = ApiError),
+    ),
+)]
+pub(super) async fn look(
+    State(s): State<AppState>,
+    who: Authorized<Read>,
+    JsonBody(body): JsonBody<LookAt>,
+) -> Result<Json<LastLook>, Error> {
+    Ok(Json(s.pickup.look(&who, &body.at).await?))
+}
+
 #[utoipa::path(
     get,
     path = route::RECENT,
@@ -324,6 +384,7 @@ pub(super) fn rest() -> OpenApiRouter<AppState> {
         .routes(routes!(register))
         .routes(routes!(get_item, update, remove))
         .routes(routes!(dismiss))
+        .routes(routes!(looked, look))
         .routes(routes!(recent))
         .routes(routes!(super::drawing::drawing))
         .routes(routes!(super::sse::live))

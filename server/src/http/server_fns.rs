@@ -1,11 +1,11 @@
-//! The widget's door: its server functions (`/api/recent`, `/api/dismiss`), declared in `app`
-//! and answered by the same service as the REST routes.
+//! The widget's door: its server functions (`/api/recent`, `/api/dismiss`, `/api/looked`,
+//! `/api/look`), declared in `app` and answered by the same service as the REST routes.
 
 use super::auth::Read;
 use super::extract::bearer;
 use super::state::{AppState, MAX_BODY_BYTES};
 use crate::service::Pickup;
-use app::contract::{ApiError, Filter, RecentPage};
+use app::contract::{ApiError, Filter, LastLook, RecentPage};
 use app::service::Bearer;
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -60,5 +60,15 @@ impl app::service::Service for Pickup {
         let who = self.auth().authorize::<Read>(bearer, ws).await?;
         let id = self.item_id(id)?;
         Ok(self.dismiss_item(&who, id).await?)
+    }
+
+    async fn looked(&self, bearer: Option<&str>, ws: &str) -> Result<LastLook, ApiError> {
+        let who = self.auth().authorize::<Read>(bearer, ws).await?;
+        Ok(Pickup::looked(self, &who).await?)
+    }
+
+    async fn look(&self, bearer: Option<&str>, ws: &str, at: &str) -> Result<LastLook, ApiError> {
+        let who = self.auth().authorize::<Read>(bearer, ws).await?;
+        Ok(Pickup::look(self, &who, at).await?)
     }
 }

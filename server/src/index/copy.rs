@@ -66,13 +66,17 @@ impl Index {
         MemoryIndex { index, unread }
     }
 
-    /// Every key of `ws` with the version it was listed at (one listing, in key order): what a
-    /// copy compares with what it holds, to read only what changed.
+    /// Every item's key of `ws` with the version it was listed at (one listing, in key order):
+    /// what a copy compares with what it holds, to read only what changed. The viewers' looks
+    /// (`ws/{ws}/looked/{user}`) are listed too but left out: they are no item's, no page is
+    /// made of them, and no copy holds one (nor takes one for drift, or a stray).
     pub async fn versions(&self, ws: &Workspace) -> Result<Vec<(Key, Version)>> {
-        Ok(self
+        let mut listed = self
             .store
             .list_versions(&Scope::Workspace(ws.clone()))
-            .await?)
+            .await?;
+        listed.retain(|(key, _)| key.id().is_some());
+        Ok(listed)
     }
 
     /// A key's bytes and the version they were read at, or `None` if it does not exist.

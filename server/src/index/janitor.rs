@@ -9,7 +9,11 @@
 //!   cut short), once older than the grace period plus the clock skew;
 //! - dismissals whose marker is gone or going, once older than the grace period;
 //! - owner markers (`ws/{ws}/owners/{user}/{id}`, what "Mine" lists) whose marker is going, or
-//!   gone and older than the grace period plus the clock skew.
+//!   gone and older than the grace period plus the clock skew;
+//! - viewers' looks (`ws/{ws}/looked/{user}`) once the workspace has no marker left (nor a
+//!   record this sweep keeps), written longer ago than the grace period plus the clock skew
+//!   (a look's age is the store's last-modified time against this server's now, which
+//!   [`Index::apply`] trusts only while the two clocks agree within the skew).
 //!
 //! Each period it first moves keys of the old kind-first layout to their new names
 //! (`Store::move_legacy`), which an older server may still be writing during an upgrade.
@@ -17,14 +21,14 @@
 //! It also writes the owner marker of a live item that lacks one (items registered before
 //! owner markers existed), so "Mine" finds every item within one sweep of an upgrade.
 //!
-//! Never deleted: a key whose name does not parse (logged), and any key of a live, pending or
-//! unreadable item.
+//! Never deleted: a key whose name does not parse (logged), any key of a live, pending or
+//! unreadable item, and any look while the workspace has a marker.
 
 use crate::index::ItemId;
 use crate::index::Result;
 use crate::index::{judge, settle, Limits, Verdict};
 use crate::index::{Ages, Listing, Plan, Reason};
-use crate::index::{Found, Key, KeyKind, Scope};
+use crate::index::{Found, Key, KeyKind, ListedLook, Scope};
 use crate::index::{FoundBy, Index, Prune};
 use crate::index::{UserId, Workspace};
 use futures::StreamExt;
@@ -81,7 +85,7 @@ async fn list(index: &Index, scope: Scope) -> Result<Vec<Key>> {
 fn user_and_id(key: Key) -> Option<(UserId, ItemId)> {
     match key {
         Key::Dismissal(_, user, id) | Key::OwnerMarker(_, user, id) => Some((user, id)),
-        Key::Marker(..) | Key::Record(..) => None,
+        Key::Marker(..) | Key::Record(..) | Key::Look(..) => None,
     }
 }
 
@@ -122,6 +126,7 @@ pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep
 
 /// What a sweep lists of a workspace.
 struct Listed {
+    looks: Vec<ListedLook>,
     dismissals: Vec<(UserId, ItemId)>,
     owned: Vec<(UserId, ItemId)>,
     records: Vec<ItemId>,
@@ -129,10 +134,12 @@ struct Listed {
 }
 
 impl Listed {
-    /// Dismissals and records first, markers last: a key listed before the markers whose
-    /// marker is then missing has really lost it (ids are never reused), so it is safe to
-    /// judge.
+    /// Looks, dismissals and records first, markers last: a key listed before the markers
+    /// whose marker is then missing has really lost it (ids are never reused), so it is safe
+    /// to judge; a look listed before a workspace's markers turn out to be none was written
+    /// while it had none.
     async fn of(index: &Index, ws: &Workspace) -> Result<Listed> {
+        let looks = index.store().looks(ws).await?;
         let dismissals = list(index, Scope::AllDismissals(ws.clone()))
             .await?
             .into_iter()
@@ -145,11 +152,15 @@ impl Listed {
             .collect();
         let records = list(index, Scope::Records(ws.clone()))
             .await?
-            .iter()
-            .map(|k| k.id().clone())
+            .into_iter()
+            .filter_map(|k| match k {
+                Key::Record(_, id) => Some(id),
+                _ => None,
+            })
             .collect();
         let markers = index.store().list(&Scope::Markers(ws.clone())).await?;
         Ok(Listed {
+            looks,
             dismissals,
             owned,
             records,
@@ -167,6 +178,7 @@ impl Listed {
             (KeyKind::Record, self.records.len()),
             (KeyKind::Dismissal, self.dismissals.len()),
             (KeyKind::OwnerMarker, self.owned.len()),
+            (KeyKind::Look, self.looks.len()),
         ])
     }
 }
@@ -245,11 +257,27 @@ fn orphans(
     let age = |id: &ItemId| now.saturating_sub(id.created_ms());
     // A record is written before its marker, and a server's clock may run behind: wait the
     // grace period plus the skew before calling a record without a marker an orphan.
+    let mut records_kept = 0;
     for id in listed.records {
         if !marked.contains(&id) && age(&id) > limits.grace_ms + limits.max_skew_ms {
             sweep
                 .deletes
                 .push((Key::Record(ws.clone(), id), Reason::OrphanRecord));
+        } else {
+            records_kept += 1;
+        }
+    }
+    // A look goes with the workspace: only when no marker is left (not even one whose name
+    // does not parse) nor a record kept (a registration under way writes its record first).
+    // Its age is the store's last-modified time, this server's now minus it: past the grace
+    // period plus the skew, it is older than the grace period on the store's clock too.
+    let no_item_left =
+        listed.markers.keys.is_empty() && listed.markers.strays.is_empty() && records_kept == 0;
+    if no_item_left {
+        for look in listed.looks {
+            if now.saturating_sub(look.written_ms) > limits.grace_ms + limits.max_skew_ms {
+                sweep.deletes.push((look.key, Reason::OrphanLook));
+            }
         }
     }
     let has_owner_marker: HashSet<&(UserId, ItemId)> = listed.owned.iter().collect();
@@ -263,8 +291,10 @@ fn orphans(
     let doomed: HashSet<ItemId> = sweep
         .deletes
         .iter()
-        .filter(|(k, _)| matches!(k, Key::Marker(..)))
-        .map(|(k, _)| k.id().clone())
+        .filter_map(|(k, _)| match k {
+            Key::Marker(_, id) => Some(id.clone()),
+            _ => None,
+        })
         .collect();
     for (user, id) in listed.owned {
         let gone = !marked.contains(&id) && age(&id) > limits.grace_ms + limits.max_skew_ms;

@@ -45,8 +45,8 @@ pub use self::janitor::{every as janitor_every, sweep, workspaces, Sweep};
 pub use self::marker_index::{Index, PageRead};
 pub use self::prune::{FoundBy, Prune, PruneReport};
 pub use self::store::{
-    BadValidator, Expect, Found, Key, KeyKind, ListOrder, Moved, Pages, Retry, Scope, Store,
-    StoreError, StoreTime, StoreUrlError, Stored, Version,
+    look_time, BadValidator, Expect, Found, Key, KeyKind, ListOrder, ListedLook, Moved, Pages,
+    Retry, Scope, Store, StoreError, StoreTime, StoreUrlError, Stored, Version,
 };
 
 pub(crate) use self::cache::ReadCache;

@@ -258,6 +258,17 @@ impl Index {
         Ok(out)
     }
 
+    /// `viewer`'s last look at `ws`, or `None` when they never looked. A read that fails, or
+    /// a look that does not parse, is an error, never "never looked". Read straight from the
+    /// store, never through the read cache: another device of the viewer's may have written it.
+    pub async fn looked(
+        &self,
+        ws: &Workspace,
+        viewer: &UserId,
+    ) -> Result<Option<chrono::DateTime<chrono::Utc>>> {
+        Ok(self.store.look(ws, viewer).await?)
+    }
+
     /// The ids this viewer dismissed in `ws`.
     async fn dismissals(&self, ws: &Workspace, viewer: &UserId) -> Result<HashSet<ItemId>> {
         let found = self

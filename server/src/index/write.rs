@@ -9,6 +9,7 @@ use crate::index::{Expect, Key, StoreError, Stored, Version};
 use crate::index::{IndexError, Producer, Result};
 use crate::index::{UserId, Workspace};
 use app::contract::{ItemRecord, ItemUpdate, NewItem, Owner};
+use chrono::{DateTime, Utc};
 
 /// How many times register moves `created_ms` on by 1 ms when its id is taken.
 const CREATE_ATTEMPTS: u64 = 5;
@@ -180,5 +181,22 @@ impl Index {
             .await?;
         self.invalidate_cache(ws);
         Ok(())
+    }
+
+    /// Keep `at` as `viewer`'s last look at `ws`, under the viewer's own key: one plain put,
+    /// nothing read, nothing shared. A look is never in the future: what is kept is the earlier
+    /// of `at` and now (the time writes are dated by, from the last clock check: no request to
+    /// the store besides the put), to the millisecond. Answers the time kept.
+    pub async fn look(
+        &self,
+        ws: &Workspace,
+        viewer: &UserId,
+        at: DateTime<Utc>,
+    ) -> Result<DateTime<Utc>> {
+        let now = crate::index::ms_to_time(self.now_for_writes_cached());
+        let at = DateTime::from_timestamp_millis(at.timestamp_millis()).unwrap_or_default();
+        let kept = at.min(now);
+        self.store.put_look(ws, viewer, kept).await?;
+        Ok(kept)
     }
 }

@@ -151,6 +151,8 @@ pub(super) enum FactError {
     TooManyKeys(usize),
     #[error("not a key of {ws}: {key:?}")]
     ForeignKey { ws: Workspace, key: String },
+    #[error("not an item's key: {0:?}")]
+    NotAnItemKey(String),
 }
 
 /// Keys one `deleted` fact may name: what one read's prune deletes, with room to spare.
@@ -216,7 +218,9 @@ impl Fact {
                                     key: k.clone(),
                                 },
                             )?;
-                            index.item_id(&key.id().to_string())?;
+                            // Only an item's keys are deleted as dead (a look is no item's).
+                            let id = key.id().ok_or_else(|| FactError::NotAnItemKey(k.clone()))?;
+                            index.item_id(&id.to_string())?;
                             Ok(key)
                         })
                         .collect::<Result<_, FactError>>()?;

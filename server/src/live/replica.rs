@@ -316,7 +316,8 @@ impl Replica {
         }
     }
 
-    /// Make the copy what the store holds: list the workspace's four kinds of keys, and read
+    /// Make the copy what the store holds: list the workspace's four kinds of item keys (its
+    /// viewers' looks are listed too and left out, [`Index::versions`]), and read
     /// again the records held whose version moved on since (every record held when `full`:
     /// after a gap, what the copy holds is not trusted). Records not held are not read here:
     /// a page that needs one reads it. An error leaves the copy as it was.
@@ -337,7 +338,7 @@ impl Replica {
         done.listings += 1;
         let listed: Vec<(ItemId, Version)> = records
             .into_iter()
-            .map(|(key, version)| (key.id().clone(), version))
+            .filter_map(|(key, version)| Some((key.id()?.clone(), version)))
             .collect();
         let in_store: HashSet<ItemId> = listed.iter().map(|(id, _)| id.clone()).collect();
         let takes = takes(listed, &self.held(), &self.copy.unread_ids(&self.ws), full);
@@ -645,6 +646,36 @@ mod tests {
         assert!(!done.drifted, "the facts said what the store holds");
         let page = live_page(&mut replica, &real, &ada.user, Filter::All, 10).await;
         assert_eq!(page.cards.len(), 2);
+    }
+
+    /// A viewer's look (`ws/{ws}/looked/{user}`) is listed with the workspace but is no item's:
+    /// a look written between two reconciles is no drift, the copy never holds it, and it
+    /// changes no page.
+    #[tokio::test]
+    async fn a_look_changes_nothing_in_a_copy() {
+        let (ws, real) = memory_index();
+        let ada = producer(true);
+        real.register(&ws, &new_item("a"), &ada).await.unwrap();
+        let mut replica = Replica::new(&ws, &real);
+        replica.reconcile(&real, true).await.unwrap();
+        let before = live_page(&mut replica, &real, &ada.user, Filter::All, 10).await;
+        let keys = replica.keys().await;
+        real.look(&ws, &ada.user, chrono::Utc::now()).await.unwrap();
+        real.look(&ws, &producer(false).user, chrono::Utc::now())
+            .await
+            .unwrap();
+        let done = replica.reconcile(&real, false).await.unwrap();
+        assert_eq!((done.listings, done.reads, done.drifted), (1, 0, false));
+        assert_eq!(replica.keys().await, keys);
+        let held = replica.copy.versions(&ws).await.unwrap();
+        assert!(
+            held.iter().all(|(k, _)| k.kind() != KeyKind::Look),
+            "{held:?}"
+        );
+        let after = live_page(&mut replica, &real, &ada.user, Filter::All, 10).await;
+        assert_eq!(shown(&after), shown(&before));
+        let done = replica.reconcile(&real, true).await.unwrap();
+        assert!(!done.drifted);
     }
 
     /// A reconcile that listed the markers before a registration and the records after it

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::http::{Authorized, Read};
 use crate::index::ItemId;
 use crate::live::Subscription;
-use app::contract::{Filter, ItemRecord, RecentPage};
+use app::contract::{Filter, ItemRecord, LastLook, RecentPage};
 use std::time::Duration;
 
 impl Pickup {
@@ -42,6 +42,15 @@ impl Pickup {
         id: &ItemId,
     ) -> Result<(ItemRecord, Option<String>)> {
         Ok(self.index.get(who.ws(), id).await?)
+    }
+
+    /// The caller's own last look at the workspace (the user is the verified token's, never
+    /// the request's): `{"at": null}` only when there is none, never on an error.
+    pub async fn looked(&self, who: &Authorized<Read>) -> Result<LastLook> {
+        let at = self.index.looked(who.ws(), who.user()).await?;
+        Ok(LastLook {
+            at: at.map(crate::index::look_time),
+        })
     }
 
     /// The read path. The markers it found dead are deleted after the answer, in the background.

@@ -2,11 +2,11 @@
 //! what it changed is announced to the live watchers as a [`Fact`].
 
 use super::Pickup;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::http::{Authorized, Read, Write};
 use crate::index::{ItemId, Version};
 use crate::live::{Change, Fact};
-use app::contract::{ItemRecord, ItemUpdate, NewItem};
+use app::contract::{ItemRecord, ItemUpdate, LastLook, NewItem};
 
 impl Pickup {
     /// Registers a new run of `item.key`, owned by the caller. Counted here, in the write,
@@ -73,6 +73,29 @@ impl Pickup {
                 change: Change::Dismissed { user, id },
             }));
             Ok(())
+        })
+        .await
+    }
+
+    /// The caller looked at the workspace as it was at `at` (RFC 3339): kept under the
+    /// caller's own key (the verified token's user), never later than now. Answers the look
+    /// kept. No fact is announced: nothing live depends on a look (each widget reads its
+    /// viewer's once per visit), so the watchers and the bus never hear of it.
+    pub async fn look(&self, who: &Authorized<Read>, at: &str) -> Result<LastLook> {
+        let at = chrono::DateTime::parse_from_rfc3339(at)
+            .map_err(|e| {
+                Error::MalformedBody(format!(
+                    "at: {e}; a look's time is an RFC 3339 time, such as a page's generated_at (2026-12-03T10:00:00.000Z)"
+                ))
+            })?
+            .with_timezone(&chrono::Utc);
+        let this = self.clone();
+        let (ws, user) = (who.ws().clone(), who.user().clone());
+        self.to_the_end(async move {
+            let kept = this.index.look(&ws, &user, at).await?;
+            Ok(LastLook {
+                at: Some(crate::index::look_time(kept)),
+            })
         })
         .await
     }

@@ -41,7 +41,7 @@ pub async fn fast_producer_clock(b: &Backend) {
             read.prune
                 .deletes
                 .iter()
-                .all(|(k, _)| k.id().to_string() != rerun.id),
+                .all(|(k, _)| k.id().unwrap().to_string() != rerun.id),
             "{}: {filter:?}: the live re-run is not deleted",
             b.name
         );
@@ -51,7 +51,7 @@ pub async fn fast_producer_clock(b: &Backend) {
             read.prune
                 .deletes
                 .iter()
-                .all(|(k, _)| k.id().to_string() != first.id),
+                .all(|(k, _)| k.id().unwrap().to_string() != first.id),
             "{}: {filter:?}",
             b.name
         );
@@ -61,7 +61,7 @@ pub async fn fast_producer_clock(b: &Backend) {
     assert!(sweep
         .deletes
         .iter()
-        .all(|(k, _)| k.id().to_string() != rerun.id));
+        .all(|(k, _)| k.id().unwrap().to_string() != rerun.id));
     // More than the skew apart, the older run is superseded by name, whatever its status.
     real.advance(3 * 60_000);
     let third = reg(&b_server, "k", Status::Running, "a").await;
@@ -74,7 +74,7 @@ pub async fn fast_producer_clock(b: &Backend) {
         read.prune
             .deletes
             .iter()
-            .any(|(k, r)| k.id().to_string() == rerun.id
+            .any(|(k, r)| k.id().unwrap().to_string() == rerun.id
                 && *r == Reason::Superseded(third.id.clone())),
         "{}",
         b.name

@@ -94,7 +94,7 @@ pub async fn finished_long_ago(b: &Backend) {
         .deletes
         .iter()
         .flat_map(|(k, _)| {
-            let id = k.id();
+            let id = k.id().unwrap();
             [
                 format!("ws/acme/markers/{id}"),
                 format!("ws/acme/items/{id}.json"),

@@ -30,7 +30,7 @@ async fn all_keys(index: &pickup::index::Index) -> Vec<(String, ItemId)> {
     crate::common::all_keys(index.store())
         .await
         .into_iter()
-        .map(|k| (k.path().to_string(), k.id().clone()))
+        .map(|k| (k.path().to_string(), k.id().unwrap().clone()))
         .collect()
 }
 

@@ -34,6 +34,7 @@ mod grace;
 mod janitor;
 mod lifecycle;
 mod listing;
+mod looks;
 mod marker_index;
 mod mine;
 mod ownership;
@@ -104,6 +105,8 @@ scenarios! {
     finished_long_ago => expiry::finished_long_ago,
     grace_for_a_recordless_marker => grace::recordless_marker,
     dismissals_are_per_viewer => dismissals::per_viewer_and_cleaned_up,
+    looks_are_per_viewer_and_pruned_with_the_workspace => looks::per_viewer_and_pruned_with_the_workspace,
+    a_look_that_cannot_be_read_is_an_error => looks::errors_are_never_none,
     mine_and_stalled => mine::filter_and_stalled,
     mine_in_a_busy_workspace => mine::busy_workspace_bounded_cost,
     // Records.

@@ -118,7 +118,7 @@ mod properties {
                 let cut_more = read.page.more || got.len() > smaller_cap;
                 prop_assert!(!cut_more || smaller.page.more, "a cut page claims more than the server's");
                 for c in cards {
-                    prop_assert!(!read.prune.deletes.iter().any(|(k, _)| k.id().to_string() == c.id));
+                    prop_assert!(!read.prune.deletes.iter().any(|(k, _)| k.id().unwrap().to_string() == c.id));
                 }
                 Ok(())
             })?;

@@ -94,7 +94,7 @@ pub async fn reader_prune_race(b: &Backend) {
         read.prune
             .deletes
             .iter()
-            .any(|(k, _)| k.id().to_string() == a.id),
+            .any(|(k, _)| k.id().unwrap().to_string() == a.id),
         "{}: A is planned dead",
         b.name
     );

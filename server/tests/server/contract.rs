@@ -71,6 +71,18 @@ fn routes(id: &str) -> Vec<Call> {
             None,
             false,
         ),
+        c(
+            Method::GET,
+            "/api/v1/workspaces/acme/looked".into(),
+            None,
+            false,
+        ),
+        c(
+            Method::PUT,
+            "/api/v1/workspaces/acme/looked".into(),
+            Some(json!({"at": "2026-01-02T03:04:05Z"})),
+            false,
+        ),
     ]
 }
 
@@ -185,6 +197,20 @@ async fn authorization_matrix_refuses_and_writes_nothing() {
             .await
             .status;
         assert_eq!(got, *status, "server fn dismiss, {what}");
+        let got = c
+            .server_fn("looked", &[("ws", "acme")], *token)
+            .await
+            .status;
+        assert_eq!(got, *status, "server fn looked, {what}");
+        let got = c
+            .server_fn(
+                "look",
+                &[("ws", "acme"), ("at", "2026-01-02T03:04:05Z")],
+                *token,
+            )
+            .await
+            .status;
+        assert_eq!(got, *status, "server fn look, {what}");
     }
     assert_eq!(s.files(), before, "nothing was written or deleted");
 
@@ -207,12 +233,17 @@ async fn the_token_is_checked_before_the_body() {
     let id = &item.id;
     let put = format!("/api/v1/workspaces/acme/items/{id}");
     let post = "/api/v1/workspaces/acme/items".to_string();
+    let looked = "/api/v1/workspaces/acme/looked".to_string();
     let odd = json!({"title": "t", "status": "running", "surprise": true});
     for (token, want) in [
         (None, StatusCode::UNAUTHORIZED),
         (Some(&outsider), StatusCode::FORBIDDEN),
     ] {
-        for (method, path) in [(Method::PUT, &put), (Method::POST, &post)] {
+        for (method, path) in [
+            (Method::PUT, &put),
+            (Method::POST, &post),
+            (Method::PUT, &looked),
+        ] {
             let (status, e) = c
                 .send(method, path, token.map(String::as_str), Some(&odd))
                 .await;

@@ -23,6 +23,7 @@ mod hardening_shutdown;
 mod http_api;
 mod jwks;
 mod live;
+mod looks;
 mod operators;
 mod producers;
 mod scale_out;

@@ -28,6 +28,9 @@ pub enum Reason {
     OrphanRecord,
     /// An owner marker whose marker is going, or gone past the grace period plus the skew.
     OrphanOwnerMarker,
+    /// A viewer's last look at a workspace with no item left, written longer ago than the
+    /// grace period plus the skew.
+    OrphanLook,
 }
 
 impl Reason {
@@ -41,6 +44,7 @@ impl Reason {
             Reason::OrphanDismissal => "orphan_dismissal",
             Reason::OrphanRecord => "orphan_record",
             Reason::OrphanOwnerMarker => "orphan_owner_marker",
+            Reason::OrphanLook => "orphan_look",
         }
     }
 }
@@ -55,6 +59,7 @@ impl fmt::Display for Reason {
             Reason::OrphanDismissal => f.write_str("dismissal of a marker that no longer exists"),
             Reason::OrphanRecord => f.write_str("record whose marker no longer exists"),
             Reason::OrphanOwnerMarker => f.write_str("owner marker of an item that is gone"),
+            Reason::OrphanLook => f.write_str("look at a workspace that has no marker left"),
         }
     }
 }

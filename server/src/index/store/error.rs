@@ -32,6 +32,10 @@ pub enum StoreError {
     /// An object larger than any Pickup writes: not read (what put it there is not Pickup).
     #[error("the object {key} is {size} bytes, more than the {limit} an object of Pickup's may be: not read")]
     TooLarge { key: String, size: u64, limit: u64 },
+    /// An object whose bytes are not what Pickup writes under its key (a look whose body does
+    /// not parse): an error, never taken for the key's absence.
+    #[error("the object {key} cannot be read as Pickup writes it: {reason}")]
+    Unreadable { key: String, reason: String },
 }
 
 pub(crate) type Result<T, E = StoreError> = std::result::Result<T, E>;

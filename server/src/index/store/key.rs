@@ -5,6 +5,9 @@
 //! everything a workspace holds, which is what a live watcher's reconcile reads. Stores written
 //! before this layout have kind-first keys (`markers/{ws}/…`); [`Key::parse_legacy`] reads
 //! those names so that `store::legacy` can move them.
+//!
+//! Most keys name an item ([`Key::id`]); a viewer's last look at a workspace
+//! (`ws/{ws}/looked/{user}`, [`Key::Look`]) names none, and the old layout never had one.
 
 use crate::index::ItemId;
 use crate::index::{UserId, Workspace};
@@ -22,6 +25,9 @@ pub enum Key {
     Dismissal(Workspace, UserId, ItemId),
     /// `ws/{ws}/owners/{user}/{id}`: the item is listed among its owner's (the "Mine" filter).
     OwnerMarker(Workspace, UserId, ItemId),
+    /// `ws/{ws}/looked/{user}`: this viewer's last look at the workspace (a small JSON body,
+    /// `{"at": "…"}`, written by that viewer only). Not an item's key.
+    Look(Workspace, UserId),
 }
 
 /// The prefix every workspace's keys live under.
@@ -33,16 +39,22 @@ pub(super) const LEGACY_ROOTS: [&str; 4] = ["items", "owners", "dismissed", "mar
 
 const RECORD_SUFFIX: &str = ".json";
 
+/// The directory of the viewers' looks; not one of [`LEGACY_ROOTS`]: no old layout had looks.
+const LOOKED: &str = "looked";
+
 impl Key {
     pub fn path(&self) -> Path {
         let (dir, name) = self.named();
         Path::from(format!("{ROOT}/{}/{dir}/{name}", self.ws()))
     }
 
-    /// Where the old kind-first layout kept this key.
-    pub fn legacy_path(&self) -> Path {
+    /// Where the old kind-first layout kept this key; `None` for a look, which it never had.
+    pub fn legacy_path(&self) -> Option<Path> {
+        if self.kind() == KeyKind::Look {
+            return None;
+        }
         let (dir, name) = self.named();
-        Path::from(format!("{dir}/{}/{name}", self.ws()))
+        Some(Path::from(format!("{dir}/{}/{name}", self.ws())))
     }
 
     /// The directory of the key's kind, and the key's name in it: what both layouts are
@@ -53,6 +65,7 @@ impl Key {
             Key::Record(_, id) => ("items", format!("{id}{RECORD_SUFFIX}")),
             Key::Dismissal(_, user, id) => ("dismissed", format!("{user}/{id}")),
             Key::OwnerMarker(_, user, id) => ("owners", format!("{user}/{id}")),
+            Key::Look(_, user) => (LOOKED, user.to_string()),
         }
     }
 
@@ -75,7 +88,7 @@ impl Key {
     pub fn parse_legacy(path: &Path) -> Option<Key> {
         let parts: Vec<_> = path.parts().collect();
         match parts.iter().map(|p| p.as_ref()).collect::<Vec<_>>()[..] {
-            [kind, ws, ref rest @ ..] => Self::of_kind(ws, kind, rest),
+            [kind, ws, ref rest @ ..] if kind != LOOKED => Self::of_kind(ws, kind, rest),
             _ => None,
         }
     }
@@ -90,6 +103,7 @@ impl Key {
             ("items", [file]) => Some(Key::Record(ws, id(file.strip_suffix(RECORD_SUFFIX)?)?)),
             ("dismissed", [u, i]) => Some(Key::Dismissal(ws, user(u)?, id(i)?)),
             ("owners", [u, i]) => Some(Key::OwnerMarker(ws, user(u)?, id(i)?)),
+            (LOOKED, [u]) => Some(Key::Look(ws, user(u)?)),
             _ => None,
         }
     }
@@ -99,16 +113,19 @@ impl Key {
             Key::Marker(ws, _)
             | Key::Record(ws, _)
             | Key::Dismissal(ws, _, _)
-            | Key::OwnerMarker(ws, _, _) => ws,
+            | Key::OwnerMarker(ws, _, _)
+            | Key::Look(ws, _) => ws,
         }
     }
 
-    pub fn id(&self) -> &ItemId {
+    /// The item the key is of; `None` for a key of no item (a viewer's look).
+    pub fn id(&self) -> Option<&ItemId> {
         match self {
             Key::Marker(_, id)
             | Key::Record(_, id)
             | Key::Dismissal(_, _, id)
-            | Key::OwnerMarker(_, _, id) => id,
+            | Key::OwnerMarker(_, _, id) => Some(id),
+            Key::Look(..) => None,
         }
     }
 
@@ -119,6 +136,7 @@ impl Key {
             Key::Record(..) => KeyKind::Record,
             Key::Dismissal(..) => KeyKind::Dismissal,
             Key::OwnerMarker(..) => KeyKind::OwnerMarker,
+            Key::Look(..) => KeyKind::Look,
         }
     }
 }
@@ -135,6 +153,7 @@ pub enum KeyKind {
     Record,
     Dismissal,
     OwnerMarker,
+    Look,
 }
 
 impl KeyKind {
@@ -145,6 +164,7 @@ impl KeyKind {
             KeyKind::Record => "record",
             KeyKind::Dismissal => "dismissal",
             KeyKind::OwnerMarker => "owner_marker",
+            KeyKind::Look => "look",
         }
     }
 
@@ -154,6 +174,7 @@ impl KeyKind {
             KeyKind::Record => "records",
             KeyKind::Dismissal => "dismissals",
             KeyKind::OwnerMarker => "owner markers",
+            KeyKind::Look => "looks",
         }
     }
 }
@@ -176,6 +197,8 @@ pub enum Scope {
     AllDismissals(Workspace),
     /// Every record of the workspace (the janitor's).
     Records(Workspace),
+    /// Every viewer's look at the workspace (the janitor's).
+    Looks(Workspace),
 }
 
 impl Scope {
@@ -187,7 +210,8 @@ impl Scope {
             | Scope::AllOwnerMarkers(ws)
             | Scope::Dismissals(ws, _)
             | Scope::AllDismissals(ws)
-            | Scope::Records(ws) => ws,
+            | Scope::Records(ws)
+            | Scope::Looks(ws) => ws,
         }
     }
 
@@ -201,6 +225,7 @@ impl Scope {
             Scope::Dismissals(ws, user) => format!("{ROOT}/{ws}/dismissed/{user}"),
             Scope::AllDismissals(ws) => format!("{ROOT}/{ws}/dismissed"),
             Scope::Records(ws) => format!("{ROOT}/{ws}/items"),
+            Scope::Looks(ws) => format!("{ROOT}/{ws}/{LOOKED}"),
         })
     }
 
@@ -216,7 +241,10 @@ impl Scope {
                 Some(Key::Dismissal(ws.clone(), user.clone(), id.clone()))
             }
             Scope::Records(ws) => Some(Key::Record(ws.clone(), id.clone())),
-            Scope::Workspace(_) | Scope::AllOwnerMarkers(_) | Scope::AllDismissals(_) => None,
+            Scope::Workspace(_)
+            | Scope::AllOwnerMarkers(_)
+            | Scope::AllDismissals(_)
+            | Scope::Looks(_) => None,
         }
     }
 
@@ -230,7 +258,8 @@ impl Scope {
             (Scope::OwnerMarkers(ws, user), Key::OwnerMarker(k, u, _))
             | (Scope::Dismissals(ws, user), Key::Dismissal(k, u, _)) => ws == k && user == u,
             (Scope::AllOwnerMarkers(ws), Key::OwnerMarker(k, ..))
-            | (Scope::AllDismissals(ws), Key::Dismissal(k, ..)) => ws == k,
+            | (Scope::AllDismissals(ws), Key::Dismissal(k, ..))
+            | (Scope::Looks(ws), Key::Look(k, _)) => ws == k,
             _ => false,
         }
     }
@@ -261,9 +290,9 @@ impl Found {
         }
     }
 
-    /// The ids of the keys found.
+    /// The ids of the item keys found.
     pub fn ids(&self) -> impl Iterator<Item = &ItemId> {
-        self.keys.iter().map(Key::id)
+        self.keys.iter().filter_map(Key::id)
     }
 }
 
@@ -288,9 +317,15 @@ mod tests {
             Key::Record(ws(), id.clone()),
             Key::Dismissal(ws(), user.clone(), id.clone()),
             Key::OwnerMarker(ws(), user.clone(), id.clone()),
+            Key::Look(ws(), user.clone()),
         ] {
             assert_eq!(Key::parse(&key.path()), Some(key.clone()), "{key}");
         }
+        assert_eq!(
+            Key::Look(ws(), user.clone()).path().as_ref(),
+            "ws/acme/looked/ada"
+        );
+        assert_eq!(Key::Look(ws(), user.clone()).id(), None);
         for stray in [
             "ws/acme/markers",
             "ws/acme/markers/not-an-id",
@@ -300,6 +335,9 @@ mod tests {
             "clock/123",
             "ws/acme/markers/a/b",
             "ws/acme/other/1",
+            "ws/acme/looked",
+            "ws/acme/looked/ada/1",
+            "ws/acme/looked/Not A User",
         ] {
             assert_eq!(Key::parse(&Path::from(stray)), None, "{stray}");
         }
@@ -316,6 +354,7 @@ mod tests {
             Key::Record(ws(), id.clone()),
             Key::Dismissal(ws(), user.clone(), id.clone()),
             Key::OwnerMarker(ws(), user.clone(), id.clone()),
+            Key::Look(ws(), user.clone()),
         ] {
             assert!(all.contains(&key), "{key}");
             let under = format!("{}/", all.prefix());
@@ -345,7 +384,7 @@ mod tests {
                 Key::OwnerMarker(ws(), user.clone(), id.clone()),
             ),
         ] {
-            assert_eq!(key.legacy_path().as_ref(), old);
+            assert_eq!(key.legacy_path().unwrap().as_ref(), old);
             assert_eq!(
                 Key::parse_legacy(&Path::from(old.as_str())),
                 Some(key),
@@ -355,6 +394,30 @@ mod tests {
         }
         assert_eq!(Key::parse_legacy(&Path::from("markers/acme/junk")), None);
         assert_eq!(Key::parse_legacy(&Path::from("clock/1")), None);
+        // No old layout had looks: none is read from one, nor has an old name.
+        assert_eq!(Key::parse_legacy(&Path::from("looked/acme/ada")), None);
+        let user = UserId::parse("ada").unwrap();
+        assert_eq!(Key::Look(ws(), user).legacy_path(), None);
+    }
+
+    #[test]
+    fn looks_list_apart_from_every_item_scope() {
+        let user = UserId::parse("ada").unwrap();
+        let look = Key::Look(ws(), user.clone());
+        assert!(Scope::Looks(ws()).contains(&look));
+        assert!(Scope::Workspace(ws()).contains(&look));
+        for scope in [
+            Scope::Markers(ws()),
+            Scope::Records(ws()),
+            Scope::OwnerMarkers(ws(), user.clone()),
+            Scope::AllOwnerMarkers(ws()),
+            Scope::Dismissals(ws(), user.clone()),
+            Scope::AllDismissals(ws()),
+            Scope::Looks(Workspace::parse("acme2").unwrap()),
+        ] {
+            assert!(!scope.contains(&look), "{scope}");
+        }
+        assert_eq!(Scope::Looks(ws()).prefix().as_ref(), "ws/acme/looked");
     }
 
     #[test]

@@ -73,10 +73,11 @@ impl Store {
             tracing::warn!(path = %old, "not a key of Pickup's old layout: left alone");
             return Ok(One::Stray);
         };
-        if key.kind() != KeyKind::Record {
-            let record = Key::Record(key.ws().clone(), key.id().clone());
-            if !self.exists(&record).await? {
-                self.move_key(record.legacy_path(), &record).await?;
+        // Every key of the old layout names an item (no old layout had looks).
+        if let (false, Some(id)) = (key.kind() == KeyKind::Record, key.id()) {
+            let record = Key::Record(key.ws().clone(), id.clone());
+            if let (false, Some(old_record)) = (self.exists(&record).await?, record.legacy_path()) {
+                self.move_key(old_record, &record).await?;
             }
         }
         self.move_key(old, &key).await

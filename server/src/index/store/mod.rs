@@ -4,6 +4,7 @@
 //!
 //! - `key`: the key space (paths made and parsed back);
 //! - `legacy`: keys of the old kind-first layout moved to their new names;
+//! - `look`: a viewer's last look at a workspace, its body put and read;
 //! - `open`: from a `PICKUP_STORE` URL to a store;
 //! - `pages`: listings in pages sized to the reader;
 //! - `retry`: transient faults retried, ambiguous writes settled by reading back;
@@ -15,6 +16,7 @@
 mod error;
 mod key;
 mod legacy;
+mod look;
 mod open;
 mod pages;
 mod retry;
@@ -24,6 +26,7 @@ pub(crate) use error::Result;
 pub use error::StoreError;
 pub use key::{Found, Key, KeyKind, Scope};
 pub use legacy::Moved;
+pub use look::{look_time, Listed as ListedLook};
 pub use open::StoreUrlError;
 pub use pages::Pages;
 pub use retry::Retry;

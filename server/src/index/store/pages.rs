@@ -152,7 +152,7 @@ impl Pages {
         }
         // A store that cannot start at the offset (or does not list in order) lists it all.
         if let Some(after) = &self.after {
-            found.keys.retain(|k| k.id() > after);
+            found.keys.retain(|k| k.id().is_some_and(|id| id > after));
         }
         Ok(Some(found))
     }

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+""""Since you looked": what a visit costs the store (make bench, section 7, run at the end of
+scripts/bench_http.py). One `pickup serve` on a file store with PICKUP_METRICS_ADDR; VIEWERS
+viewers of one workspace each make VISITS visits, a visit being what the widget does: the
+server function `looked` (POST /api/looked), then `look` (POST /api/look, "Mark seen"). The
+store's requests are the server's /metrics (pickup_store_requests_total by op) before and after
+the visits, and again after IDLE seconds with no request (nothing reads a look on a timer).
+Priced at S3's request prices for 10,000 viewers x 20 visits a day, 30 days. Writes
+target/bench/looks.json. Standard library only.
+
+    scripts/bench_looks.py [--viewers 20] [--visits 10] [--idle 5]
+"""
+import argparse, http.client, json, os, re, shutil, subprocess, tempfile, time, urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.environ.get("PICKUP_BIN", os.path.join(ROOT, "target/release/pickup"))
+SECRET = "bench-secret-bench-secret-bench-secret"
+# S3 Standard request prices (USD per 1,000 requests), as scripts/bench_bus.py prices them.
+PRICE = {"list": 0.005, "put": 0.005, "get": 0.0004, "head": 0.0004, "delete": 0.0}
+PRICED_VIEWERS, PRICED_VISITS_A_DAY, DAYS = 10_000, 20, 30
+
+
+def start_server(store):
+    env = dict(os.environ, PICKUP_ADDR="127.0.0.1:0", PICKUP_STORE=f"file://{store}", PICKUP_SECRET=SECRET,
+               PICKUP_LOG="error", PICKUP_SITE=os.path.join(ROOT, "dist"), PICKUP_JANITOR_EVERY="0s",
+               PICKUP_METRICS_ADDR="127.0.0.1:0")
+    proc = subprocess.Popen([BIN, "serve"], env=env, stdout=subprocess.PIPE, text=True)
+    metrics = addr = None
+    for line in proc.stdout:  # the server says where each listener is, once it listens
+        m = re.search(r"metrics on (http://[\d.:]+/metrics)", line)
+        if m:
+            metrics = m.group(1)
+        m = re.search(r"listening on http://([\d.:]+)", line)
+        if m:
+            addr = m.group(1)
+        if metrics and addr:
+            return proc, addr, metrics
+    raise SystemExit("pickup exited before listening")
+
+
+def token(sub):
+    args = [BIN, "token", "--sub", sub, "--ws", "bench", "--ttl", "1h"]
+    return subprocess.check_output(args, env=dict(os.environ, PICKUP_SECRET=SECRET), text=True).strip()
+
+
+def store_requests(metrics):
+    text = urllib.request.urlopen(metrics, timeout=10).read().decode()
+    return {op: int(float(n)) for op, n in
+            re.findall(r'^pickup_store_requests_total\{op="(\w+)"\} ([\d.e+]+)', text, re.M)}
+
+
+def minus(after, before):
+    return {op: after.get(op, 0) - before.get(op, 0) for op in sorted(set(after) | set(before))
+            if after.get(op, 0) - before.get(op, 0)}
+
+
+def call(conn, tok, name, args):
+    conn.request("POST", f"/api/{name}", json.dumps(args),
+                 {"Authorization": f"Bearer {tok}", "Content-Type": "application/json"})
+    res = conn.getresponse()
+    body = res.read()
+    assert res.status == 200, (name, res.status, body)
+    return json.loads(body)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser()
+    p.add_argument("--viewers", type=int, default=20)
+    p.add_argument("--visits", type=int, default=10)
+    p.add_argument("--idle", type=float, default=5.0)
+    a = p.parse_args(argv)
+    store = tempfile.mkdtemp(prefix="pickup-bench-looks-")
+    proc, addr, metrics = start_server(store)
+    try:
+        host, port = addr.split(":")
+        conn = http.client.HTTPConnection(host, int(port))
+        tokens = [token(f"viewer-{i}") for i in range(a.viewers)]
+        before = store_requests(metrics)
+        started = time.monotonic()
+        for _ in range(a.visits):
+            for tok in tokens:
+                seen = call(conn, tok, "looked", {"ws": "bench"})
+                at = seen["at"] or "2026-01-01T00:00:00.000Z"
+                # "Mark seen": the page's generated_at; here now, which the server keeps as now.
+                now = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+                call(conn, tok, "look", {"ws": "bench", "at": max(at, now)})
+        visits_s = time.monotonic() - started
+        after = store_requests(metrics)
+        time.sleep(a.idle)
+        idle = minus(store_requests(metrics), after)
+    finally:
+        proc.terminate()
+        proc.wait()
+        shutil.rmtree(store, ignore_errors=True)
+    visits = a.viewers * a.visits
+    counted = minus(after, before)
+    per_visit = {op: n / visits for op, n in counted.items()}
+    month_visits = PRICED_VIEWERS * PRICED_VISITS_A_DAY * DAYS
+    month_usd = {op: per_visit[op] * month_visits * PRICE.get(op, 0.0) / 1000 for op in per_visit}
+    result = {"viewers": a.viewers, "visits_each": a.visits, "visits": visits,
+              "visit": "POST /api/looked, then POST /api/look",
+              "store": "file", "requests": counted, "per_visit": per_visit,
+              "idle_s": a.idle, "idle_requests": idle, "visits_s": round(visits_s, 3),
+              "priced": {"viewers": PRICED_VIEWERS, "visits_a_day": PRICED_VISITS_A_DAY, "days": DAYS,
+                         "prices_per_1000": PRICE, "usd_by_op": month_usd,
+                         "usd": round(sum(month_usd.values()), 2)}}
+    os.makedirs(os.path.join(ROOT, "target/bench"), exist_ok=True)
+    with open(os.path.join(ROOT, "target/bench/looks.json"), "w") as f:
+        json.dump(result, f, indent=2)
+    print(json.dumps(result, indent=2))
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+//! "Since you looked": a viewer's last look at a workspace, one small object under the viewer's
+//! own key (`ws/{ws}/looked/{user}`), written with one plain put and read with one get, and
+//! deleted by the janitor only once the workspace has no item left.
+
+use crate::common::backends::Backend;
+use crate::common::fault::Op;
+use crate::common::*;
+use crate::support::*;
+use app::contract::Status;
+use chrono::{DateTime, Utc};
+use pickup::index::{Key, ManualClock, Reason, Scope, Store};
+
+/// The time `ms` (since the epoch) as a look keeps it.
+fn at(ms: u64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(ms as i64).unwrap()
+}
+
+fn look_key(who: &str) -> Key {
+    Key::Look(ws(), user(who))
+}
+
+/// Every name under `ws/acme/`: its keys and strays, sorted.
+async fn everything(store: &Store) -> Vec<String> {
+    let found = store.list(&Scope::Workspace(ws())).await.unwrap();
+    let mut v: Vec<String> = found.keys.iter().map(|k| k.path().to_string()).collect();
+    v.extend(found.strays);
+    v.sort();
+    v
+}
+
+/// A look is written under the viewer's own key and nowhere else, with one put and no read;
+/// reading it is one get. Two viewers' looks are apart; a later look replaces an earlier one;
+/// a look in the future is kept as now. A look stays while the workspace has an item, and goes
+/// with the workspace: once it is empty and the look is past the grace period (plus the skew,
+/// its age being the store's last-modified time), never before.
+pub async fn per_viewer_and_pruned_with_the_workspace(b: &Backend) {
+    // Judged by the store's last-modified times: the clock starts at the real time.
+    let start = Utc::now().timestamp_millis() as u64;
+    let clock = ManualClock::new(start);
+    let (index, faults, store) = open_faulty(b, &clock);
+    let item = reg(&index, "a", Status::Running, "a").await;
+    let before = everything(&store).await;
+    assert_eq!(before.len(), 3, "{}: {before:?}", b.name);
+
+    // Alice looks: one put, of her own key; nothing read, listed or deleted.
+    faults.forget_calls();
+    let first = at(start - 60_000);
+    let kept = index.look(&ws(), &alice(), first).await.unwrap();
+    assert_eq!(kept, first, "{}", b.name);
+    let look_path = look_key("alice").path().to_string();
+    assert_eq!(
+        faults.calls_of(Op::Put),
+        vec![look_path.clone()],
+        "{}",
+        b.name
+    );
+    for op in [Op::Get, Op::List, Op::Delete] {
+        assert_eq!(
+            faults.calls_of(op),
+            Vec::<String>::new(),
+            "{}: {op:?}",
+            b.name
+        );
+    }
+    let mut want = before.clone();
+    want.push(look_path.clone());
+    want.sort();
+    assert_eq!(everything(&store).await, want, "{}", b.name);
+
+    // Reading it back: one get of that key.
+    faults.forget_calls();
+    assert_eq!(
+        index.looked(&ws(), &alice()).await.unwrap(),
+        Some(first),
+        "{}",
+        b.name
+    );
+    assert_eq!(
+        faults.calls_of(Op::Get),
+        vec![look_path.clone()],
+        "{}",
+        b.name
+    );
+    assert!(faults.calls_of(Op::Put).is_empty(), "{}", b.name);
+
+    // Bob has none until he looks; then each has their own.
+    assert_eq!(index.looked(&ws(), &user("bob")).await.unwrap(), None);
+    let bobs = at(start - 30_000);
+    index.look(&ws(), &user("bob"), bobs).await.unwrap();
+    assert_eq!(index.looked(&ws(), &alice()).await.unwrap(), Some(first));
+    assert_eq!(index.looked(&ws(), &user("bob")).await.unwrap(), Some(bobs));
+
+    // A later look replaces the earlier; a look in the future is kept as the clock's now.
+    let later = at(start - 1_000);
+    index.look(&ws(), &alice(), later).await.unwrap();
+    assert_eq!(index.looked(&ws(), &alice()).await.unwrap(), Some(later));
+    let kept = index
+        .look(&ws(), &alice(), at(start + 3_600_000))
+        .await
+        .unwrap();
+    assert_eq!(kept, at(start), "{}", b.name);
+    assert_eq!(
+        index.looked(&ws(), &alice()).await.unwrap(),
+        Some(at(start))
+    );
+    assert_eq!(index.looked(&ws(), &user("bob")).await.unwrap(), Some(bobs));
+
+    // The item's keys are as they were; only the two looks were added.
+    let mut want = before.clone();
+    want.extend([look_path.clone(), look_key("bob").path().to_string()]);
+    want.sort();
+    assert_eq!(everything(&store).await, want, "{}", b.name);
+
+    // Past the grace period, a workspace with an item keeps every look.
+    let limits = index.limits();
+    let past = limits.grace_ms + limits.max_skew_ms + 60_000;
+    let later_clock = ManualClock::new(start + past);
+    let later_index = index.clone().with_clock(std::sync::Arc::new(later_clock));
+    let sweep = pickup::index::sweep(&later_index, &ws(), true)
+        .await
+        .unwrap();
+    assert!(
+        !sweep.deletes.iter().any(|(_, r)| *r == Reason::OrphanLook),
+        "{}: {:?}",
+        b.name,
+        sweep.deletes
+    );
+    assert_eq!(sweep.listed.get(&pickup::index::KeyKind::Look), Some(&2));
+
+    // The item goes: the workspace is empty but for the looks, which are young: kept.
+    let id = id_of(&item.id);
+    index.remove(&ws(), &id, &user("a")).await.unwrap();
+    let sweep = pickup::index::sweep(&index, &ws(), false).await.unwrap();
+    assert_eq!(sweep.deletes, vec![], "{}", b.name);
+    clock.advance(limits.grace_ms + limits.max_skew_ms - 30_000);
+    let sweep = pickup::index::sweep(&index, &ws(), false).await.unwrap();
+    assert_eq!(sweep.deletes, vec![], "{}: not before", b.name);
+    assert_eq!(everything(&store).await.len(), 2, "{}", b.name);
+
+    // Past the grace period and the skew: both go, and nothing else was there to go.
+    clock.advance(90_000);
+    faults.forget_calls();
+    let sweep = pickup::index::sweep(&index, &ws(), false).await.unwrap();
+    assert_eq!(
+        sweep.deletes,
+        vec![
+            (look_key("alice"), Reason::OrphanLook),
+            (look_key("bob"), Reason::OrphanLook),
+        ],
+        "{}",
+        b.name
+    );
+    assert_eq!(
+        sweep.deleted.get(&pickup::index::KeyKind::Look),
+        Some(&2),
+        "{}",
+        b.name
+    );
+    assert_eq!(everything(&store).await, Vec::<String>::new(), "{}", b.name);
+    assert_eq!(index.looked(&ws(), &alice()).await.unwrap(), None);
+}
+
+/// A look that cannot be read is an error, never "never looked": a failed get, and an object
+/// there that is not a look.
+pub async fn errors_are_never_none(b: &Backend) {
+    let clock = ManualClock::new(T0);
+    let (index, faults, store) = open_faulty(b, &clock);
+    index.look(&ws(), &alice(), at(T0)).await.unwrap();
+    faults.fail(Op::Get, "ws/acme/looked/");
+    assert!(index.looked(&ws(), &alice()).await.is_err(), "{}", b.name);
+    faults.fail(Op::Put, "ws/acme/looked/");
+    assert!(index.look(&ws(), &alice(), at(T0)).await.is_err());
+    faults.heal();
+    store
+        .write(
+            &look_key("alice"),
+            bytes::Bytes::from_static(b"{\"at\":\"last tuesday\"}"),
+            pickup::index::Expect::Any,
+        )
+        .await
+        .unwrap();
+    let read = index.looked(&ws(), &alice()).await;
+    assert!(
+        matches!(
+            read,
+            Err(pickup::index::IndexError::Store(
+                pickup::index::StoreError::Unreadable { .. }
+            ))
+        ),
+        "{}: {read:?}",
+        b.name
+    );
+}
