@@ -32,15 +32,19 @@ impl Endings {
         ms: impl Fn(&str) -> Option<f64>,
     ) -> Vec<(Card, Ending)> {
         let first = self.since.is_none();
-        let since = *self.since.get_or_insert_with(|| {
-            ms(&page.generated_at).unwrap_or(f64::INFINITY)
-        });
+        let since = *self
+            .since
+            .get_or_insert_with(|| ms(&page.generated_at).unwrap_or(f64::INFINITY));
         let mut news = Vec::new();
         for card in page.cards.iter().filter(|c| c.owner.sub == viewer) {
             let Some((ending, at)) = ending(card) else {
                 continue;
             };
-            if self.told.iter().any(|(id, e)| *id == card.id && *e == ending) {
+            if self
+                .told
+                .iter()
+                .any(|(id, e)| *id == card.id && *e == ending)
+            {
                 continue;
             }
             // Seen ended on the first page: told, whatever its time says (the server that
@@ -135,7 +139,9 @@ mod tests {
         // Even with a time after the first page's (another server's clock ahead).
         let mut e = Endings::default();
         let skewed = card("c", "me", Status::Cancelled, "105");
-        assert!(e.news(&page("100", vec![skewed.clone()]), "me", ms).is_empty());
+        assert!(e
+            .news(&page("100", vec![skewed.clone()]), "me", ms)
+            .is_empty());
         assert!(e.news(&page("110", vec![skewed]), "me", ms).is_empty());
     }
 

@@ -39,7 +39,10 @@ impl BellState {
 /// share.js's function `name` (None without share.js, or with an older one that has none).
 fn share_fn(name: &str) -> Option<js_sys::Function> {
     let share = js_sys::Reflect::get(&js_sys::global(), &js_sys::Symbol::for_(SHARE)).ok()?;
-    js_sys::Reflect::get(&share, &name.into()).ok()?.dyn_into().ok()
+    js_sys::Reflect::get(&share, &name.into())
+        .ok()?
+        .dyn_into()
+        .ok()
 }
 
 /// The bell in this browser now.
@@ -148,7 +151,10 @@ fn notify(stream_url: &str, card: &crate::contract::Card, status: &str) {
     let _ = set("tag", card.id.as_str().into());
     let _ = set("title", card.title.as_str().into());
     let _ = set("body", status.into());
-    let _ = set("href", href.map_or(JsValue::NULL, |h| JsValue::from_str(&h)));
+    let _ = set(
+        "href",
+        href.map_or(JsValue::NULL, |h| JsValue::from_str(&h)),
+    );
     if let Ok(p) = notify.call2(&JsValue::NULL, &stream_url.into(), &note) {
         // A rejection (a browser that refuses the notification) is nothing the viewer can act on.
         if let Ok(p) = p.dyn_into::<js_sys::Promise>() {

@@ -69,7 +69,9 @@ impl Looks {
             if done == Some(true) {
                 return true;
             }
-            let Some(first) = state.last_good.with(|p| p.as_ref().map(|p| p.generated_at.clone()))
+            let Some(first) = state
+                .last_good
+                .with(|p| p.as_ref().map(|p| p.generated_at.clone()))
             else {
                 return false;
             };
@@ -78,7 +80,9 @@ impl Looks {
             };
             leptos::task::spawn_local(async move {
                 let look = match host.call(|| host.endpoint.looked(&ws)).await {
-                    Ok(LastLook { at: None }) => host.call(|| host.endpoint.look(&ws, &first)).await,
+                    Ok(LastLook { at: None }) => {
+                        host.call(|| host.endpoint.look(&ws, &first)).await
+                    }
                     other => other,
                 };
                 match look {

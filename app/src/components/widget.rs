@@ -97,7 +97,11 @@ fn count_in_title(looks: Looks) {
     let base = document.title();
     Effect::new(move |_| {
         let n = looks.finished.get();
-        document.set_title(&if n > 0 { format!("({n}) {base}") } else { base.clone() });
+        document.set_title(&if n > 0 {
+            format!("({n}) {base}")
+        } else {
+            base.clone()
+        });
     });
 }
 

@@ -58,7 +58,8 @@ pub const ATTRIBUTES: [Attribute; 7] = [
         name: "notify",
         ty: "boolean",
         set_as: "boolean",
-        description: "Shows the bell: this browser may notify the viewer when their own items finish.",
+        description:
+            "Shows the bell: this browser may notify the viewer when their own items finish.",
     },
 ];
 
@@ -138,7 +139,10 @@ pub const PARTS: [(&str, &str); 12] = [
     ("dismiss", "A card's dismiss button."),
     ("empty", "The message of an empty workspace."),
     ("error", "An error or sign-in message."),
-    ("since", "A card's \"New\" or \"Finished since you looked\" mark."),
+    (
+        "since",
+        "A card's \"New\" or \"Finished since you looked\" mark.",
+    ),
     ("mark-seen", "The header's Mark seen button."),
     ("bell", "The header's notifications button."),
 ];
