@@ -105,7 +105,7 @@ pub const ALL: &[Metric] = &[
         name: CACHE_LOOKUPS,
         kind: Kind::Counter,
         labels: &["cache", "result"],
-        help: "Read-cache lookups: cache=list|record, result=hit (served without a store request of its own, shared loads included) or miss",
+        help: "Read-cache lookups: cache=list|record|page, result=hit (served without a store request of its own, shared loads included) or miss",
     },
     Metric {
         name: LIVE_WATCHERS,

@@ -29,8 +29,8 @@ pub struct Endpoint {
     pub non_2xx: u64,
 }
 
-const RATIO: f64 = 0.2;
-const P99_MS: f64 = 25.0;
+const RATIO: f64 = 0.4;
+const P99_MS: f64 = 15.0;
 const RSS_MB: f64 = 64.0;
 
 fn targets() -> [String; 3] {
@@ -135,8 +135,8 @@ mod tests {
         let json = r#"{"markers": 1000, "connections": 50, "seconds": 10,
             "tool": "wrk -t2 -c50 -d10s --latency (same machine)",
             "healthz": {"rps": 90573.1, "p50_ms": 0.495, "p99_ms": 2.22, "non_2xx": 0},
-            "recent": {"rps": 25890.2, "p50_ms": 1.84, "p99_ms": 7.35, "non_2xx": 0},
-            "peak_rss_mb": 17.7, "ratio_rps": 0.286}"#;
+            "recent": {"rps": 40012.2, "p50_ms": 1.84, "p99_ms": 7.35, "non_2xx": 0},
+            "peak_rss_mb": 17.7, "ratio_rps": 0.442}"#;
         let r: Results = serde_json::from_str(json).unwrap();
         assert_eq!(r.markers, 1000);
         assert_eq!(r.recent.non_2xx, 0);
@@ -144,6 +144,6 @@ mod tests {
         let mut verdicts = Vec::new();
         section(&mut out, &Loaded::Read(r), &mut verdicts);
         assert!(verdicts.iter().all(|v| matches!(v.met, Met::Yes)), "{out}");
-        assert!(out.contains("25890 vs 90573 = 0.29×"), "{out}");
+        assert!(out.contains("40012 vs 90573 = 0.44×"), "{out}");
     }
 }

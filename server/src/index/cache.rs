@@ -18,10 +18,17 @@
 //! - a write through this server makes everything cached for its workspace stale at once: the
 //!   workspace's generation is part of every key, and a write moves it on, so a load that
 //!   started before the write is never handed to a request that starts after it.
+//!
+//! Pages too: the same question (the same listing, cap, cursor and dismissals) asked in the
+//! same window and generation is answered with the page computed first, since computing it
+//! again from the same cached listing and records would give the same page. That computation
+//! (planning a workspace's whole listing, judging each record) was most of a cached read's
+//! CPU (BENCHMARKS.md, section 3).
 
+use crate::index::marker_index::PageRead;
 use crate::index::store::Result;
 use crate::index::Workspace;
-use crate::index::{Found, Key, Scope, Store, Stored};
+use crate::index::{Found, ItemId, Key, Scope, Store, Stored};
 use moka::future::Cache;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -35,8 +42,20 @@ pub(crate) struct ReadCache {
     store: Store,
     lists: Cache<(Scope, Stamp), Arc<Found>>,
     records: Cache<(Key, Stamp), Option<Stored>>,
+    pages: Cache<(PageAsk, Stamp), Arc<PageRead>>,
     generations: Mutex<HashMap<Workspace, u64>>,
     windows: Windows,
+}
+
+/// A page's question: whose listing (the workspace's markers, or one owner's), how many
+/// cards, after which id, less which dismissed items. Viewers who ask the same share a page.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct PageAsk {
+    pub source: Scope,
+    pub cap: Option<u32>,
+    pub before: Option<ItemId>,
+    /// Sorted.
+    pub dismissed: Vec<ItemId>,
 }
 
 /// What a load is shared under, beside what it reads: the workspace's generation (moved on by
@@ -96,6 +115,10 @@ impl ReadCache {
                 .max_capacity(MAX_ENTRIES)
                 .expire_after(windows)
                 .build(),
+            pages: Cache::builder()
+                .max_capacity(MAX_ENTRIES)
+                .expire_after(windows)
+                .build(),
             generations: Mutex::default(),
             windows,
         }
@@ -133,6 +156,28 @@ impl ReadCache {
             .map_err(|e| (*e).clone())?;
         count("record", entry.is_fresh());
         Ok(entry.into_value())
+    }
+
+    /// The page computed for `ask` in this window, if one was (or is being computed: requests
+    /// that miss at once share one computation); else `compute`'s, kept for the rest of the
+    /// window. An error is shared only with the requests already waiting on it, never kept.
+    /// The second value is true when this call computed the page: only that caller applies
+    /// its prune.
+    pub(crate) async fn page(
+        &self,
+        ask: PageAsk,
+        compute: impl std::future::Future<Output = crate::index::Result<PageRead>>,
+    ) -> crate::index::Result<(Arc<PageRead>, bool)> {
+        let stamp = self.stamp(ask.source.ws());
+        let entry = self
+            .pages
+            .entry((ask, stamp))
+            .or_try_insert_with(async { compute.await.map(Arc::new) })
+            .await
+            .map_err(|e| (*e).clone())?;
+        count("page", entry.is_fresh());
+        let computed = entry.is_fresh();
+        Ok((entry.into_value(), computed))
     }
 
     /// A write to `ws` through this server: what is cached for it is stale now.
@@ -359,5 +404,75 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(5)).await;
         cache.list(&scope).await.unwrap();
         assert_eq!(counted.lists.load(Ordering::SeqCst), 2);
+    }
+
+    fn page_read() -> PageRead {
+        PageRead {
+            page: app::contract::RecentPage {
+                cards: vec![],
+                more: false,
+                partial: false,
+                generated_at: "t".into(),
+            },
+            prune: Default::default(),
+            listed: 0,
+            unread: vec![],
+        }
+    }
+
+    #[tokio::test]
+    async fn a_page_is_computed_once_per_question_window_and_generation() {
+        let (_, cache, scope, _) = setup(Duration::from_secs(60));
+        let computed = std::sync::atomic::AtomicUsize::new(0);
+        let compute = || async {
+            computed.fetch_add(1, Ordering::SeqCst);
+            Ok(page_read())
+        };
+        let ask = |dismissed: Vec<ItemId>| PageAsk {
+            source: scope.clone(),
+            cap: None,
+            before: None,
+            dismissed,
+        };
+        let (a, b) = tokio::join!(
+            cache.page(ask(vec![]), compute()),
+            cache.page(ask(vec![]), compute())
+        );
+        let (a, b) = (a.unwrap(), b.unwrap());
+        assert_eq!(computed.load(Ordering::SeqCst), 1, "shared while computed");
+        assert_ne!(
+            a.1, b.1,
+            "exactly one of them computed it (and applies its prune)"
+        );
+        assert!(!cache.page(ask(vec![]), compute()).await.unwrap().1);
+        let dismissed = marker(1).id().unwrap().clone();
+        assert!(
+            cache.page(ask(vec![dismissed]), compute()).await.unwrap().1,
+            "other dismissals, another page"
+        );
+        cache.invalidate(scope.ws());
+        assert!(
+            cache.page(ask(vec![]), compute()).await.unwrap().1,
+            "a write drops it"
+        );
+        assert_eq!(computed.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
+    async fn a_page_that_failed_is_computed_again() {
+        let (_, cache, scope, _) = setup(Duration::from_secs(60));
+        let ask = PageAsk {
+            source: scope.clone(),
+            cap: None,
+            before: None,
+            dismissed: vec![],
+        };
+        let failed = cache
+            .page(ask.clone(), async {
+                Err(crate::index::IndexError::NotFound)
+            })
+            .await;
+        assert!(failed.is_err());
+        assert!(cache.page(ask, async { Ok(page_read()) }).await.unwrap().1);
     }
 }

@@ -8,7 +8,7 @@ use super::{BadValidator, StoreError};
 use app::contract::ErrorCode;
 use thiserror::Error;
 
-#[derive(Debug, Error)]
+#[derive(Debug, Clone, Error)]
 pub enum IndexError {
     #[error(transparent)]
     InvalidName(#[from] NameError),

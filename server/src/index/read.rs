@@ -3,6 +3,7 @@
 //! caller and deletes nothing; a record that cannot be read makes the page `partial` and keeps
 //! its marker.
 
+use super::cache::PageAsk;
 use super::marker_index::{Index, PageRead};
 use super::prune::Prune;
 use crate::index::ItemId;
@@ -32,8 +33,32 @@ impl Index {
         before: Option<&ItemId>,
     ) -> Result<PageRead> {
         let dismissed = self.dismissals(ws, viewer).await?;
-        self.recent_without(ws, viewer, filter, cap, before, &dismissed)
-            .await
+        let Some(cache) = &self.cache else {
+            return self
+                .recent_without(ws, viewer, filter, cap, before, &dismissed)
+                .await;
+        };
+        let mut sorted: Vec<ItemId> = dismissed.iter().cloned().collect();
+        sorted.sort_unstable();
+        let ask = PageAsk {
+            source: source_of(ws, viewer, filter),
+            cap,
+            before: before.cloned(),
+            dismissed: sorted,
+        };
+        let compute = self.recent_without(ws, viewer, filter, cap, before, &dismissed);
+        let (read, computed) = cache.page(ask, compute).await?;
+        Ok(PageRead {
+            page: read.page.clone(),
+            // What it found dead is deleted once, by the request that found it.
+            prune: if computed {
+                read.prune.clone()
+            } else {
+                Prune::default()
+            },
+            listed: if computed { read.listed } else { 0 },
+            unread: read.unread.clone(),
+        })
     }
 
     /// [`Index::recent`] for a viewer whose dismissals are known already (the live watcher
@@ -51,12 +76,7 @@ impl Index {
         let mut budget = Budget::new(cap);
         let now = self.clock.now_ms();
 
-        // "Mine" lists the viewer's own markers: its cost does not depend on how busy the
-        // workspace is.
-        let source = match filter {
-            Filter::All => Scope::Markers(ws.clone()),
-            Filter::Mine => Scope::OwnerMarkers(ws.clone(), viewer.clone()),
-        };
+        let source = source_of(ws, viewer, filter);
         let (plan, listing_cut, listed) = self
             .plan_markers(&source, now, dismissed, budget.candidates(), before)
             .await?;
@@ -325,6 +345,15 @@ struct Resolved {
 }
 
 /// The keys to delete after the answer, for the markers found dead.
+/// The listing a page of `filter` is planned from. "Mine" lists the viewer's own markers: its
+/// cost does not depend on how busy the workspace is.
+fn source_of(ws: &Workspace, viewer: &UserId, filter: Filter) -> Scope {
+    match filter {
+        Filter::All => Scope::Markers(ws.clone()),
+        Filter::Mine => Scope::OwnerMarkers(ws.clone(), viewer.clone()),
+    }
+}
+
 fn prune_of(asked: &Asked<'_>, dismissed: &HashSet<ItemId>, dead: Vec<(ItemId, Reason)>) -> Prune {
     let (ws, viewer) = (asked.ws, asked.viewer);
     let mut prune = Prune::default();
