@@ -122,6 +122,20 @@ impl Looks {
     }
 }
 
+/// The button goes with the marks: focus goes to the widget's heading, not the page's body.
+fn keep_focus_in_widget(ev: &web_sys::MouseEvent) {
+    use wasm_bindgen::JsCast;
+    let heading = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .and_then(|b| b.closest("section.pickup").ok().flatten())
+        .and_then(|s| s.query_selector(".pickup-title").ok().flatten())
+        .and_then(|h| h.dyn_into::<web_sys::HtmlElement>().ok());
+    if let Some(heading) = heading {
+        let _ = heading.focus();
+    }
+}
+
 /// "3 changes since you looked", and "Mark seen", while anything shown changed since.
 #[component]
 pub fn SinceBar(looks: Looks, labels: Arc<Labels>) -> impl IntoView {
@@ -135,7 +149,10 @@ pub fn SinceBar(looks: Looks, labels: Arc<Labels>) -> impl IntoView {
                     <p class="pickup-since-count" role="status">
                         {if n == 1 { one.clone() } else { many.replace("{count}", &n.to_string()) }}
                     </p>
-                    <button type="button" class="pickup-mark-seen" part="mark-seen" on:click=move |_| looks.mark_seen()>
+                    <button type="button" class="pickup-mark-seen" part="mark-seen" on:click=move |ev| {
+                        keep_focus_in_widget(&ev);
+                        looks.mark_seen();
+                    }>
                         {mark.clone()}
                     </button>
                 </div>
