@@ -2,6 +2,7 @@
 // theirs, until they mark it seen on one of them.
 import { test, expect } from "./pickup";
 import type { Page } from "@playwright/test";
+import AxeBuilder from "@axe-core/playwright";
 
 const marks = (page: Page) => page.locator("section.pickup:not([data-pickup-drawn]) .pickup-card[data-since]");
 const card = (page: Page, title: string) =>
@@ -30,6 +31,12 @@ test("marks follow the viewer from one device to another, until Mark seen on one
   await expect(card(onLaptop, "Nightly build").getByText("Finished since you looked")).toBeVisible();
   await expect(onLaptop.getByText("2 changes since you looked")).toBeVisible();
   await expect(onLaptop).toHaveTitle("(1) Pickup");
+  // The marks, the count, Mark seen and the bell on screen: no axe violation, light or dark.
+  for (const colorScheme of ["light", "dark"] as const) {
+    await onLaptop.emulateMedia({ colorScheme });
+    const results = await new AxeBuilder({ page: onLaptop }).analyze();
+    expect(results.violations, `${colorScheme}: ${JSON.stringify(results.violations, null, 1)}`).toEqual([]);
+  }
 
   // Her phone: the same marks, from the look kept under her own key.
   const phone = await browser.newContext();

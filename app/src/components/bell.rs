@@ -37,7 +37,7 @@ impl BellState {
 }
 
 /// share.js's function `name` (None without share.js, or with an older one that has none).
-fn share_fn(name: &str) -> Option<js_sys::Function> {
+pub(super) fn share_fn(name: &str) -> Option<js_sys::Function> {
     let share = js_sys::Reflect::get(&js_sys::global(), &js_sys::Symbol::for_(SHARE)).ok()?;
     js_sys::Reflect::get(&share, &name.into())
         .ok()?

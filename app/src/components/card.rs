@@ -27,7 +27,7 @@ pub(crate) fn safe_href(url: &str) -> Option<String> {
 }
 
 /// The instant an RFC 3339 time names, in ms (NaN when it names none).
-fn instant_ms(when: &str) -> f64 {
+pub(crate) fn instant_ms(when: &str) -> f64 {
     #[cfg(feature = "csr")]
     return js_sys::Date::parse(when);
     #[cfg(not(feature = "csr"))]

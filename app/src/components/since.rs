@@ -12,9 +12,10 @@ use leptos::prelude::*;
 use std::rc::Rc;
 use std::sync::Arc;
 
-/// The instant an RFC 3339 time names, in ms.
+/// The instant an RFC 3339 time names, in ms, as a card reads its times; `None` when it names
+/// none.
 pub fn ms(when: &str) -> Option<f64> {
-    let t = js_sys::Date::parse(when);
+    let t = super::card::instant_ms(when);
     t.is_finite().then_some(t)
 }
 

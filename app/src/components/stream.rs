@@ -7,7 +7,7 @@
 //! The widget keeps polling whenever the stream is not up: blocked, failing, hidden, or an
 //! old server that has no stream.
 
-use crate::contract::names::{route, SHARE};
+use crate::contract::names::route;
 use crate::contract::{ApiError, Filter, LiveEvent, RecentPage};
 use crate::host::Host;
 use leptos::prelude::*;
@@ -238,8 +238,7 @@ async fn read_until_end(
 /// The stream, as share.js's feed of its events. Without share.js (a page that loaded the glue
 /// itself, not through a loader) there is no stream, and the widget polls.
 fn open_live(url: &str, init: &web_sys::RequestInit) -> Result<js_sys::Promise, JsValue> {
-    let share = js_sys::Reflect::get(&js_sys::global(), &js_sys::Symbol::for_(SHARE))?;
-    let live: js_sys::Function = js_sys::Reflect::get(&share, &"live".into())?.dyn_into()?;
+    let live = super::bell::share_fn("live").ok_or("share.js is not installed")?;
     live.call2(&JsValue::NULL, &url.into(), init)?.dyn_into()
 }
 
