@@ -10,6 +10,7 @@
 import { FILTER, LIVE_EVENT, SHARE as SHARE_KEY, livePath } from "./contract.js";
 import { firstRequest } from "./prefetch.js";
 import { drawing } from "./drawing.js";
+import { before } from "./loader.js";
 
 const SHARE = Symbol.for(SHARE_KEY);
 const FILTERS = Object.values(FILTER);
@@ -34,15 +35,50 @@ export function early(box, { workspace, token, server, cap, filter = FILTER.all,
     }),
   );
   const prefetched = (box.pickupPrefetch = { url: asked.url, body: asked.body, authorization: asked.authorization, response });
-  Promise.all([drawing(asked), response])
-    .then(([drawn, r]) => {
+  // Drawn as soon as it is in: the server drew it for this token, so the page is this viewer's,
+  // and it needs no other answer (the page by the stream waits for the shared stream's check of
+  // the token, one round trip more).
+  const drawn = drawing(asked)
+    .then((drawn) => {
       // Taken by the widget already (it deletes `pickupPrefetch`): it draws.
-      if (drawn && r.ok && box.pickupPrefetch === prefetched) box.replaceChildren(drawn);
+      if (drawn && box.pickupPrefetch === prefetched) box.replaceChildren(drawn);
     })
     .catch(() => {}); // the widget asks again, and says what failed
+  before(drawn);
   // Ended once the first page is in (or given up on): ended sooner, the page would be asked
   // for again.
   return () => viaStream.catch(() => {}).finally(() => stop.abort());
+}
+
+/** `early()` for any widget's options: with `getToken` and no `token`, `getToken` is called now,
+ *  not once the wasm is in, and the first page asked for with its answer while `wanted()` still
+ *  says so. Returns the options the widget is to be given (its own first call of `getToken` gets
+ *  that same answer) and a promise of what `early()` returned. */
+export function ahead(box, options, wanted) {
+  if (options.token || typeof options.getToken !== "function") return { options, end: Promise.resolve(early(box, options)) };
+  const asked = askedOnce(options.getToken);
+  before(asked.token);
+  // Before the wasm's wait on the token settles: the page asked with it is waited for too.
+  const end = asked.token.then(
+    (token) => (wanted() ? early(box, { ...options, token }) : null),
+    () => null, // the widget's first call gets the same failure, and says it
+  );
+  return { options: { ...options, getToken: asked.getToken }, end };
+}
+
+/** `getToken` called now: its answer (`token`, a promise), and a getToken whose first call
+ *  answers with that same promise and whose later calls call `getToken` again. */
+function askedOnce(getToken) {
+  const token = (async () => getToken())();
+  let given = false;
+  return {
+    token,
+    getToken: () => {
+      if (given) return getToken();
+      given = true;
+      return token;
+    },
+  };
 }
 
 /** How long the first page may take by the stream before `recent` is asked instead: long

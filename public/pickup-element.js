@@ -12,7 +12,7 @@
 // so they reach the element and bubble on from it.
 import { ATTRIBUTE, DOM_EVENT, ELEMENT_ATTRIBUTES as ATTRIBUTES } from "./contract.js";
 import { load, cssUrl } from "./loader.js";
-import { early } from "./early.js";
+import { ahead } from "./early.js";
 
 export class PickupRecent extends HTMLElement {
   // `token` as an attribute too, for a page that sets nothing but attributes (server-rendered);
@@ -117,7 +117,7 @@ export class PickupRecent extends HTMLElement {
   }
 
   async #sync() {
-    const options = this.#options();
+    let options = this.#options();
     const given = options && JSON.stringify({ ...options, getToken: !!options.getToken, token: undefined });
     if (this.#handle && this.isConnected && given === this.#mountedWith) return;
     const run = ++this.#run;
@@ -130,18 +130,21 @@ export class PickupRecent extends HTMLElement {
     // Waits for what it needs: connected, a workspace, and a token or a getToken.
     if (!this.isConnected || !options) return;
     // The first page, asked for (and drawn) while the wasm downloads: early.js.
-    const endEarly = early(this.#box, options);
+    // (With getToken it is asked for once the token is in, unless the widget is there by then.)
+    const first = ahead(this.#box, options, () => run === this.#run && !this.#handle);
+    options = first.options;
     let glue;
     try {
       glue = await load();
     } catch (e) {
-      endEarly?.();
+      first.end.then((end) => end?.());
       delete this.#box.pickupPrefetch; // nor draw one that comes later
       this.#box.replaceChildren(); // no widget will take over the drawing
       this.#fail("the widget's code could not be loaded", e);
       return;
     }
-    if (run !== this.#run) return endEarly?.(); // changed or removed meanwhile: that run mounts
+    // Changed or removed meanwhile: that run mounts.
+    if (run !== this.#run) return void first.end.then((end) => end?.());
     try {
       this.#box.removeAttribute(ATTRIBUTE.token);
       this.#handle = glue.mount(this.#box, options);
@@ -151,7 +154,7 @@ export class PickupRecent extends HTMLElement {
     }
     // Kept until the widget's own stream has joined the shared one (it opens as the widget
     // starts, in this task's microtasks), so the shared stream is not closed and opened again.
-    if (endEarly) setTimeout(endEarly);
+    first.end.then((end) => end && setTimeout(end));
   }
 
   #options() {
@@ -200,3 +203,4 @@ Object.defineProperty(PickupRecent.prototype, "notify", {
   },
   configurable: true,
 });
+

@@ -13,6 +13,7 @@ import { ATTRIBUTE } from "./contract.js";
 import { prefetch } from "./prefetch.js";
 import { load, cssName, cssUrl } from "./loader.js";
 import { PickupRecent } from "./pickup-element.js";
+import { ahead } from "./early.js";
 
 // The stylesheet for widgets in the page's own DOM (data- attributes, mount()), linked only
 // for them: the element links it in its shadow root, and a page with elements alone gets none
@@ -55,13 +56,24 @@ export function mount(element, options) {
   linkStylesheet();
   let widget = null;
   let unmounted = false;
+  // The first page, asked for (and drawn) while the wasm downloads, as <pickup-recent> does.
+  // (With getToken it is asked for once the token is in, unless the widget is there by then.)
+  const first = ahead(element, options ?? {}, () => !unmounted && !widget);
   const mounted = glue.then((g) => {
-    if (!unmounted) widget = g.mount(element, options);
+    if (!unmounted) widget = g.mount(element, first.options);
+    // Kept until the widget's own stream has joined the shared one, as the element does.
+    first.end.then((end) => end && setTimeout(end));
   });
   mounted.catch((e) => console.error(e));
   return {
     unmount() {
       unmounted = true;
+      if (!widget) {
+        // Nor is a first page drawn, or left drawn, for a widget that will not come.
+        first.end.then((end) => end?.());
+        delete element.pickupPrefetch;
+        element.querySelector(`[${ATTRIBUTE.drawn}]`)?.remove();
+      }
       widget?.unmount();
       widget = null;
     },

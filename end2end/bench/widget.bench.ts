@@ -39,7 +39,7 @@ type Transfer = { path: string; encoding: string; bytes: number };
 const recordFirstCard = () => {
   new MutationObserver((_, observer) => {
     if (document.querySelector(".pickup-card[data-id]")) { // a card, not the skeleton
-      (window as any).pickupFirstCard = performance.now();
+      (window as any).pickupFirstCard ??= performance.now();
       observer.disconnect();
     }
   }).observe(document, { childList: true, subtree: true });
@@ -127,44 +127,109 @@ const recordFirstCardInShadow = () => {
  *  the first card came counts what it had received). */
 type Sent = { method: string; path: string; bytes: number };
 
-/** Cold loads of a host page over Fast 3G: the first card, and the requests of the first load. */
-async function hostCold(browser: Browser, url: string) {
-  const fast3g: number[] = [];
-  let requests: Sent[] = [];
-  for (let i = 0; i < COLD_LOADS; i++) {
-    const context = await browser.newContext();
-    try {
-      const page = await context.newPage();
-      await page.addInitScript(recordFirstCardInShadow);
-      const cdp = await context.newCDPSession(page);
-      await cdp.send("Network.enable");
-      await cdp.send("Network.emulateNetworkConditions", FAST_3G);
-      const sent = new Map<string, Sent>();
+/** Records, in a host page, when its own module ran (`hostRan`, set by the page) and when the
+ *  wasm had arrived (the resource timing of `…_bg.wasm`), both ms since navigation start. */
+const ownPaintAt = async (page: Page): Promise<{ ran: number; wasm: number | null }> => {
+  await page.waitForFunction(() => (window as any).hostRan !== undefined, undefined, { timeout: 60_000 });
+  return page.evaluate(() => {
+    const wasm = performance.getEntriesByType("resource").find((e) => e.name.endsWith("_bg.wasm")) as PerformanceResourceTiming | undefined;
+    return { ran: (window as any).hostRan as number, wasm: wasm && wasm.responseEnd > 0 ? wasm.responseEnd : null };
+  });
+};
+
+/** One cold load over Fast 3G of a host page: what `measure` reads off it, and, if `sent` is
+ *  given, every request of the load in the order it was sent. */
+async function hostLoad<T>(browser: Browser, url: string, measure: (page: Page) => Promise<T>, sent?: Map<string, Sent>): Promise<T> {
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    await page.addInitScript(recordFirstCardInShadow);
+    await page.addInitScript(recordFirstCard); // mount() draws in the host's own DOM
+    const cdp = await context.newCDPSession(page);
+    await cdp.send("Network.enable");
+    await cdp.send("Network.emulateNetworkConditions", FAST_3G);
+    if (sent) {
       cdp.on("Network.requestWillBeSent", (e) => sent.set(e.requestId, { method: e.request.method, path: new URL(e.request.url).pathname, bytes: 0 }));
       cdp.on("Network.dataReceived", (e) => { const r = sent.get(e.requestId); if (r) r.bytes += e.encodedDataLength; });
       cdp.on("Network.loadingFinished", (e) => { const r = sent.get(e.requestId); if (r) r.bytes = e.encodedDataLength; });
-      await page.goto(url);
-      fast3g.push(await firstCardAt(page));
-      if (i === 0) requests = [...sent.values()];
-    } finally {
-      await context.close();
     }
+    await page.goto(url);
+    return await measure(page);
+  } finally {
+    await context.close();
   }
-  return { fast_3g_first_card_ms: fast3g.map(tenth), median_fast_3g_first_card_ms: tenth(medianOf(fast3g)), loads: COLD_LOADS, requests };
 }
 
-/** A host app's page on its own origin with <pickup-recent> in its HTML and pickup.js from
- *  Pickup's origin, as an app embeds it (README, "Embedding"). */
+const hostHtml = (body: string) =>
+  `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Host app</title></head><body>\n<h1>Host app</h1>${body}</body></html>`;
+
+/** A host app's page on its own origin with pickup.js from Pickup's origin, as an app embeds it
+ *  (docs/EMBEDDING.md): the two-tag pattern, then every other way of giving the token, then the
+ *  host's own module with and without an import of pickup.js. */
 async function hostPage(browser: Browser) {
   const host = await HostPage.start();
   const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });
   try {
     const bot = pickup.token("bot", ["acme"], { write: true });
     for (let i = 0; i < 8; i++) await pickup.register(bot, "acme", { key: `k${i}`, title: `Item ${i}`, status: "running", progress: 0.5 });
-    host.serve(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Host app</title></head><body>
-<h1>Host app</h1><pickup-recent workspace="acme" server="${pickup.url}" token="${pickup.token("alice", ["acme"])}"></pickup-recent>
-<script type="module" src="${pickup.url}/pickup.js"></script></body></html>`);
-    return await hostCold(browser, host.origin);
+    const token = pickup.token("alice", ["acme"]);
+    const js = `${pickup.url}/pickup.js`;
+    const element = `<pickup-recent id="w" workspace="acme" server="${pickup.url}"></pickup-recent>`;
+    const pages: Record<string, string> = {
+      "two tags": `<pickup-recent workspace="acme" server="${pickup.url}" token="${token}"></pickup-recent>
+<script type="module" src="${js}"></script>`,
+      "a `token` property set in the module that imports `pickup.js`": `${element}
+<script type="module">import "${js}"; document.getElementById("w").token = "${token}";</script>`,
+      "`getToken` set in the module that imports `pickup.js`": `${element}
+<script type="module">import "${js}"; document.getElementById("w").getToken = async () => "${token}";</script>`,
+      "`mount()` imported from `pickup.js`": `<div id="w"></div>
+<script type="module">import { mount } from "${js}"; mount(document.getElementById("w"), { workspace: "acme", server: "${pickup.url}", token: "${token}" });</script>`,
+    };
+    // The ways in turn, load after load, so that whatever drifts over the run weighs on each alike.
+    const firstCard: Record<string, number[]> = Object.fromEntries(Object.keys(pages).map((way) => [way, []]));
+    let requests: Sent[] = [];
+    for (let i = 0; i < COLD_LOADS; i++) {
+      for (const [way, body] of Object.entries(pages)) {
+        host.serve(hostHtml(body));
+        const sent = i === 0 && way === "two tags" ? new Map<string, Sent>() : undefined;
+        firstCard[way].push(tenth(await hostLoad(browser, host.origin, firstCardAt, sent)));
+        if (sent) requests = [...sent.values()];
+      }
+    }
+    const { "two tags": twoTags, ...ways } = firstCard;
+    const others = Object.entries(ways).map(([way, ms]) => ({ way, fast_3g_first_card_ms: ms, median_fast_3g_first_card_ms: tenth(medianOf(ms)) }));
+    // The host's own code: a module that paints a paragraph, with and without importing
+    // pickup.js (and a widget on the page) first.
+    const own = `document.body.insertAdjacentHTML("beforeend", "<p>The host's own content</p>"); window.hostRan = performance.now();`;
+    const ownPaint: Record<string, { ran: number[]; wasm: (number | null)[] }> = {};
+    for (const [name, body] of [
+      ["without", `<script type="module">${own}</script>`],
+      ["with", `${element}<script type="module">import "${js}"; document.getElementById("w").token = "${token}"; ${own}</script>`],
+    ]) {
+      host.serve(hostHtml(body));
+      const loads = { ran: [] as number[], wasm: [] as (number | null)[] };
+      for (let i = 0; i < COLD_LOADS; i++) {
+        // The wasm's arrival is read once the card is in (the wasm may still be on its way when the host's code ran).
+        const { ran, wasm } = await hostLoad(browser, host.origin, async (page) => {
+          if (name === "with") {
+            await firstCardAt(page);
+            await page.waitForFunction(() => performance.getEntriesByType("resource").some((e) => e.name.endsWith("_bg.wasm") && (e as PerformanceResourceTiming).responseEnd > 0), undefined, { timeout: 60_000 });
+          }
+          return ownPaintAt(page);
+        });
+        loads.ran.push(tenth(ran));
+        loads.wasm.push(wasm === null ? null : tenth(wasm));
+      }
+      ownPaint[name] = loads;
+    }
+    return {
+      fast_3g_first_card_ms: twoTags,
+      median_fast_3g_first_card_ms: tenth(medianOf(twoTags)),
+      loads: COLD_LOADS,
+      requests,
+      ways: others,
+      own_paint: ownPaint,
+    };
   } finally {
     await pickup.stop();
     await host.stop();

@@ -186,6 +186,49 @@ test("<pickup-recent> on a host page draws its first page, from the shared strea
   }
 });
 
+// Every other way docs/EMBEDDING.md gives the token draws ahead too, and the wasm's download
+// waits for that first page (on a slow link the two would share it).
+for (const way of ["token property", "getToken", "mount()"] as const) {
+  test(`a host page giving the token by ${way} draws its first page before the wasm, which is asked for after it`, async ({ page }) => {
+    const host = await HostPage.start();
+    const server = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });
+    try {
+      const alice = server.token("alice", ["acme"], { name: "Alice", write: true });
+      await server.register(alice, "acme", { key: "a", title: "Drawn ahead", status: "running" });
+      const js = `${server.url}/pickup.js`;
+      const element = `<pickup-recent id="w" workspace="acme" server="${server.url}"></pickup-recent>`;
+      const body = {
+        "token property": `${element}<script type="module">import "${js}"; document.getElementById("w").token = "${alice}";</script>`,
+        getToken: `${element}<script type="module">import "${js}"; window.asked = 0; document.getElementById("w").getToken = async () => { window.asked++; return "${alice}"; };</script>`,
+        "mount()": `<div id="w"></div><script type="module">import { mount } from "${js}"; mount(document.getElementById("w"), { workspace: "acme", server: "${server.url}", token: "${alice}" });</script>`,
+      }[way];
+      host.serve(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Host</title></head><body>${body}</body></html>`);
+      const order: string[] = [];
+      page.on("request", (r) => { if (r.url().endsWith(".wasm")) order.push("wasm asked"); });
+      page.on("requestfinished", (r) => { if (new URL(r.url()).pathname.endsWith("/drawing")) order.push("drawing in"); });
+      let release: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      await page.route("**/*.wasm", async (route) => {
+        await held;
+        await route.continue();
+      });
+      await page.goto(host.origin);
+      const widget = page.locator("#w");
+      await expect(widget.locator(".pickup-card-title")).toHaveText(["Drawn ahead"]);
+      await expect(widget.getByRole("button", { name: "Refresh" })).toBeDisabled();
+      await expect.poll(() => order).toEqual(["drawing in", "wasm asked"]);
+      release!();
+      await expect(widget.getByRole("button", { name: "Refresh" })).toBeEnabled();
+      await expect(widget.locator(".pickup-card-title")).toHaveText(["Drawn ahead"]);
+      // getToken was asked once for the drawing and the widget's first calls between them.
+      if (way === "getToken") expect(await page.evaluate(() => (window as any).asked)).toBe(1);
+    } finally {
+      await server.stop();
+      await host.stop();
+    }
+  });
+}
+
 test("a first page that comes after the widget could not sign in is not drawn over its message", async ({ page, pickup }) => {
   const bot = pickup.token("bot", ["acme"], { write: true });
   await pickup.register(bot, "acme", { key: "a", title: "Hidden", status: "running" });

@@ -160,12 +160,15 @@ test("importing pickup.js never holds the host: its module runs, and mount() ans
     });
     await page.goto(host.origin);
     await wasmAsked;
-    // The wasm is on its way and held: the host's own module has run all the same.
+    // The wasm is on its way and held: the host's own module has run all the same, and the
+    // first page is drawn (early.js), its buttons waiting for the widget.
     await expect.poll(() => page.evaluate(() => (window as any).hostRan)).toBe(true);
-    await expect(page.locator("#widget .pickup-card")).toHaveCount(0);
+    await expect(page.locator("#widget [data-pickup-drawn] .pickup-card-title")).toHaveText(["Behind the host"]);
+    await expect(page.locator("#widget").getByRole("button", { name: "Refresh" })).toBeDisabled();
     // A refresh asked for before the widget is there waits for it rather than failing.
     await page.evaluate(() => (window as any).handle.refresh());
     release!();
+    await expect(page.locator("#widget").getByRole("button", { name: "Refresh" })).toBeEnabled();
     await expect(titles(page)).toHaveText(["Behind the host"]);
   } finally {
     await pickup.stop();
