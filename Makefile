@@ -129,6 +129,16 @@ bench: setup widget e2e-deps
 	  npx playwright test --config playwright.bench.config.ts
 	target/release/pickup-bench report
 
+## bench-scale: issue 35.6, a thousand workspaces per server (3 servers, one Redis, 1,000
+## workspaces of 50 items, 5,000 streams, 10 min idle, 10 min at 20 writes/s, a restart) into
+## target/bench/scale.json, then BENCHMARKS.md with its section 8 (~25 min)
+.PHONY: bench-scale
+bench-scale:
+	@command -v redis-server >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
+	cargo build --release -p pickup -p pickup-bench
+	python3 scripts/bench_scale.py
+	target/release/pickup-bench report
+
 fmt:
 	cargo fmt --all
 

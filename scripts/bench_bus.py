@@ -68,16 +68,17 @@ def start_server(store, bus, extra=None):
             break
     if not (addr and metrics):
         raise SystemExit("pickup exited before listening")
-    return {"proc": proc, "addr": addr, "metrics": metrics}
+    # What it was started with, so that another can be started in its place.
+    return {"proc": proc, "addr": addr, "metrics": metrics, "store": store, "bus": bus, "extra": extra}
 
 
-def start_cluster(prefix, extra=None):
-    """A file store, a Redis and three servers on them (`extra`: their environment on top)."""
+def start_cluster(prefix, extra=None, n=SERVERS):
+    """A file store, a Redis and `n` servers on them (`extra`: their environment on top)."""
     store = tempfile.mkdtemp(prefix=prefix)
     rport = free_port()
     redis = start_redis(rport)
     bus = f"redis://127.0.0.1:{rport}"
-    return store, redis, [start_server(store, bus, extra) for _ in range(SERVERS)]
+    return store, redis, [start_server(store, bus, extra) for _ in range(n)]
 
 
 def stop_cluster(tasks, servers, redis, store):
