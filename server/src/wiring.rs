@@ -130,6 +130,11 @@ async fn move_legacy_until_done(index: Arc<Index>) {
     }
 }
 
+/// How long `serve` waits for the bus before it listens: long enough for a reachable Redis
+/// (subscribed, and this server's first beat heard back: milliseconds), short enough that a
+/// server whose bus is down starts all the same, polling.
+const BUS_AT_START: Duration = Duration::from_secs(5);
+
 /// `pickup serve` (and `pickup demo`): listens on `addr` until SIGTERM or Ctrl-C, then finishes
 /// what is in flight within the shutdown grace.
 pub async fn serve(
@@ -141,6 +146,13 @@ pub async fn serve(
     open_store(pickup.index()).await?;
     if let Some(pace) = demo {
         start_demo(&pickup, pace, &config.limits).await?;
+    }
+    if let Some(live) = pickup.live() {
+        if !live.on_the_bus(BUS_AT_START).await {
+            tracing::warn!(
+                "the bus is not up {BUS_AT_START:?} after start: listening anyway; live watchers poll the store until it is"
+            );
+        }
     }
     let listener = bind(addr).await?;
     let local = listener.local_addr()?;

@@ -92,6 +92,18 @@ impl Live {
         }
     }
 
+    /// Waits, at most `within`, until facts on the bus drive the watchers (at once without a
+    /// bus); answers whether they do. A server that takes streams before then starts their
+    /// watchers polling the store, and each reconciles in full once the bus is up (facts
+    /// published meanwhile went unheard): after a restart, every stream it had comes back at
+    /// once, and that was most of the restart's store cost.
+    pub async fn on_the_bus(&self, within: Duration) -> bool {
+        let Some(bus) = &self.bus else {
+            return true;
+        };
+        tokio::time::timeout(within, bus.until_up()).await.is_ok()
+    }
+
     pub(super) fn polling(&self) -> bool {
         self.mode() != Mode::Bus
     }

@@ -534,3 +534,55 @@ fn a_bus_without_a_key_is_refused_at_start() {
     assert!(err.contains("PICKUP_BUS_KEY"), "{err}");
     assert!(!err.contains("hunter2"), "{err}");
 }
+
+/// A server listens once facts on the bus drive its watchers: the streams a restart brings
+/// back at once start on facts, not polling the store until the bus is up and then each
+/// reconciling in full. A bus that does not answer holds the start only a few seconds: the
+/// server then listens all the same, says so, and polls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_listens_once_on_the_bus_or_says_why_not() {
+    let redis = Redis::start();
+    let env = [
+        ("PICKUP_BUS", redis.url.as_str()),
+        ("PICKUP_LOG", "warn"),
+        ("PICKUP_METRICS_ADDR", "127.0.0.1:0"),
+    ];
+    let a = Server::start(&env);
+    // Listening means on the bus: the first answer says so, no waiting.
+    assert!(
+        readyz(&a).await.contains("facts on the bus"),
+        "{}",
+        readyz(&a).await
+    );
+    let mut viewer = Viewer::open(&a, "bob").await;
+    viewer.agrees_with(&a, "a stream opened at once").await;
+    let reconciles = |why| metric(&a, "pickup_live_reconciles_total", why);
+    assert_eq!(
+        reconciles("why=\"start\"").await,
+        1.0,
+        "the watcher's start"
+    );
+    assert_eq!(
+        reconciles("why=\"doubt\"").await,
+        0.0,
+        "no reconcile for a bus that came up late"
+    );
+    assert_eq!(
+        reconciles("why=\"poll\"").await,
+        0.0,
+        "no polling before it did"
+    );
+
+    // A Redis that accepts the connection and never answers: the start waits, then goes on.
+    redis.pause();
+    let b = Server::start(&env);
+    let log = b.log();
+    assert!(log.contains("the bus is not up"), "{log}");
+    assert!(
+        readyz(&b).await.contains("the bus is down"),
+        "{}",
+        readyz(&b).await
+    );
+    redis.resume();
+    wait_for_mode(&b, "facts on the bus").await;
+}

@@ -101,6 +101,7 @@ impl Bus {
         *self.heard_self.lock().expect("bus lock") = Instant::now();
         if self.subscribed.load(Ordering::SeqCst) && !self.up.swap(true, Ordering::SeqCst) {
             tracing::info!("bus: connected; live watchers follow facts");
+            self.came_up.notify_waiters();
             self.tell(tx, Heard::Up(true));
             // Whatever was published while we were away is lost: reconcile.
             self.tell(tx, Heard::DoubtAll);
