@@ -26,7 +26,7 @@ import argparse, asyncio, concurrent.futures, datetime, http.client, json, os, r
     sys, threading, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.dont_write_bytecode = True  # no scripts/__pycache__ from the import
+sys.dont_write_bytecode = True  # no bytecode cache written beside the scripts by the import
 import bench_bus as bus  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")

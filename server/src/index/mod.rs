@@ -39,7 +39,7 @@ pub use self::core::record::{
     check_as_written, check_title, check_url, is_unsafe_char, new_record, updated_record,
     BodyError, Producer, RecordError,
 };
-pub use self::core::verdict::{judge, Limits, RecordLookup, Verdict};
+pub use self::core::verdict::{judge, next_change_ms, Limits, RecordLookup, Verdict};
 pub use self::error::{IndexError, Result};
 pub use self::janitor::{every as janitor_every, sweep, workspaces, Sweep};
 pub use self::marker_index::{Index, PageRead};

@@ -6,7 +6,9 @@
 //! - A write through this server updates the copy from the write itself ([`Fact`]), and is
 //!   published on the bus ([`bus`], `PICKUP_BUS`), whose facts other servers apply the same way.
 //! - Changes that come from time alone (a heartbeat going stale, a finished item passing
-//!   keep-finished, a grace period ending) are computed from the copy every `PICKUP_LIVE_EVERY`.
+//!   keep-finished, a grace period ending) are computed from the copy at the first
+//!   `PICKUP_LIVE_EVERY` tick after a record's verdict is due to turn, and at least every
+//!   minute; an idle watcher computes nothing in between.
 //! - The store is listed only to reconcile the copy: by the one server holding the workspace's
 //!   lease on the bus, every `PICKUP_RECONCILE_EVERY` while facts come and less and less often
 //!   while none does (up to `PICKUP_RECONCILE_CEILING`, [`cadence`]); at once after a gap or a

@@ -12,8 +12,8 @@
 
 use super::fact::{Change, Fact};
 use super::view::WantedPage;
+use crate::index::{next_change_ms, Limits, UserId, Version, Workspace};
 use crate::index::{CopyPage, Index, IndexError, ItemId, Key, KeyKind, MemoryIndex, Stored};
-use crate::index::{UserId, Version, Workspace};
 use app::contract::{ItemRecord, RecentPage};
 use bytes::Bytes;
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -166,6 +166,15 @@ impl Replica {
             // Each round reads at least one record the copy had not: it ends.
             self.read(real, needed).await?;
         }
+    }
+
+    /// The first instant after `now_ms` at which a page of this copy may change with no write:
+    /// the earliest turn of a verdict among the records held.
+    pub(super) fn next_change_ms(&self, now_ms: u64, limits: &Limits) -> Option<u64> {
+        self.records
+            .iter()
+            .filter_map(|(id, record)| next_change_ms(id, record, now_ms, limits))
+            .min()
     }
 
     /// Read these records into the copy, as the store holds them now.

@@ -6,7 +6,7 @@
 use crate::common::live_view::{wait_for_mode, Viewer};
 use crate::common::redis::Redis;
 use crate::common::server::{Server, SECRET};
-use crate::common::stream::token;
+use crate::common::stream::{token, Events};
 use serde_json::json;
 
 fn servers(redis: &Redis, b_env: &[(&str, &str)]) -> (Server, Server) {
@@ -120,4 +120,41 @@ async fn a_lost_fact_is_found_by_its_gap_and_reconciled() {
     put(&a, &writer, &ids[0], "succeeded").await;
     put(&a, &writer, &ids[1], "succeeded").await;
     on_b.agrees_with(&b, "the last update's fact lost").await;
+}
+
+/// What changes by time alone reaches a live page while facts drive it, with no write: a
+/// running item whose heartbeat goes stale is shown stalled. (The watcher computes its pages
+/// again when a verdict is due to turn, not on every tick; its belt is a minute, so a missed
+/// turn fails here.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_heartbeat_going_stale_reaches_the_live_page_with_no_write() {
+    let redis = Redis::start();
+    let s = Server::start(&[
+        ("PICKUP_BUS", redis.url.as_str()),
+        ("PICKUP_RECONCILE_EVERY", "1h"),
+        ("PICKUP_STALE_AFTER", "2s"),
+    ]);
+    wait_for_mode(&s, "facts on the bus").await;
+    let writer = token("ada", "acme", true, "1h");
+    let id = s.client().register(&writer, "acme", "long-run").await.id;
+    let mut events = Events::open(&s.url, "acme", &token("bob", "acme", false, "1h")).await;
+    let stalled = |page: &serde_json::Value| {
+        page["cards"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["id"] == id.as_str() && c["stalled"] == true)
+    };
+    let mut pages = Vec::new();
+    let found = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        while let Some((name, page)) = events.next().await {
+            if name == "page" && stalled(&page) {
+                return;
+            }
+            pages.push(page);
+        }
+        panic!("the stream ended");
+    })
+    .await;
+    assert!(found.is_ok(), "never shown stalled: {pages:?}");
 }

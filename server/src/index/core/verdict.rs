@@ -93,6 +93,34 @@ pub fn judge(id: &ItemId, lookup: RecordLookup, now_ms: u64, limits: &Limits) ->
     Verdict::Live(Box::new(record.to_card(stalled_at)))
 }
 
+/// The first instant after `now_ms` at which [`judge`] may say otherwise of the item `id` and
+/// its `record` with no write: a running item's heartbeat going stale, a finished one passing
+/// keep-finished, the id passing the TTL. `None`: nothing ahead changes it.
+pub fn next_change_ms(
+    id: &ItemId,
+    record: &ItemRecord,
+    now_ms: u64,
+    limits: &Limits,
+) -> Option<u64> {
+    let ms = |t: chrono::DateTime<chrono::Utc>| t.timestamp_millis().max(0) as u64;
+    let expires = id.created_ms().saturating_add(limits.ttl_ms);
+    let ahead = if record.status.is_finished() {
+        let done_at = record.finished_at.unwrap_or(record.updated_at);
+        ms(done_at).saturating_add(limits.keep_finished_ms)
+    } else if record.status == Status::Running {
+        let beat = record.heartbeat_at.unwrap_or(record.updated_at);
+        ms(beat).saturating_add(limits.stale_after_ms)
+    } else {
+        u64::MAX
+    };
+    // `judge` says "older than": the verdict turns one millisecond after each bound.
+    [expires, ahead]
+        .into_iter()
+        .map(|t| t.saturating_add(1))
+        .filter(|&t| t > now_ms && t != u64::MAX)
+        .min()
+}
+
 /// One key's runs (its newest and its rivals within the clock skew), each judged: which one is
 /// shown, which markers are dead, which could not be read.
 #[derive(Debug, Default, PartialEq)]
@@ -324,6 +352,44 @@ mod tests {
             judge(&i, RecordLookup::Found(recent.into()), NOW, &l),
             Verdict::Live(_)
         ));
+    }
+
+    #[test]
+    fn the_next_change_is_when_a_verdict_turns() {
+        let limits = Limits::default();
+        let at = |ms: u64| chrono::DateTime::from_timestamp_millis(ms as i64).unwrap();
+        let running = |beat: u64| -> ItemRecord {
+            let mut r: ItemRecord =
+                serde_json::from_slice(&record(&id(NOW - 1_000), Status::Running, beat)).unwrap();
+            r.heartbeat_at = Some(at(beat));
+            r
+        };
+        let next = |r: &ItemRecord, now| next_change_ms(&id(NOW - 1_000), r, now, &limits);
+        // A heartbeat a minute ago goes stale stale-after later; judged then, it is stalled.
+        let r = running(NOW - 60_000);
+        let turn = next(&r, NOW).unwrap();
+        assert_eq!(turn, NOW - 60_000 + limits.stale_after_ms + 1);
+        let bytes = serde_json::to_vec(&r).unwrap();
+        let judged = |now| match judge(
+            &id(NOW - 1_000),
+            RecordLookup::Found(bytes.clone().into()),
+            now,
+            &limits,
+        ) {
+            Verdict::Live(card) => card.stalled_at.is_some(),
+            other => panic!("{other:?}"),
+        };
+        assert!(!judged(turn - 1) && judged(turn));
+        // Once stalled, only the TTL is ahead.
+        assert_eq!(next(&r, turn), Some(NOW - 1_000 + limits.ttl_ms + 1));
+        // A finished item turns dead keep-finished after it finished.
+        let mut done = running(NOW);
+        done.status = Status::Succeeded;
+        done.finished_at = Some(at(NOW - 5_000));
+        assert_eq!(
+            next(&done, NOW),
+            Some(NOW - 5_000 + limits.keep_finished_ms + 1)
+        );
     }
 
     #[test]
