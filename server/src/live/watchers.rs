@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::index::{Index, UserId, Workspace};
 use app::contract::{Cap, Filter};
 use std::collections::HashMap;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
@@ -54,6 +54,9 @@ pub struct Live {
     pub(super) stop: CancellationToken,
     streams: Arc<Mutex<Streams>>,
     pub(super) bus: Option<Arc<Bus>>,
+    /// The bus said it is up, after it told the watchers then running to doubt their copies.
+    heard_up: AtomicBool,
+    came_up: tokio::sync::Notify,
 }
 
 impl Live {
@@ -69,6 +72,8 @@ impl Live {
             stop: CancellationToken::new(),
             streams: Arc::default(),
             bus,
+            heard_up: AtomicBool::new(false),
+            came_up: tokio::sync::Notify::new(),
         });
         metrics::gauge!(crate::metrics::LIVE_POLLING).set(1.0);
         if let Some(bus) = &live.bus {
@@ -98,10 +103,22 @@ impl Live {
     /// published meanwhile went unheard): after a restart, every stream it had comes back at
     /// once, and that was most of the restart's store cost.
     pub async fn on_the_bus(&self, within: Duration) -> bool {
-        let Some(bus) = &self.bus else {
+        if self.bus.is_none() {
             return true;
+        }
+        let up = async {
+            loop {
+                let told = self.came_up.notified();
+                tokio::pin!(told);
+                // Registered before the check, so a change between the two is not missed.
+                told.as_mut().enable();
+                if self.heard_up.load(Ordering::SeqCst) {
+                    return;
+                }
+                told.await;
+            }
         };
-        tokio::time::timeout(within, bus.until_up()).await.is_ok()
+        tokio::time::timeout(within, up).await.is_ok()
     }
 
     pub(super) fn polling(&self) -> bool {
@@ -202,6 +219,10 @@ impl Live {
                 }
                 Heard::Up(up) => {
                     metrics::gauge!(crate::metrics::LIVE_POLLING).set(if up { 0.0 } else { 1.0 });
+                    self.heard_up.store(up, Ordering::SeqCst);
+                    if up {
+                        self.came_up.notify_waiters();
+                    }
                 }
             }
         }

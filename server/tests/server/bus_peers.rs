@@ -586,3 +586,46 @@ async fn a_server_listens_once_on_the_bus_or_says_why_not() {
     redis.resume();
     wait_for_mode(&b, "facts on the bus").await;
 }
+
+/// A server joining a bus whose peers have published before (a restart, a scale-out) has missed
+/// nothing of that: it is in the store its watchers list. Their first beats are no gap, and do
+/// not make every watcher reconcile in full a second time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn joining_a_bus_whose_peers_published_before_is_no_gap() {
+    let redis = Redis::start();
+    let env = [
+        ("PICKUP_BUS", redis.url.as_str()),
+        ("PICKUP_METRICS_ADDR", "127.0.0.1:0"),
+        ("PICKUP_RECONCILE_EVERY", "1h"),
+    ];
+    let a = Server::start(&env);
+    wait_for_mode(&a, "facts on the bus").await;
+    let writer = token("ada", "acme", true, "1h");
+    for key in ["one", "two", "three"] {
+        a.client().register(&writer, "acme", key).await;
+    }
+    let store = format!("file://{}", a.dir.path().display());
+    let b = Server::start_on("b", &store, SECRET, &env);
+    let mut viewer = Viewer::open(&b, "bob").await;
+    viewer.agrees_with(&b, "the items A registered").await;
+    // Until B has heard A (a beat, numbered past A's three facts).
+    eventually("B hears A", async || {
+        let text = metrics_text(&b).await;
+        match text.lines().find(|l| l.starts_with("pickup_bus_peers ")) {
+            Some(l) if l.ends_with(" 1") => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    })
+    .await;
+    assert_eq!(
+        metric(&b, "pickup_bus_facts_total", "dir=\"gap\"").await,
+        0.0
+    );
+    let doubts = metric(&b, "pickup_live_reconciles_total", "why=\"doubt\"").await;
+    assert_eq!(doubts, 0.0, "no watcher reconciled again");
+    // A fact after joining still reaches B's viewer.
+    a.client().register(&writer, "acme", "four").await;
+    viewer
+        .agrees_with(&b, "an item A registered after B joined")
+        .await;
+}

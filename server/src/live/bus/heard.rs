@@ -2,6 +2,7 @@
 //! the window, in its sender's sequence, a fact a request would be taken for), and handed to
 //! the watchers. What fails a check is counted and changes nothing.
 
+use super::listen::JOINING;
 use super::sequence::{sequence, Sender, Sequence};
 use super::wire::{Body, Envelope};
 use super::{Bus, Heard};
@@ -101,10 +102,11 @@ impl Bus {
         *self.heard_self.lock().expect("bus lock") = Instant::now();
         if self.subscribed.load(Ordering::SeqCst) && !self.up.swap(true, Ordering::SeqCst) {
             tracing::info!("bus: connected; live watchers follow facts");
-            self.came_up.notify_waiters();
-            self.tell(tx, Heard::Up(true));
-            // Whatever was published while we were away is lost: reconcile.
+            // Whatever was published while we were away is lost: reconcile. Told before `Up`,
+            // so that once `Up` is heard every watcher that may have missed a fact has been
+            // told (`Live::on_the_bus`).
             self.tell(tx, Heard::DoubtAll);
+            self.tell(tx, Heard::Up(true));
         }
     }
 
@@ -119,7 +121,8 @@ impl Bus {
     fn order(&self, from: &str, seq: u64, beat: bool) -> Sequence {
         let mut senders = self.senders.lock().expect("bus lock");
         let last = senders.get(from).map(|s| s.seq);
-        let order = sequence(last, seq, beat);
+        let joining = self.joined.lock().expect("bus lock").elapsed() < JOINING;
+        let order = sequence(last, seq, beat, joining);
         if last.is_none() && order != Sequence::Replayed {
             metrics::gauge!(crate::metrics::BUS_PEERS).set(senders.len() as f64 + 1.0);
         }

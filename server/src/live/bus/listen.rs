@@ -15,6 +15,9 @@ const CHANNEL: &str = "pickup:facts";
 /// How often a server says how many facts it has published, so a peer that missed the last of
 /// them learns it within this; and how often it checks that it hears itself.
 const BEAT_EVERY: Duration = Duration::from_secs(2);
+/// How long after subscribing a peer first heard has joined rather than left a gap: every live
+/// peer beats within one period, and half a period more covers its delivery.
+pub(super) const JOINING: Duration = Duration::from_millis(3000);
 /// A server that has not heard its own beat back for this long treats the bus as down.
 const DEAF_AFTER: Duration = Duration::from_secs(6);
 /// After a lost connection, the next try waits this long (and at most this long again).
@@ -106,6 +109,7 @@ impl Bus {
                     Ok(()) => {
                         self.senders.lock().expect("bus lock").clear();
                         *self.heard_self.lock().expect("bus lock") = Instant::now();
+                        *self.joined.lock().expect("bus lock") = Instant::now();
                         self.subscribed.store(true, Ordering::SeqCst);
                         // The bus is up once this server hears itself: say so at once.
                         self.send(Body::Beat);

@@ -72,10 +72,10 @@ pub(super) struct Bus {
     subscribed: AtomicBool,
     /// Subscribed, and hearing its own beats back: facts drive the watchers.
     up: AtomicBool,
-    /// Told each time `up` becomes true.
-    came_up: tokio::sync::Notify,
     /// When this server last heard one of its own messages.
     heard_self: Mutex<Instant>,
+    /// When it last subscribed: a peer first heard within `JOINING` of it has joined, no gap.
+    joined: Mutex<Instant>,
     conn: tokio::sync::Mutex<Option<redis::aio::MultiplexedConnection>>,
     drop_every: u64,
     heard_count: AtomicU64,
@@ -115,8 +115,8 @@ impl Bus {
             unsent: Mutex::new(Some(unsent)),
             subscribed: AtomicBool::new(false),
             up: AtomicBool::new(false),
-            came_up: tokio::sync::Notify::new(),
             heard_self: Mutex::new(Instant::now()),
+            joined: Mutex::new(Instant::now()),
             conn: tokio::sync::Mutex::new(None),
             drop_every: config.drop_every,
             heard_count: AtomicU64::new(0),
@@ -130,20 +130,6 @@ impl Bus {
 
     pub(super) fn is_up(&self) -> bool {
         self.up.load(Ordering::SeqCst)
-    }
-
-    /// Resolves once the bus is up (at once if it is).
-    pub(super) async fn until_up(&self) {
-        loop {
-            let told = self.came_up.notified();
-            tokio::pin!(told);
-            // Registered before the check, so a transition between the two is not missed.
-            told.as_mut().enable();
-            if self.is_up() {
-                return;
-            }
-            told.await;
-        }
     }
 
     /// Publish a fact for the other servers, after every fact this server published before.

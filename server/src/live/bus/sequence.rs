@@ -23,12 +23,17 @@ pub(super) enum Sequence {
 
 /// `seq` of a `beat` (which repeats the last number) or of a fact or doubt (which takes the
 /// next), after `last`. No arithmetic that can overflow: a peer chooses these numbers.
-pub(super) fn sequence(last: Option<u64>, seq: u64, beat: bool) -> Sequence {
+///
+/// `joining`: this server subscribed less than a beat period ago. A sender first heard then
+/// published what it said before while this server was not listening: that is in the store
+/// the watchers list once subscribed, not missed.
+pub(super) fn sequence(last: Option<u64>, seq: u64, beat: bool, joining: bool) -> Sequence {
     let Some(last) = last else {
         // A sender heard for the first time that has said something before (a fact numbered
-        // past the first, a beat past none): what it said may have been missed.
+        // past the first, a beat past none), later than joining (one forgotten after a
+        // silence): what it said may have been missed.
         let first = if beat { 0 } else { 1 };
-        return if seq > first {
+        return if seq > first && !joining {
             Sequence::Gap
         } else {
             Sequence::InOrder
@@ -51,21 +56,27 @@ mod tests {
     #[test]
     fn sequence_numbers_cannot_overflow_or_go_back() {
         use Sequence::*;
-        assert_eq!(sequence(None, u64::MAX, false), Gap);
-        assert_eq!(sequence(None, 1, false), InOrder);
-        assert_eq!(sequence(None, 0, true), InOrder);
-        assert_eq!(sequence(None, 3, true), Gap);
-        assert_eq!(sequence(Some(u64::MAX), u64::MAX, false), Replayed);
-        assert_eq!(sequence(Some(u64::MAX), 0, false), Replayed);
-        assert_eq!(sequence(Some(u64::MAX), u64::MAX, true), InOrder);
-        assert_eq!(sequence(Some(u64::MAX - 1), u64::MAX, false), InOrder);
-        assert_eq!(sequence(Some(0), u64::MAX, false), Gap);
-        assert_eq!(sequence(Some(5), 6, false), InOrder);
-        assert_eq!(sequence(Some(5), 5, false), Replayed);
-        assert_eq!(sequence(Some(5), 4, false), Replayed);
-        assert_eq!(sequence(Some(5), 8, false), Gap);
-        assert_eq!(sequence(Some(5), 5, true), InOrder);
-        assert_eq!(sequence(Some(5), 6, true), Gap);
-        assert_eq!(sequence(Some(5), 4, true), Replayed);
+        assert_eq!(sequence(None, u64::MAX, false, false), Gap);
+        assert_eq!(sequence(None, 1, false, false), InOrder);
+        assert_eq!(sequence(None, 0, true, false), InOrder);
+        assert_eq!(sequence(None, 3, true, false), Gap);
+        assert_eq!(sequence(Some(u64::MAX), u64::MAX, false, false), Replayed);
+        assert_eq!(sequence(Some(u64::MAX), 0, false, false), Replayed);
+        assert_eq!(sequence(Some(u64::MAX), u64::MAX, true, false), InOrder);
+        assert_eq!(
+            sequence(Some(u64::MAX - 1), u64::MAX, false, false),
+            InOrder
+        );
+        assert_eq!(sequence(Some(0), u64::MAX, false, false), Gap);
+        assert_eq!(sequence(Some(5), 6, false, false), InOrder);
+        assert_eq!(sequence(Some(5), 5, false, false), Replayed);
+        assert_eq!(sequence(Some(5), 4, false, false), Replayed);
+        assert_eq!(sequence(Some(5), 8, false, false), Gap);
+        assert_eq!(sequence(Some(5), 5, true, false), InOrder);
+        assert_eq!(sequence(Some(5), 6, true, false), Gap);
+        assert_eq!(sequence(Some(5), 4, true, false), Replayed);
+        // First heard while joining: what it said before is in the store, not missed.
+        assert_eq!(sequence(None, 3, true, true), InOrder);
+        assert_eq!(sequence(None, 9, false, true), InOrder);
     }
 }
