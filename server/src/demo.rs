@@ -289,7 +289,7 @@ async fn take_over(index: &Index, ws: &Workspace, workers: &mut [Worker]) -> Res
         let read = index
             .recent(ws, &worker.owner.user, Filter::Mine, Some(MAX_CAP), None)
             .await?;
-        let running = read.page.cards.into_iter().find_map(|c| {
+        let running = read.page.into_page().cards.into_iter().find_map(|c| {
             let job = worker.jobs.iter().position(|(key, _)| *key == c.key)?;
             (c.status == Status::Running && c.owner.sub == worker.owner.user.as_str())
                 .then_some((job, c))

@@ -365,7 +365,7 @@ pub(super) async fn recent(
         .pickup
         .recent_page(&who, q.filter, q.cap, before.as_ref())
         .await?;
-    let mut res = Json(page).into_response();
+    let mut res = ([(header::CONTENT_TYPE, "application/json")], page.json()).into_response();
     let caller = who.caller();
     if let Ok(viewer) = HeaderValue::from_str(caller.user.as_str()) {
         res.headers_mut().insert(app::contract::VIEWER, viewer);

@@ -53,7 +53,10 @@ impl app::service::Service for Pickup {
     ) -> Result<RecentPage, ApiError> {
         let who = self.auth().authorize::<Read>(bearer, ws).await?;
         let before = before.map(|id| self.item_id(id)).transpose()?;
-        Ok(self.recent_page(&who, filter, cap, before.as_ref()).await?)
+        Ok(self
+            .recent_page(&who, filter, cap, before.as_ref())
+            .await?
+            .into_page())
     }
 
     async fn dismiss(&self, bearer: Option<&str>, ws: &str, id: &str) -> Result<(), ApiError> {

@@ -7,11 +7,19 @@
 //! - nothing is served from a load that began `fresh_for` or more before the request did, so an
 //!   item registered through any server reaches every request that starts `fresh_for` after
 //!   its registration was answered, well inside the one second the widget promises. Time is
-//!   cut into windows of `fresh_for`, and a request shares only loads begun in its own window:
-//!   a TTL from a load's end would serve a slow load's answer for `fresh_for` longer, and a
-//!   request joining a load in flight would take an answer begun any time before it. The
-//!   price: a listing slower than `fresh_for` is not shared across windows, so a slow store
-//!   sees up to one load in flight per window of it, where a TTL saw one in all;
+//!   cut into windows of three quarters of `fresh_for`, and a load is keyed by the window it
+//!   began in: a TTL from a load's end would serve a slow load's answer for `fresh_for` longer,
+//!   and a request joining a load in flight would take an answer begun any time before it. The
+//!   price: a listing slower than a window is not shared across windows, so a slow store sees
+//!   up to one load in flight per window of it, where a TTL saw one in all;
+//! - a page, and the viewer's dismissals a page is asked with, are answered from the window
+//!   before while it is younger than `fresh_for` (the first quarter of `fresh_for` of each
+//!   window), and this window's are loaded behind it. Without that, every request arriving as
+//!   a window turned waited for the workspace's whole listing and its page (about 10 ms for
+//!   1,000 markers on the file store): that wait was the `recent` route's p99 (BENCHMARKS.md,
+//!   section 3). The price: a workspace read all the time is listed once per window, four
+//!   times per three `fresh_for`. Listings and records read *for* a page are never taken from
+//!   the window before: a page's answer is as old as the oldest load it was made from;
 //! - concurrent requests for the same thing share one load (moka's `try_get_with`);
 //! - errors are never cached: requests already waiting on a failed load share its error, the
 //!   next request loads again;
@@ -31,6 +39,8 @@ use crate::index::Workspace;
 use crate::index::{Found, ItemId, Key, Scope, Store, Stored};
 use moka::future::Cache;
 use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -40,9 +50,9 @@ const MAX_ENTRIES: u64 = 10_000;
 
 pub(crate) struct ReadCache {
     store: Store,
-    lists: Cache<(Scope, Stamp), Arc<Found>>,
-    records: Cache<(Key, Stamp), Option<Stored>>,
-    pages: Cache<(PageAsk, Stamp), Arc<PageRead>>,
+    lists: Shelf<Scope, Arc<Found>>,
+    records: Shelf<Key, Option<Stored>>,
+    pages: Shelf<PageAsk, Arc<CachedPage>>,
     generations: Mutex<HashMap<Workspace, u64>>,
     windows: Windows,
 }
@@ -58,16 +68,33 @@ pub(crate) struct PageAsk {
     pub dismissed: Vec<ItemId>,
 }
 
+/// A page as kept: shared by every request that asks its question in its window.
+#[derive(Debug)]
+pub(crate) struct CachedPage {
+    pub read: PageRead,
+    pruned: AtomicBool,
+}
+
+impl CachedPage {
+    /// True for the one request that applies this page's prune: the markers it found dead are
+    /// deleted once, by the first request handed the page (a page loaded behind an older one
+    /// was computed for no request).
+    pub(crate) fn take_prune(&self) -> bool {
+        !self.pruned.swap(true, Ordering::AcqRel)
+    }
+}
+
 /// What a load is shared under, beside what it reads: the workspace's generation (moved on by
-/// each write through this server) and the window of `fresh_for` it began in.
+/// each write through this server) and the window it began in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Stamp {
     generation: u64,
     window: u128,
 }
 
-/// Time cut into windows of `fresh_for`, counted from `born` (tokio's clock, so tests can
-/// move it).
+/// Time cut into windows of three quarters of `fresh_for`, counted from `born` (tokio's
+/// clock, so tests can move it). A window's loads may serve for `fresh_for` from the
+/// window's start: their own window, then the first quarter of `fresh_for` of the next.
 #[derive(Debug, Clone, Copy)]
 struct Windows {
     born: Instant,
@@ -75,19 +102,26 @@ struct Windows {
 }
 
 impl Windows {
-    fn now(&self) -> u128 {
-        self.born.elapsed().as_nanos() / self.fresh_for.as_nanos().max(1)
+    fn length(&self) -> u128 {
+        (self.fresh_for.as_nanos() * 3 / 4).max(1)
     }
 
-    /// How long until `window` is over.
+    fn now(&self) -> u128 {
+        self.born.elapsed().as_nanos() / self.length()
+    }
+
+    /// How long `window`'s loads may still serve: until `fresh_for` after the window began.
     fn left_in(&self, window: u128) -> Duration {
-        let end = self.fresh_for.as_nanos().saturating_mul(window + 1);
+        let end = self
+            .length()
+            .saturating_mul(window)
+            .saturating_add(self.fresh_for.as_nanos());
         let left = end.saturating_sub(self.born.elapsed().as_nanos());
         Duration::from_nanos(u64::try_from(left).unwrap_or(u64::MAX))
     }
 }
 
-/// An entry is dropped when its window is over: no request can look it up after that.
+/// An entry is dropped when it may serve no more: no request can look it up after that.
 impl<K, V> moka::Expiry<(K, Stamp), V> for Windows {
     fn expire_after_create(
         &self,
@@ -99,6 +133,99 @@ impl<K, V> moka::Expiry<(K, Stamp), V> for Windows {
     }
 }
 
+/// One kind of value kept per window and generation, and which windows' loads were started
+/// behind the window before's value (once each).
+struct Shelf<K, V> {
+    values: Cache<(K, Stamp), V>,
+    behind: Cache<(K, Stamp), ()>,
+}
+
+impl<K, V> Shelf<K, V>
+where
+    K: std::hash::Hash + Eq + Clone + Send + Sync + 'static,
+    V: Clone + Send + Sync + 'static,
+{
+    fn new(windows: Windows) -> Self {
+        Shelf {
+            values: Cache::builder()
+                .max_capacity(MAX_ENTRIES)
+                .expire_after(windows)
+                .build(),
+            behind: Cache::builder()
+                .max_capacity(MAX_ENTRIES)
+                .expire_after(windows)
+                .build(),
+        }
+    }
+
+    /// The value loaded in `stamp`'s window, or being loaded (requests that miss at once share
+    /// one load); else `load`'s, kept for the window. True when this call loaded it.
+    async fn get<E: Send + Sync + 'static>(
+        &self,
+        what: K,
+        stamp: Stamp,
+        load: impl Future<Output = std::result::Result<V, E>>,
+    ) -> std::result::Result<(V, bool), Arc<E>> {
+        let entry = self
+            .values
+            .entry((what, stamp))
+            .or_try_insert_with(load)
+            .await?;
+        Ok((entry.value().clone(), entry.is_fresh()))
+    }
+
+    /// As [`Shelf::get`], but while the window before's value may still serve (`windows`) and
+    /// this window's is not loaded, that one is the answer, and this window's is loaded behind
+    /// it, by one task. `load` makes the load's future, only when one is needed.
+    async fn get_or_before<E, F>(
+        &self,
+        what: K,
+        stamp: Stamp,
+        windows: &Windows,
+        load: impl FnOnce() -> F,
+    ) -> std::result::Result<(V, bool), Arc<E>>
+    where
+        E: Send + Sync + 'static,
+        F: Future<Output = std::result::Result<V, E>> + Send + 'static,
+    {
+        let key = (what, stamp);
+        if let Some(value) = self.values.get(&key).await {
+            return Ok((value, false));
+        }
+        let older = match stamp.window.checked_sub(1) {
+            Some(before) if !windows.left_in(before).is_zero() => {
+                self.values
+                    .get(&(
+                        key.0.clone(),
+                        Stamp {
+                            window: before,
+                            ..stamp
+                        },
+                    ))
+                    .await
+            }
+            _ => None,
+        };
+        let Some(value) = older else {
+            return self.get(key.0, stamp, load()).await;
+        };
+        if self
+            .behind
+            .entry(key.clone())
+            .or_insert(())
+            .await
+            .is_fresh()
+        {
+            let (values, load) = (self.values.clone(), load());
+            tokio::spawn(async move {
+                // Its error, if any, is no request's: the next request loads again.
+                let _ = values.entry(key).or_try_insert_with(load).await;
+            });
+        }
+        Ok((value, false))
+    }
+}
+
 impl ReadCache {
     pub(crate) fn new(store: Store, fresh_for: Duration) -> Self {
         let windows = Windows {
@@ -107,18 +234,9 @@ impl ReadCache {
         };
         ReadCache {
             store,
-            lists: Cache::builder()
-                .max_capacity(MAX_ENTRIES)
-                .expire_after(windows)
-                .build(),
-            records: Cache::builder()
-                .max_capacity(MAX_ENTRIES)
-                .expire_after(windows)
-                .build(),
-            pages: Cache::builder()
-                .max_capacity(MAX_ENTRIES)
-                .expire_after(windows)
-                .build(),
+            lists: Shelf::new(windows),
+            records: Shelf::new(windows),
+            pages: Shelf::new(windows),
             generations: Mutex::default(),
             windows,
         }
@@ -132,52 +250,81 @@ impl ReadCache {
         }
     }
 
-    /// [`Store::list`], shared.
+    /// [`Store::list`], shared: for what a page is made of.
     pub(crate) async fn list(&self, scope: &Scope) -> Result<Arc<Found>> {
-        let key = (scope.clone(), self.stamp(scope.ws()));
-        let entry = self
+        let stamp = self.stamp(scope.ws());
+        let (found, loaded) = self
             .lists
-            .entry(key)
-            .or_try_insert_with(async { self.store.list(scope).await.map(Arc::new) })
+            .get(scope.clone(), stamp, async {
+                self.store.list(scope).await.map(Arc::new)
+            })
             .await
             .map_err(|e| (*e).clone())?;
-        count("list", entry.is_fresh());
-        Ok(entry.into_value())
+        count("list", loaded);
+        Ok(found)
+    }
+
+    /// [`Store::list`], shared, and answered from the window before while it may serve (see
+    /// the module's guarantees): for what a page is asked with, never for what it is made of.
+    pub(crate) async fn list_or_before(&self, scope: &Scope) -> Result<Arc<Found>> {
+        let stamp = self.stamp(scope.ws());
+        let load = || {
+            let (store, scope) = (self.store.clone(), scope.clone());
+            async move { store.list(&scope).await.map(Arc::new) }
+        };
+        let (found, loaded) = self
+            .lists
+            .get_or_before(scope.clone(), stamp, &self.windows, load)
+            .await
+            .map_err(|e| (*e).clone())?;
+        count("list", loaded);
+        Ok(found)
     }
 
     /// [`Store::read`], shared.
     pub(crate) async fn read(&self, key: &Key) -> Result<Option<Stored>> {
-        let slot = (key.clone(), self.stamp(key.ws()));
-        let entry = self
+        let stamp = self.stamp(key.ws());
+        let (stored, loaded) = self
             .records
-            .entry(slot)
-            .or_try_insert_with(self.store.read(key))
+            .get(key.clone(), stamp, self.store.read(key))
             .await
             .map_err(|e| (*e).clone())?;
-        count("record", entry.is_fresh());
-        Ok(entry.into_value())
+        count("record", loaded);
+        Ok(stored)
     }
 
     /// The page computed for `ask` in this window, if one was (or is being computed: requests
-    /// that miss at once share one computation); else `compute`'s, kept for the rest of the
-    /// window. An error is shared only with the requests already waiting on it, never kept.
-    /// The second value is true when this call computed the page: only that caller applies
-    /// its prune.
-    pub(crate) async fn page(
+    /// that miss at once share one computation); else, while it may serve, the window before's,
+    /// with this window's computed behind it; else `compute`'s, kept for the window. An error
+    /// is shared only with the requests already waiting on it, never kept. `compute` makes the
+    /// computation's future, only when one is needed.
+    pub(crate) async fn page<F>(
         &self,
         ask: PageAsk,
-        compute: impl std::future::Future<Output = crate::index::Result<PageRead>>,
-    ) -> crate::index::Result<(Arc<PageRead>, bool)> {
+        compute: impl FnOnce() -> F,
+    ) -> crate::index::Result<Arc<CachedPage>>
+    where
+        F: Future<Output = crate::index::Result<PageRead>> + Send + 'static,
+    {
         let stamp = self.stamp(ask.source.ws());
-        let entry = self
+        let compute = || {
+            let computing = compute();
+            async move {
+                computing.await.map(|read| {
+                    Arc::new(CachedPage {
+                        read,
+                        pruned: AtomicBool::new(false),
+                    })
+                })
+            }
+        };
+        let (page, computed) = self
             .pages
-            .entry((ask, stamp))
-            .or_try_insert_with(async { compute.await.map(Arc::new) })
+            .get_or_before(ask, stamp, &self.windows, compute)
             .await
             .map_err(|e| (*e).clone())?;
-        count("page", entry.is_fresh());
-        let computed = entry.is_fresh();
-        Ok((entry.into_value(), computed))
+        count("page", computed);
+        Ok(page)
     }
 
     /// A write to `ws` through this server: what is cached for it is stale now.
@@ -377,24 +524,27 @@ mod tests {
         );
     }
 
-    /// An entry lives until its window ends, and one inserted after that is gone at once.
+    /// A window is three quarters of `fresh_for`; its entries live until `fresh_for` after it
+    /// began, and one inserted after that is gone at once.
     #[tokio::test(start_paused = true)]
-    async fn an_entry_lives_to_the_end_of_its_window() {
+    async fn an_entry_lives_until_fresh_for_after_its_window_began() {
         let windows = Windows {
             born: Instant::now(),
-            fresh_for: Duration::from_millis(250),
+            fresh_for: Duration::from_millis(400),
         };
         tokio::time::advance(Duration::from_millis(100)).await;
         assert_eq!(windows.now(), 0);
-        assert_eq!(windows.left_in(0), Duration::from_millis(150));
-        tokio::time::advance(Duration::from_millis(200)).await;
-        assert_eq!(windows.now(), 1);
+        assert_eq!(windows.left_in(0), Duration::from_millis(300));
+        tokio::time::advance(Duration::from_millis(250)).await;
+        assert_eq!(windows.now(), 1, "windows of 300 ms");
+        assert_eq!(windows.left_in(0), Duration::from_millis(50));
+        tokio::time::advance(Duration::from_millis(100)).await;
         assert_eq!(
             windows.left_in(0),
             Duration::ZERO,
             "a slow load's window is over"
         );
-        assert_eq!(windows.left_in(1), Duration::from_millis(200));
+        assert_eq!(windows.left_in(1), Duration::from_millis(250));
     }
 
     #[tokio::test]
@@ -406,73 +556,188 @@ mod tests {
         assert_eq!(counted.lists.load(Ordering::SeqCst), 2);
     }
 
-    fn page_read() -> PageRead {
+    /// An empty page, `generated_at` saying which run made it.
+    fn page_read(run: &str) -> PageRead {
         PageRead {
-            page: app::contract::RecentPage {
+            page: crate::index::SharedPage::new(app::contract::RecentPage {
                 cards: vec![],
                 more: false,
                 partial: false,
-                generated_at: "t".into(),
-            },
+                generated_at: run.into(),
+            }),
             prune: Default::default(),
             listed: 0,
             unread: vec![],
         }
     }
 
-    #[tokio::test]
-    async fn a_page_is_computed_once_per_question_window_and_generation() {
-        let (_, cache, scope, _) = setup(Duration::from_secs(60));
-        let computed = std::sync::atomic::AtomicUsize::new(0);
-        let compute = || async {
-            computed.fetch_add(1, Ordering::SeqCst);
-            Ok(page_read())
-        };
-        let ask = |dismissed: Vec<ItemId>| PageAsk {
+    /// A page question and a compute that counts its runs and says which run made the page
+    /// (in `generated_at`); while `held`, a run waits for `gate`.
+    struct Pages {
+        runs: Arc<AtomicUsize>,
+        held: Arc<std::sync::atomic::AtomicBool>,
+        gate: Arc<tokio::sync::Notify>,
+    }
+
+    impl Pages {
+        fn new() -> Self {
+            Pages {
+                runs: Arc::default(),
+                held: Arc::default(),
+                gate: Arc::default(),
+            }
+        }
+
+        fn compute(&self) -> impl Future<Output = crate::index::Result<PageRead>> + Send + 'static {
+            let (runs, held, gate) = (self.runs.clone(), self.held.clone(), self.gate.clone());
+            async move {
+                let run = runs.fetch_add(1, Ordering::SeqCst) + 1;
+                if held.load(Ordering::SeqCst) {
+                    gate.notified().await;
+                }
+                Ok(page_read(&run.to_string()))
+            }
+        }
+
+        fn runs(&self) -> usize {
+            self.runs.load(Ordering::SeqCst)
+        }
+    }
+
+    fn ask(scope: &Scope, dismissed: Vec<ItemId>) -> PageAsk {
+        PageAsk {
             source: scope.clone(),
             cap: None,
             before: None,
             dismissed,
-        };
+        }
+    }
+
+    fn run_of(page: &CachedPage) -> &str {
+        &page.read.page.generated_at
+    }
+
+    #[tokio::test]
+    async fn a_page_is_computed_once_per_question_window_and_generation() {
+        let (_, cache, scope, _) = setup(Duration::from_secs(60));
+        let pages = Pages::new();
         let (a, b) = tokio::join!(
-            cache.page(ask(vec![]), compute()),
-            cache.page(ask(vec![]), compute())
+            cache.page(ask(&scope, vec![]), || pages.compute()),
+            cache.page(ask(&scope, vec![]), || pages.compute())
         );
         let (a, b) = (a.unwrap(), b.unwrap());
-        assert_eq!(computed.load(Ordering::SeqCst), 1, "shared while computed");
+        assert_eq!(pages.runs(), 1, "shared while computed");
         assert_ne!(
-            a.1, b.1,
-            "exactly one of them computed it (and applies its prune)"
+            a.take_prune(),
+            b.take_prune(),
+            "exactly one of them applies its prune"
         );
-        assert!(!cache.page(ask(vec![]), compute()).await.unwrap().1);
+        cache
+            .page(ask(&scope, vec![]), || pages.compute())
+            .await
+            .unwrap();
+        assert_eq!(pages.runs(), 1);
         let dismissed = marker(1).id().unwrap().clone();
-        assert!(
-            cache.page(ask(vec![dismissed]), compute()).await.unwrap().1,
-            "other dismissals, another page"
-        );
+        cache
+            .page(ask(&scope, vec![dismissed]), || pages.compute())
+            .await
+            .unwrap();
+        assert_eq!(pages.runs(), 2, "other dismissals, another page");
         cache.invalidate(scope.ws());
-        assert!(
-            cache.page(ask(vec![]), compute()).await.unwrap().1,
-            "a write drops it"
+        cache
+            .page(ask(&scope, vec![]), || pages.compute())
+            .await
+            .unwrap();
+        assert_eq!(pages.runs(), 3, "a write drops it");
+    }
+
+    /// As a window turns, a request is answered at once with the page of the window before
+    /// (younger than `fresh_for`), and this window's is computed behind it, once.
+    #[tokio::test(start_paused = true)]
+    async fn as_a_window_turns_the_page_before_answers_and_this_windows_is_computed_behind_it() {
+        let (_, cache, scope, _) = setup(Duration::from_millis(400));
+        let pages = Pages::new();
+        let first = cache.page(ask(&scope, vec![]), || pages.compute()).await;
+        assert_eq!(run_of(&first.unwrap()), "1");
+        tokio::time::advance(Duration::from_millis(310)).await;
+        pages.held.store(true, Ordering::SeqCst);
+        for _ in 0..3 {
+            let answer = cache.page(ask(&scope, vec![]), || pages.compute()).await;
+            assert_eq!(
+                run_of(&answer.unwrap()),
+                "1",
+                "the window before's, at once"
+            );
+        }
+        while pages.runs() < 2 {
+            tokio::task::yield_now().await;
+        }
+        pages.held.store(false, Ordering::SeqCst);
+        pages.gate.notify_one();
+        let mut answer = String::new();
+        while answer != "2" {
+            tokio::task::yield_now().await;
+            let page = cache.page(ask(&scope, vec![]), || pages.compute()).await;
+            answer = run_of(&page.unwrap()).to_string();
+        }
+        assert_eq!(
+            pages.runs(),
+            2,
+            "computed behind it once, for every request"
         );
-        assert_eq!(computed.load(Ordering::SeqCst), 3);
+    }
+
+    /// The window before answers only while it is younger than `fresh_for`, and never across a
+    /// write.
+    #[tokio::test(start_paused = true)]
+    async fn the_page_before_never_answers_fresh_for_after_its_window_began_nor_after_a_write() {
+        let (_, cache, scope, _) = setup(Duration::from_millis(400));
+        let pages = Pages::new();
+        cache
+            .page(ask(&scope, vec![]), || pages.compute())
+            .await
+            .unwrap();
+        tokio::time::advance(Duration::from_millis(410)).await;
+        let late = cache.page(ask(&scope, vec![]), || pages.compute()).await;
+        assert_eq!(run_of(&late.unwrap()), "2", "400 ms after its window began");
+        tokio::time::advance(Duration::from_millis(200)).await;
+        cache.invalidate(scope.ws());
+        let written = cache.page(ask(&scope, vec![]), || pages.compute()).await;
+        assert_eq!(run_of(&written.unwrap()), "3", "a write came between");
+    }
+
+    /// What a page is made of is never taken from the window before: the page would be older
+    /// than its window says.
+    #[tokio::test(start_paused = true)]
+    async fn a_listing_for_a_page_is_never_the_window_befores() {
+        let (counted, cache, scope, _) = setup(Duration::from_millis(400));
+        cache.list(&scope).await.unwrap();
+        tokio::time::advance(Duration::from_millis(310)).await;
+        cache.list(&scope).await.unwrap();
+        assert_eq!(counted.lists.load(Ordering::SeqCst), 2);
+        tokio::time::advance(Duration::from_millis(300)).await;
+        cache.list_or_before(&scope).await.unwrap();
+        assert_eq!(
+            counted.lists.load(Ordering::SeqCst),
+            2,
+            "a listing asked with is answered by the window before"
+        );
     }
 
     #[tokio::test]
     async fn a_page_that_failed_is_computed_again() {
         let (_, cache, scope, _) = setup(Duration::from_secs(60));
-        let ask = PageAsk {
-            source: scope.clone(),
-            cap: None,
-            before: None,
-            dismissed: vec![],
-        };
         let failed = cache
-            .page(ask.clone(), async {
+            .page(ask(&scope, vec![]), || async {
                 Err(crate::index::IndexError::NotFound)
             })
             .await;
         assert!(failed.is_err());
-        assert!(cache.page(ask, async { Ok(page_read()) }).await.unwrap().1);
+        let pages = Pages::new();
+        cache
+            .page(ask(&scope, vec![]), || pages.compute())
+            .await
+            .unwrap();
+        assert_eq!(pages.runs(), 1);
     }
 }

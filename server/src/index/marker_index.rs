@@ -19,7 +19,8 @@ use crate::index::Store;
 use crate::index::Workspace;
 use crate::index::{IndexError, Result};
 use app::contract::RecentPage;
-use std::sync::Arc;
+use bytes::Bytes;
+use std::sync::{Arc, OnceLock};
 
 #[derive(Clone)]
 pub struct Index {
@@ -41,7 +42,7 @@ pub struct Index {
 /// A page read: the whole page, plus what the reader learned on the way.
 #[derive(Debug)]
 pub struct PageRead {
-    pub page: RecentPage,
+    pub page: SharedPage,
     pub prune: Prune,
     /// How many keys the listing took from the store (on the clouds, all it returned): what a
     /// read costs in listing, whatever the workspace's size.
@@ -50,6 +51,42 @@ pub struct PageRead {
     /// stopped before them, and the page is not to be shown until they are read. Always empty
     /// from an index on the store.
     pub unread: Vec<ItemId>,
+}
+
+/// A page, shared by every request the read cache answers with it, and written as JSON once:
+/// copying and serialising the page for each request was a fifth of a cached read's CPU
+/// (BENCHMARKS.md, section 3).
+#[derive(Debug, Clone)]
+pub struct SharedPage(Arc<(RecentPage, OnceLock<Bytes>)>);
+
+impl SharedPage {
+    pub fn new(page: RecentPage) -> Self {
+        SharedPage(Arc::new((page, OnceLock::new())))
+    }
+
+    /// The page as the REST API's JSON.
+    pub fn json(&self) -> Bytes {
+        let (page, json) = &*self.0;
+        json.get_or_init(|| {
+            serde_json::to_vec(page)
+                .expect("a page is strings, numbers and booleans")
+                .into()
+        })
+        .clone()
+    }
+
+    /// The page itself, copied only if another request holds it too.
+    pub fn into_page(self) -> RecentPage {
+        Arc::try_unwrap(self.0).map_or_else(|shared| shared.0.clone(), |(page, _)| page)
+    }
+}
+
+impl std::ops::Deref for SharedPage {
+    type Target = RecentPage;
+
+    fn deref(&self) -> &RecentPage {
+        &self.0 .0
+    }
 }
 
 impl Index {

@@ -42,7 +42,7 @@ pub use self::core::record::{
 pub use self::core::verdict::{judge, next_change_ms, Limits, RecordLookup, Verdict};
 pub use self::error::{IndexError, Result};
 pub use self::janitor::{every as janitor_every, sweep, workspaces, Sweep};
-pub use self::marker_index::{Index, PageRead};
+pub use self::marker_index::{Index, PageRead, SharedPage};
 pub use self::prune::{FoundBy, Prune, PruneReport};
 pub use self::store::{
     look_time, BadValidator, Expect, Found, Key, KeyKind, ListOrder, ListedLook, Moved, Pages,

@@ -4,7 +4,7 @@
 //! its marker.
 
 use super::cache::PageAsk;
-use super::marker_index::{Index, PageRead};
+use super::marker_index::{Index, PageRead, SharedPage};
 use super::prune::Prune;
 use crate::index::ItemId;
 use crate::index::Plan;
@@ -32,12 +32,16 @@ impl Index {
         cap: Option<u32>,
         before: Option<&ItemId>,
     ) -> Result<PageRead> {
-        let dismissed = self.dismissals(ws, viewer).await?;
         let Some(cache) = &self.cache else {
+            let dismissed = self.dismissals(ws, viewer).await?;
             return self
                 .recent_without(ws, viewer, filter, cap, before, &dismissed)
                 .await;
         };
+        let found = cache
+            .list_or_before(&Scope::Dismissals(ws.clone(), viewer.clone()))
+            .await?;
+        let dismissed: HashSet<ItemId> = found.ids().cloned().collect();
         let mut sorted: Vec<ItemId> = dismissed.iter().cloned().collect();
         sorted.sort_unstable();
         let ask = PageAsk {
@@ -46,17 +50,29 @@ impl Index {
             before: before.cloned(),
             dismissed: sorted,
         };
-        let compute = self.recent_without(ws, viewer, filter, cap, before, &dismissed);
-        let (read, computed) = cache.page(ask, compute).await?;
+        // Boxed: computed behind an answer, it outlives this request; and a read's future
+        // holding it inline overflowed the stack of a debug build's test thread.
+        let compute = || {
+            let (index, ws, viewer, before) =
+                (self.clone(), ws.clone(), viewer.clone(), before.cloned());
+            Box::pin(async move {
+                index
+                    .recent_without(&ws, &viewer, filter, cap, before.as_ref(), &dismissed)
+                    .await
+            })
+        };
+        let cached = cache.page(ask, compute).await?;
+        let read = &cached.read;
+        // What it found dead is deleted once, by the first request handed the page.
+        let first = cached.take_prune();
         Ok(PageRead {
             page: read.page.clone(),
-            // What it found dead is deleted once, by the request that found it.
-            prune: if computed {
+            prune: if first {
                 read.prune.clone()
             } else {
                 Prune::default()
             },
-            listed: if computed { read.listed } else { 0 },
+            listed: if first { read.listed } else { 0 },
             unread: read.unread.clone(),
         })
     }
@@ -103,13 +119,13 @@ impl Index {
         let mut cards = resolved.cards;
         let more = cards.len() > cap || resolved.count < plan.candidates.len() || listing_cut;
         cards.truncate(cap);
-        let page = RecentPage {
+        let page = SharedPage::new(RecentPage {
             cards,
             more,
             partial: resolved.partial,
             generated_at: crate::index::ms_to_time(now)
                 .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        };
+        });
         Ok(PageRead {
             page,
             prune,

@@ -155,7 +155,7 @@ impl Replica {
                 let (viewer, filter) = (&want.viewer, want.filter());
                 match self.copy.page(&self.ws, viewer, filter, want.cap).await? {
                     CopyPage::Page(read) => {
-                        pages.insert(want.clone(), read.page);
+                        pages.insert(want.clone(), read.page.into_page());
                     }
                     CopyPage::Unread(ids) => needed.extend(ids),
                 }

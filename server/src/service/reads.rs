@@ -4,9 +4,9 @@
 use super::Pickup;
 use crate::error::{Error, Result};
 use crate::http::{Authorized, Read};
-use crate::index::ItemId;
+use crate::index::{ItemId, SharedPage};
 use crate::live::Subscription;
-use app::contract::{Filter, ItemRecord, LastLook, RecentPage};
+use app::contract::{Filter, ItemRecord, LastLook};
 use std::time::Duration;
 
 impl Pickup {
@@ -61,7 +61,7 @@ impl Pickup {
         filter: Filter,
         cap: Option<u32>,
         before: Option<&ItemId>,
-    ) -> Result<RecentPage> {
+    ) -> Result<SharedPage> {
         let read = self
             .index
             .recent(who.ws(), who.user(), filter, cap, before)

@@ -268,7 +268,7 @@ async fn older_pages_are_disjoint_ordered_and_cover_what_a_big_cap_shows() {
                     .page;
                 assert!(!all.more);
                 assert_eq!(all.cards.len(), 16, "one card per live key");
-                let all: Vec<String> = all.cards.into_iter().map(|c| c.id).collect();
+                let all: Vec<String> = all.cards.iter().map(|c| c.id.clone()).collect();
 
                 let mut paged: Vec<String> = Vec::new();
                 let mut before: Option<ItemId> = None;
