@@ -39,9 +39,16 @@ function minified(js) {
 // loader.js, share.js, drawing.js, early.js), minified. The glue's dynamic import names a file
 // that is not there yet, and is left as it is.
 const BUNDLED_ONLY = ["prefetch.js", "home.js", "contract.js", "loader.js", "share.js", "drawing.js", "early.js"];
+// Each bundle's metafile (what each module weighs in it) goes beside BINDGEN_DIR, for make bench's
+// table of contributors (scripts/twiggy.sh); it is not part of the site.
+const META = join(bindgen, "..", "esbuild");
+mkdirSync(META, { recursive: true });
 function bundled(entry, format) {
+  const name = entry.split("/").pop();
+  const outfile = join(META, name);
   try {
-    return execFileSync("esbuild", [entry, "--bundle", "--minify", `--format=${format}`, "--log-level=error"]);
+    execFileSync("esbuild", [entry, "--bundle", "--minify", `--format=${format}`, "--log-level=error", `--outfile=${outfile}`, `--metafile=${outfile}.json`]);
+    return readFileSync(outfile);
   } catch (e) {
     fail(`esbuild failed on ${entry}: ${e.message}`);
   }

@@ -7,6 +7,7 @@ use super::verdict::{record, Met, Verdict};
 use super::Loaded;
 use crate::common::median;
 use serde::Deserialize;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 /// widget.json, as widget.bench.ts writes it.
@@ -594,11 +595,28 @@ fn floors_line(out: &mut String, c: &Cold) {
     );
 }
 
-/// twiggy.json, as scripts/twiggy.sh writes it: the wasm's largest items (functions, data).
+/// twiggy.json, as scripts/twiggy.sh writes it: the wasm's largest items (functions, data),
+/// its bytes by what they are of (an app module, else a crate), and pickup.js's by module.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Twiggy {
     pub items: Vec<TwiggyItem>,
+    /// Absent from a twiggy.json written before they were measured.
+    #[serde(default)]
+    pub groups: HashMap<String, u64>,
+    #[serde(default)]
+    pub js: HashMap<String, u64>,
 }
+
+/// The same groups on the widget before issue 35's work on its weight, kept in the repository
+/// as the table's "before" column.
+#[derive(Debug, Clone, Deserialize)]
+struct Baseline {
+    commit: String,
+    groups: HashMap<String, u64>,
+    js: HashMap<String, u64>,
+}
+
+const BASELINE: &str = include_str!("../../baseline/contributors.json");
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct TwiggyItem {
@@ -634,6 +652,86 @@ pub fn contributors(out: &mut String, loaded: &Loaded<Twiggy>) {
         );
     }
     out.push('\n');
+    let before: Baseline =
+        serde_json::from_str(BASELINE).expect("bench/baseline/contributors.json");
+    if t.groups.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "The largest contributors before compression, at {} (`bench/baseline/contributors.json`) and now. The wasm's items by the app module their names mention (a framework's generic instantiated for the app's types is the app's cost), else by crate (twiggy):\n",
+        before.commit
+    );
+    compare(out, "of", &before.groups, &t.groups, 15);
+    let _ = writeln!(
+        out,
+        "The JavaScript: `pickup.js`'s bundle by module (esbuild's metafile), and wasm-bindgen's glue, minified:\n"
+    );
+    compare(out, "module", &before.js, &t.js, usize::MAX);
+}
+
+/// A table of the `rows` largest of `now` (and of `before`), with both and their difference.
+fn compare(
+    out: &mut String,
+    what: &str,
+    before: &HashMap<String, u64>,
+    now: &HashMap<String, u64>,
+    rows: usize,
+) {
+    let largest = |m: &HashMap<String, u64>| {
+        let mut v: Vec<(&String, &u64)> = m.iter().collect();
+        v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        v.into_iter()
+            .take(rows)
+            .map(|(k, _)| k.clone())
+            .collect::<Vec<_>>()
+    };
+    let mut names = largest(now);
+    for name in largest(before) {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    let _ = writeln!(out, "| {what} | before | now | change |");
+    let _ = writeln!(out, "|---|---:|---:|---:|");
+    let (mut total_before, mut total_now) = (0, 0);
+    for name in &names {
+        let (b, n) = (before.get(name).copied(), now.get(name).copied());
+        total_before += b.unwrap_or(0);
+        total_now += n.unwrap_or(0);
+        let shown = |v: Option<u64>| v.map_or("—".to_string(), thousands);
+        let _ = writeln!(
+            out,
+            "| `{name}` | {} | {} | {} |",
+            shown(b),
+            shown(n),
+            change(b.unwrap_or(0), n.unwrap_or(0))
+        );
+    }
+    let (all_before, all_now) = (before.values().sum::<u64>(), now.values().sum::<u64>());
+    let _ = writeln!(
+        out,
+        "| the rest | {} | {} | {} |",
+        thousands(all_before - total_before),
+        thousands(all_now - total_now),
+        change(all_before - total_before, all_now - total_now)
+    );
+    let _ = writeln!(
+        out,
+        "| **all** | {} | {} | {} |\n",
+        thousands(all_before),
+        thousands(all_now),
+        change(all_before, all_now)
+    );
+}
+
+/// `+1,234`, `−1,234` or `0`.
+fn change(before: u64, now: u64) -> String {
+    match now.cmp(&before) {
+        std::cmp::Ordering::Greater => format!("+{}", thousands(now - before)),
+        std::cmp::Ordering::Less => format!("−{}", thousands(before - now)),
+        std::cmp::Ordering::Equal => "0".into(),
+    }
 }
 
 /// A symbol without its crate hashes (`app[24ce9c0084ccb33c]::x` → `app::x`), at most 120
@@ -666,6 +764,25 @@ fn short_name(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn contributors_are_compared_with_the_baseline_row_by_row() {
+        let m = |pairs: &[(&str, u64)]| -> HashMap<String, u64> {
+            pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+        };
+        let before = m(&[("a", 100), ("b", 50), ("gone", 30), ("small", 1)]);
+        let now = m(&[("a", 80), ("b", 50), ("new", 40), ("small", 2)]);
+        let mut out = String::new();
+        compare(&mut out, "of", &before, &now, 3);
+        assert!(out.contains("| `a` | 100 | 80 | −20 |"), "{out}");
+        assert!(out.contains("| `b` | 50 | 50 | 0 |"), "{out}");
+        assert!(out.contains("| `new` | — | 40 | +40 |"), "{out}");
+        assert!(out.contains("| `gone` | 30 | — | −30 |"), "{out}");
+        assert!(out.contains("| the rest | 1 | 2 | +1 |"), "{out}");
+        assert!(out.contains("| **all** | 181 | 172 | −9 |"), "{out}");
+        let baseline: Baseline = serde_json::from_str(BASELINE).unwrap();
+        assert!(!baseline.groups.is_empty() && !baseline.js.is_empty());
+    }
 
     #[test]
     fn reads_what_the_playwright_bench_writes() {
