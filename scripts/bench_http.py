@@ -1,28 +1,19 @@
 #!/usr/bin/env python3
 """HTTP under load (make bench, section 3): the `recent` route with 1,000 markers on the file
-store, 50 connections, wrk on the same machine, next to /healthz in the same run. Writes
+store, 50 connections, wrk on the same machine, next to /healthz in the same run, and the store
+requests `recent` cost meanwhile (the server's /metrics, priced at S3's). Writes
 target/bench/http.json. Standard library only.
 
 Then section 7, what a "since you looked" visit costs the store (scripts/bench_looks.py, which
 writes target/bench/looks.json; run alone, it takes its own flags)."""
 import http.client, json, os, re, shutil, subprocess, sys, tempfile, time
 
+import bench_bus, bench_looks  # beside this script
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target/release/pickup")
 MARKERS, CONNECTIONS, SECONDS = 1000, 50, 10
 SECRET = "bench-secret-bench-secret-bench-secret"
-
-
-def start_server(store_dir):
-    env = dict(os.environ, PICKUP_ADDR="127.0.0.1:0", PICKUP_STORE=f"file://{store_dir}",
-               PICKUP_SECRET=SECRET, PICKUP_LOG="error", PICKUP_SITE=os.path.join(ROOT, "dist"),
-               PICKUP_JANITOR_EVERY="0s")
-    proc = subprocess.Popen([BIN, "serve"], env=env, stdout=subprocess.PIPE, text=True)
-    for line in proc.stdout:  # the server says where it listens once it does
-        m = re.search(r"listening on http://([\d.:]+)", line)
-        if m:
-            return proc, m.group(1)
-    raise SystemExit("pickup exited before listening")
 
 
 def token(write):
@@ -67,16 +58,22 @@ def main():
     if not shutil.which("wrk"):
         raise SystemExit("wrk is not installed: make bench installs it (apt-get install wrk)")
     store = tempfile.mkdtemp(prefix="pickup-bench-http-")
-    proc, addr = start_server(store)
+    proc, addr, metrics = bench_looks.start_server(store)
     try:
         seed(addr, token(write=True))
         reader = token(write=False)
         healthz = wrk(f"http://{addr}/healthz")
+        before, started = bench_bus.store_requests([{"metrics": metrics}]), time.monotonic()
         recent = wrk(f"http://{addr}/api/v1/workspaces/bench/recent", reader)
+        # One workspace read without a pause: what the read cache's loads cost the store.
+        after = bench_bus.store_requests([{"metrics": metrics}])
+        rates = bench_bus.per_s(before, after, time.monotonic() - started)
         result = {"markers": MARKERS, "connections": CONNECTIONS, "seconds": SECONDS,
                   "tool": f"wrk -t2 -c{CONNECTIONS} -d{SECONDS}s --latency (same machine)",
                   "healthz": healthz, "recent": recent, "peak_rss_mb": round(peak_rss_mb(proc.pid), 1),
-                  "ratio_rps": round(recent["rps"] / healthz["rps"], 3)}
+                  "ratio_rps": round(recent["rps"] / healthz["rps"], 3),
+                  "recent_store_per_s": {op: round(n, 2) for op, n in rates.items() if n},
+                  "recent_store_usd_per_month": round(bench_bus.monthly(rates), 2)}
     finally:
         proc.terminate()
         proc.wait()
@@ -85,7 +82,6 @@ def main():
     with open(os.path.join(ROOT, "target/bench/http.json"), "w") as f:
         json.dump(result, f, indent=2)
     print(json.dumps(result, indent=2))
-    import bench_looks  # beside this script
     bench_looks.main([])
 
 

@@ -4,6 +4,7 @@ use super::format::{ms, rate, thousands, times};
 use super::verdict::{record, Met, Verdict};
 use super::Loaded;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// http.json, as scripts/bench_http.py writes it.
@@ -17,6 +18,12 @@ pub struct Results {
     pub healthz: Endpoint,
     pub recent: Endpoint,
     pub peak_rss_mb: f64,
+    /// Store requests a second by kind while `recent` was served, and their month at S3's
+    /// prices (absent from an http.json written before they were counted).
+    #[serde(default)]
+    pub recent_store_per_s: BTreeMap<String, f64>,
+    #[serde(default)]
+    pub recent_store_usd_per_month: Option<f64>,
 }
 
 /// wrk's summary of one endpoint.
@@ -74,6 +81,18 @@ pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Ve
         );
     }
     let _ = writeln!(out, "\nPeak RSS of the server: {:.1} MB.\n", v.peak_rss_mb);
+    if let Some(usd) = v.recent_store_usd_per_month {
+        let kinds: Vec<String> = v
+            .recent_store_per_s
+            .iter()
+            .map(|(op, n)| format!("{n:.2} {}/s", op.to_uppercase()))
+            .collect();
+        let _ = writeln!(
+            out,
+            "While `recent` was served, the store saw {}: the read cache's loads for one workspace read without a pause (docs/CONFIGURATION.md, `PICKUP_READ_CACHE`), ${usd:.2} a month at S3's request prices.\n",
+            if kinds.is_empty() { "no request".to_string() } else { kinds.join(", ") }
+        );
+    }
 
     for verdict in judged(v) {
         record(out, verdicts, verdict);
@@ -136,7 +155,9 @@ mod tests {
             "tool": "wrk -t2 -c50 -d10s --latency (same machine)",
             "healthz": {"rps": 90573.1, "p50_ms": 0.495, "p99_ms": 2.22, "non_2xx": 0},
             "recent": {"rps": 40012.2, "p50_ms": 1.84, "p99_ms": 7.35, "non_2xx": 0},
-            "peak_rss_mb": 17.7, "ratio_rps": 0.442}"#;
+            "peak_rss_mb": 17.7, "ratio_rps": 0.442,
+            "recent_store_per_s": {"list": 10.69, "get": 5.3},
+            "recent_store_usd_per_month": 141.99}"#;
         let r: Results = serde_json::from_str(json).unwrap();
         assert_eq!(r.markers, 1000);
         assert_eq!(r.recent.non_2xx, 0);
@@ -145,5 +166,10 @@ mod tests {
         section(&mut out, &Loaded::Read(r), &mut verdicts);
         assert!(verdicts.iter().all(|v| matches!(v.met, Met::Yes)), "{out}");
         assert!(out.contains("40012 vs 90573 = 0.44×"), "{out}");
+        assert!(
+            out.contains("the store saw 5.30 GET/s, 10.69 LIST/s:"),
+            "{out}"
+        );
+        assert!(out.contains("$141.99 a month"), "{out}");
     }
 }
