@@ -4,7 +4,7 @@
 //! and priced at S3's request prices, beside the polling watchers had before.
 
 use super::format::{ms, rate};
-use super::verdict::{record, Met, Verdict};
+use super::verdict::{record, section_not_run, Met, Verdict};
 use super::Loaded;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -99,10 +99,7 @@ pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Ve
     let v = match loaded.or_why() {
         Ok(v) => v,
         Err(why) => {
-            let _ = writeln!(out, "Not run (`target/bench/bus.json` is {why}).\n");
-            for t in targets() {
-                verdicts.push(Verdict::not_run("6", t, format!("bus.json is {why}")));
-            }
+            section_not_run(out, verdicts, "6", "bus.json", &why, targets());
             return;
         }
     };

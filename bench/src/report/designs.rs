@@ -2,7 +2,7 @@
 //! ([`crate::designs::Results`]).
 
 use super::format::{rate, thousands, times};
-use super::verdict::{record, Met, Verdict};
+use super::verdict::{record, section_not_run, Met, Verdict};
 use super::{plot, Loaded, PLOTS};
 use crate::designs::{Design, Results, Run};
 use crate::stores::Kind;
@@ -117,10 +117,14 @@ pub fn section(
     let v = match loaded.or_why() {
         Ok(v) => v,
         Err(why) => {
-            let _ = writeln!(out, "Not run (`target/bench/designs.json` is {why}).\n");
-            for t in [target_lost(), target_speed()] {
-                verdicts.push(Verdict::not_run("1", t, format!("designs.json is {why}")));
-            }
+            section_not_run(
+                out,
+                verdicts,
+                "1",
+                "designs.json",
+                &why,
+                [target_lost(), target_speed()],
+            );
             return Ok(());
         }
     };

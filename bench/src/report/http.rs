@@ -1,7 +1,7 @@
 //! Section 3: HTTP under load, from target/bench/http.json (written by scripts/bench_http.py).
 
 use super::format::{ms, rate, thousands, times};
-use super::verdict::{record, Met, Verdict};
+use super::verdict::{record, section_not_run, Met, Verdict};
 use super::Loaded;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -53,10 +53,7 @@ pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Ve
     let v = match loaded.or_why() {
         Ok(v) => v,
         Err(why) => {
-            let _ = writeln!(out, "Not run (`target/bench/http.json` is {why}).\n");
-            for t in targets() {
-                verdicts.push(Verdict::not_run("3", t, format!("http.json is {why}")));
-            }
+            section_not_run(out, verdicts, "3", "http.json", &why, targets());
             return;
         }
     };

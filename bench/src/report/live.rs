@@ -3,7 +3,7 @@
 //! viewer of another, and what many viewers cost the store and the server.
 
 use super::format::{ms, rate, thousands};
-use super::verdict::{record, Met, Verdict};
+use super::verdict::{record, section_not_run, Met, Verdict};
 use super::Loaded;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -68,10 +68,7 @@ pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Ve
     let v = match loaded.or_why() {
         Ok(v) => v,
         Err(why) => {
-            let _ = writeln!(out, "Not run (`target/bench/live.json` is {why}).\n");
-            for t in targets(8) {
-                verdicts.push(Verdict::not_run("5", t, format!("live.json is {why}")));
-            }
+            section_not_run(out, verdicts, "5", "live.json", &why, targets(8));
             return;
         }
     };

@@ -2,7 +2,7 @@
 //! (written by scripts/bench_looks.py, which scripts/bench_http.py runs at its end).
 
 use super::format::thousands;
-use super::verdict::{record, Met, Verdict};
+use super::verdict::{record, section_not_run, Met, Verdict};
 use super::Loaded;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -49,10 +49,7 @@ pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Ve
     let v = match loaded.or_why() {
         Ok(v) => v,
         Err(why) => {
-            let _ = writeln!(out, "Not run (`target/bench/looks.json` is {why}).\n");
-            for t in targets() {
-                verdicts.push(Verdict::not_run("7", t, format!("looks.json is {why}")));
-            }
+            section_not_run(out, verdicts, "7", "looks.json", &why, targets());
             return;
         }
     };

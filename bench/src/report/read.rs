@@ -2,7 +2,7 @@
 //! ([`crate::read::Results`]).
 
 use super::format::{count, ms, thousands, times};
-use super::verdict::{record, Met, Verdict};
+use super::verdict::{record, section_not_run, Met, Verdict};
 use super::{plot, Loaded, PLOTS};
 use crate::read::{Results, Row};
 use crate::stores::Kind;
@@ -79,12 +79,7 @@ pub fn section(
     let v = match loaded.or_why() {
         Ok(v) => v,
         Err(why) => {
-            let _ = writeln!(out, "Not run (`target/bench/read.json` is {why}).\n");
-            verdicts.push(Verdict::not_run(
-                "2",
-                target_ratio(),
-                format!("read.json is {why}"),
-            ));
+            section_not_run(out, verdicts, "2", "read.json", &why, [target_ratio()]);
             return Ok(());
         }
     };

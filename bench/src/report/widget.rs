@@ -3,7 +3,7 @@
 //! wasm's bytes are from target/bench/twiggy.json (written by scripts/twiggy.sh).
 
 use super::format::{ms, ms_against, thousands};
-use super::verdict::{record, Met, Verdict};
+use super::verdict::{record, section_not_run, Met, Verdict};
 use super::Loaded;
 use crate::common::median;
 use serde::Deserialize;
@@ -168,14 +168,17 @@ pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Ve
     let v = match loaded.or_why() {
         Ok(v) => v,
         Err(why) => {
-            let _ = writeln!(out, "Not run (`target/bench/widget.json` is {why}).\n");
-            for t in targets()
-                .into_iter()
-                .chain([fast_3g_target(), host_target(), ways_target()])
-                .chain([own_paint_target().to_string()])
-            {
-                verdicts.push(Verdict::not_run("4", t, format!("widget.json is {why}")));
-            }
+            section_not_run(
+                out,
+                verdicts,
+                "4",
+                "widget.json",
+                &why,
+                targets()
+                    .into_iter()
+                    .chain([fast_3g_target(), host_target(), ways_target()])
+                    .chain([own_paint_target().to_string()]),
+            );
             return;
         }
     };
