@@ -25,22 +25,22 @@ if (!share.live) Object.assign(share, { live, notify, bell, ring });
 // link the two share the bandwidth, and the 100 KB of wasm would hold back the few KB the viewer
 // is waiting for (measured on Fast 3G: the first card came 700 ms later). Shared, as the glue
 // is, by every bundle of the page.
-const ahead = (globalThis[Symbol.for(`pickup:ahead:${new URL(GLUE, here).href}`)] ??= new Set());
+const ahead = (globalThis[Symbol.for(`pickup:ahead:${new URL(GLUE, here).href}`)] ??= { pages: new Set(), started: false });
 /** The longest the wasm's download waits for the first pages: a page that never comes must not
  *  keep the widget from starting. */
 const AHEAD_MS = 3000;
 
 /** Has the wasm's download wait for `page` (settled either way), if it has not started yet. */
 export function before(page) {
-  if (!ahead.started) ahead.add(page);
+  if (!ahead.started) ahead.pages.add(page);
 }
 
 /** Settles once every page the download waits for has; a page may be added as another settles
  *  (getToken's answer, then the page asked with it). */
 async function firstPagesIn() {
-  for (let n = 0; n !== ahead.size; ) {
-    n = ahead.size;
-    await Promise.allSettled(ahead);
+  for (let n = 0; n !== ahead.pages.size; ) {
+    n = ahead.pages.size;
+    await Promise.allSettled(ahead.pages);
   }
 }
 
@@ -50,9 +50,9 @@ export function load() {
     // A task later, the elements upgraded as the element was defined have asked for their first
     // pages (each in a microtask); the download starts once those are in.
     await new Promise((r) => setTimeout(r));
-    if (ahead.size) await Promise.race([firstPagesIn(), new Promise((r) => setTimeout(r, AHEAD_MS))]);
+    if (ahead.pages.size) await Promise.race([firstPagesIn(), new Promise((r) => setTimeout(r, AHEAD_MS))]);
     ahead.started = true;
-    ahead.clear();
+    ahead.pages.clear();
     // The wasm's download starts first, beside the glue's: no `<link rel=preload>` for it,
     // which WebKit does not match to this fetch (it fetched the wasm twice).
     const wasm = fetch(new URL(WASM, here));

@@ -3,7 +3,7 @@
 // everything works from the keyboard.
 import AxeBuilder from "@axe-core/playwright";
 import { Page } from "@playwright/test";
-import { test, expect, titles, startPickup, Pickup } from "./pickup";
+import { test, expect, titles, startPickup, Pickup, holdWasm } from "./pickup";
 import { HostPage } from "./host";
 
 /** Every status a card can show, a link, progress, and a stalled run. */
@@ -15,20 +15,6 @@ async function seed(pickup: Pickup) {
   }
   await pickup.register(bot, "acme", { key: "link", title: "Linked run", url: "/runs/1", status: "running", progress: 0.4 });
   return stalled;
-}
-
-/** The wasm held until the returned function lets it go (and waits for the route to end). */
-async function holdWasm(page: Page): Promise<() => Promise<void>> {
-  let release: () => void;
-  const held = new Promise<void>((r) => (release = r));
-  await page.route("**/*.wasm", async (route) => {
-    await held;
-    await route.continue().catch(() => {});
-  });
-  return async () => {
-    release!();
-    await page.unrouteAll({ behavior: "wait" });
-  };
 }
 
 async function noViolations(page: Page, what: string) {
@@ -73,12 +59,12 @@ for (const size of SIZES) {
         try {
           for (const p of pages) {
             const page = await context.newPage();
-            const release = await holdWasm(page);
+            const wasm = await holdWasm(page);
             await page.goto(p.url);
             await expect(page.locator(p.cards)).toHaveCount(6);
             await expect(page.locator(`${p.cards}[data-status="stalled"]`).first()).toBeVisible();
             await noViolations(page, `${p.name}, ${scheme}, ${size.name}, drawn before the wasm`);
-            await release();
+            await wasm.release();
             await expect(page.getByRole("button", { name: "Refresh" })).toBeEnabled();
             await noViolations(page, `${p.name}, ${scheme}, ${size.name}`);
             await page.close();

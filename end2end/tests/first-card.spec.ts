@@ -1,5 +1,5 @@
 // The walking skeleton, end to end: empty store → producer API → server function → widget.
-import { test, expect, startPickup } from "./pickup";
+import { test, expect, startPickup, holdWasm } from "./pickup";
 import { HostPage } from "./host";
 
 test("the home page shows the registered items, newest first", async ({ page, pickup }) => {
@@ -59,10 +59,7 @@ test("the first page is asked for while the wasm downloads, and asked for once",
     recent.push(r.postData() ?? "");
     asked();
   });
-  await page.route("**/*.wasm", async (route) => {
-    await askedFor;
-    await route.continue();
-  });
+  await holdWasm(page, askedFor);
   await page.goto(pickup.home("acme", pickup.token("alice", ["acme"])) + "&cap=3");
   await expect(page.locator(".pickup-card-title")).toHaveText(["Early bird"]);
   expect(recent.map((body) => JSON.parse(body))).toEqual([{ ws: "acme", filter: "all", cap: 3, before: null }]);
@@ -120,12 +117,7 @@ test("the home page draws its first page before the wasm has arrived, as the wid
       if (document.querySelector(".pickup-skeleton")?.checkVisibility()) (window as any).skeletonShown = true;
     }).observe(document, { childList: true, subtree: true }),
   );
-  let release: () => void;
-  const held = new Promise<void>((r) => (release = r));
-  await page.route("**/*.wasm", async (route) => {
-    await held;
-    await route.continue();
-  });
+  const wasm = await holdWasm(page);
   // cap=2 of 3 items: the page has more, so "Show older" is drawn too.
   await page.goto(pickup.home("acme", pickup.token("alice", ["acme"])) + "&cap=2");
   const home = "[data-pickup-home]";
@@ -136,7 +128,7 @@ test("the home page draws its first page before the wasm has arrived, as the wid
   // whether the widget's stream is live yet).
   const drawn = await shapeOf(page, home, ["disabled", "data-pickup-drawn", "data-live"]);
 
-  release!();
+  await wasm.release();
   await expect(page.getByRole("button", { name: "Refresh" })).toBeEnabled();
   await expect(page.locator(".pickup-card-title")).toHaveText(["Not a link", "Costs $& more"]);
   const widget = await shapeOf(page, home, ["data-live"]);
@@ -158,12 +150,7 @@ test("<pickup-recent> on a host page draws its first page, from the shared strea
 <script type="module" src="${server.url}/pickup.js"></script></body></html>`);
     const requests: string[] = [];
     page.on("request", (r) => requests.push(new URL(r.url()).pathname));
-    let release: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    await page.route("**/*.wasm", async (route) => {
-      await held;
-      await route.continue();
-    });
+    const wasm = await holdWasm(page);
     await page.goto(host.origin);
     const el = "pickup-recent::shadow div";
     await expect(page.locator("pickup-recent .pickup-card-title")).toHaveText(["Newest of mine"]);
@@ -171,7 +158,7 @@ test("<pickup-recent> on a host page draws its first page, from the shared strea
     for (const b of await page.locator("pickup-recent").getByRole("button").all()) await expect(b).toBeDisabled();
     const drawn = await shapeOf(page, el, ["disabled", "data-pickup-drawn", "data-live"]);
 
-    release!();
+    await wasm.release();
     await expect(page.locator("pickup-recent").getByRole("button", { name: "Refresh" })).toBeEnabled();
     await expect(page.locator("pickup-recent section.pickup")).toHaveAttribute("data-live", "live");
     expect(await shapeOf(page, el, ["data-live"])).toEqual(drawn);
@@ -206,18 +193,13 @@ for (const way of ["token property", "getToken", "mount()"] as const) {
       const order: string[] = [];
       page.on("request", (r) => { if (r.url().endsWith(".wasm")) order.push("wasm asked"); });
       page.on("requestfinished", (r) => { if (new URL(r.url()).pathname.endsWith("/drawing")) order.push("drawing in"); });
-      let release: () => void;
-      const held = new Promise<void>((r) => (release = r));
-      await page.route("**/*.wasm", async (route) => {
-        await held;
-        await route.continue();
-      });
+      const wasm = await holdWasm(page);
       await page.goto(host.origin);
       const widget = page.locator("#w");
       await expect(widget.locator(".pickup-card-title")).toHaveText(["Drawn ahead"]);
       await expect(widget.getByRole("button", { name: "Refresh" })).toBeDisabled();
       await expect.poll(() => order).toEqual(["drawing in", "wasm asked"]);
-      release!();
+      await wasm.release();
       await expect(widget.getByRole("button", { name: "Refresh" })).toBeEnabled();
       await expect(widget.locator(".pickup-card-title")).toHaveText(["Drawn ahead"]);
       // getToken was asked once for the drawing and the widget's first calls between them.

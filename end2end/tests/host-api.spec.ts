@@ -1,6 +1,6 @@
 // What a host page gets besides the cards: events on its element, its own words and locale,
 // and an unmount that stops everything.
-import { test, expect, startPickup, titles } from "./pickup";
+import { test, expect, startPickup, titles, holdWasm } from "./pickup";
 import { HostPage } from "./host";
 
 test("pickup:open and pickup:dismiss reach the host, which may take over the link", async ({ page }) => {
@@ -149,17 +149,9 @@ test("importing pickup.js never holds the host: its module runs, and mount() ans
   window.handle = mount(document.getElementById("widget"), { workspace: "acme", server: "${pickup.url}", token: "${pickup.token("alice", ["acme"])}" });
   window.hostRan = typeof window.handle.unmount === "function" && typeof window.handle.refresh === "function";
 </script></body></html>`);
-    let release: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    let asked: () => void;
-    const wasmAsked = new Promise<void>((r) => (asked = r));
-    await page.route("**/*.wasm", async (route) => {
-      asked();
-      await held;
-      await route.continue();
-    });
+    const wasm = await holdWasm(page);
     await page.goto(host.origin);
-    await wasmAsked;
+    await wasm.asked;
     // The wasm is on its way and held: the host's own module has run all the same, and the
     // first page is drawn (early.js), its buttons waiting for the widget.
     await expect.poll(() => page.evaluate(() => (window as any).hostRan)).toBe(true);
@@ -167,7 +159,7 @@ test("importing pickup.js never holds the host: its module runs, and mount() ans
     await expect(page.locator("#widget").getByRole("button", { name: "Refresh" })).toBeDisabled();
     // A refresh asked for before the widget is there waits for it rather than failing.
     await page.evaluate(() => (window as any).handle.refresh());
-    release!();
+    await wasm.release();
     await expect(page.locator("#widget").getByRole("button", { name: "Refresh" })).toBeEnabled();
     await expect(titles(page)).toHaveText(["Behind the host"]);
   } finally {

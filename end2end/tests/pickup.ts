@@ -1,5 +1,5 @@
 // A real `pickup serve` per test: its own empty file store, its own port, its own secret.
-import { test as base, expect, Page } from "@playwright/test";
+import { test as base, expect, Page, Route } from "@playwright/test";
 import { spawn, execFileSync, ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -133,6 +133,30 @@ export const test = base.extend<{ pickup: Pickup }>({
 });
 
 export { expect };
+
+/** Holds every request for the widget's wasm until `release()`, or until `until` resolves:
+ *  what a page shows before the wasm has arrived. `asked` resolves once the browser has asked
+ *  for it; `release()` lets it go and resolves once the route has ended. */
+export async function holdWasm(page: Page, until?: Promise<void>) {
+  let letGo!: () => void;
+  const held = until ?? new Promise<void>((r) => (letGo = r));
+  let wasAsked!: () => void;
+  const asked = new Promise<void>((r) => (wasAsked = r));
+  const handling: Promise<void>[] = [];
+  const handler = (route: Route) => {
+    wasAsked();
+    const handled = held.then(() => route.continue().catch(() => {})); // the page may be gone
+    handling.push(handled);
+    return handled;
+  };
+  await page.route("**/*.wasm", handler);
+  const release = async () => {
+    letGo?.();
+    await Promise.all(handling);
+    await page.unroute("**/*.wasm", handler);
+  };
+  return { release, asked };
+}
 
 /** The titles of the cards shown, in order. */
 /** The widget's card titles: the widget's own, not those of the drawing that stands in for it

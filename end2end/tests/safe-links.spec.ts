@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Page } from "@playwright/test";
-import { test, expect } from "./pickup";
+import { test, expect, holdWasm } from "./pickup";
 
 /** Stored url → the link the card must show, or null for text. */
 const CASES: [string, string | null][] = [
@@ -61,18 +61,13 @@ test("both renderers link only what the server's URL rule accepts; other stored 
   const viewer = pickup.token("alice", ["acme"]);
 
   // The drawing: the wasm is held until the drawing has been checked.
-  let release: () => void;
-  const released = new Promise<void>((r) => (release = r));
-  await page.route("**/*.wasm", async (route) => {
-    await released;
-    await route.continue();
-  });
+  const wasm = await holdWasm(page);
   await page.goto(pickup.home("acme", viewer) + `&cap=${CASES.length}`);
   await expect(page.locator("[data-pickup-drawn] .pickup-card")).toHaveCount(CASES.length);
   expect(await links(page)).toEqual(expected);
 
   // The widget, once it has replaced the drawing.
-  release!();
+  await wasm.release();
   await expect(page.locator("[data-pickup-drawn]")).toHaveCount(0);
   await expect(page.locator(".pickup-card")).toHaveCount(CASES.length);
   expect(await links(page)).toEqual(expected);
