@@ -185,7 +185,7 @@ where
         load: impl FnOnce() -> F,
     ) -> std::result::Result<(V, bool), Arc<E>>
     where
-        E: Send + Sync + 'static,
+        E: std::fmt::Display + Send + Sync + 'static,
         F: Future<Output = std::result::Result<V, E>> + Send + 'static,
     {
         let key = (what, stamp);
@@ -218,8 +218,10 @@ where
         {
             let (values, load) = (self.values.clone(), load());
             tokio::spawn(async move {
-                // Its error, if any, is no request's: the next request loads again.
-                let _ = values.entry(key).or_try_insert_with(load).await;
+                // Its error is no request's (the next request loads again), but is not hidden.
+                if let Err(e) = values.entry(key).or_try_insert_with(load).await {
+                    tracing::warn!(error = %e, "read cache: a load behind an older answer failed");
+                }
             });
         }
         Ok((value, false))
