@@ -50,9 +50,9 @@ const MAX_ENTRIES: u64 = 10_000;
 
 pub(crate) struct ReadCache {
     store: Store,
-    lists: Shelf<Scope, Arc<Found>>,
+    lists: ShelfOrBefore<Scope, Arc<Found>>,
     records: Shelf<Key, Option<Stored>>,
-    pages: Shelf<PageAsk, Arc<CachedPage>>,
+    pages: ShelfOrBefore<PageAsk, Arc<CachedPage>>,
     generations: Mutex<HashMap<Workspace, u64>>,
     windows: Windows,
 }
@@ -133,11 +133,18 @@ impl<K, V> moka::Expiry<(K, Stamp), V> for Windows {
     }
 }
 
-/// One kind of value kept per window and generation, and which windows' loads were started
-/// behind the window before's value (once each).
+/// One kind of value kept per window and generation.
 struct Shelf<K, V> {
     values: Cache<(K, Stamp), V>,
+}
+
+/// A [`Shelf`] whose values may also be answered from the window before (pages, and the
+/// listings they are asked with), and which windows' loads were started behind such an answer
+/// (once each). What a page is made of is kept on a plain `Shelf`, which cannot.
+struct ShelfOrBefore<K, V> {
+    shelf: Shelf<K, V>,
     behind: Cache<(K, Stamp), ()>,
+    windows: Windows,
 }
 
 impl<K, V> Shelf<K, V>
@@ -148,10 +155,6 @@ where
     fn new(windows: Windows) -> Self {
         Shelf {
             values: Cache::builder()
-                .max_capacity(MAX_ENTRIES)
-                .expire_after(windows)
-                .build(),
-            behind: Cache::builder()
                 .max_capacity(MAX_ENTRIES)
                 .expire_after(windows)
                 .build(),
@@ -173,6 +176,23 @@ where
             .await?;
         Ok((entry.value().clone(), entry.is_fresh()))
     }
+}
+
+impl<K, V> ShelfOrBefore<K, V>
+where
+    K: std::hash::Hash + Eq + Clone + Send + Sync + 'static,
+    V: Clone + Send + Sync + 'static,
+{
+    fn new(windows: Windows) -> Self {
+        ShelfOrBefore {
+            shelf: Shelf::new(windows),
+            behind: Cache::builder()
+                .max_capacity(MAX_ENTRIES)
+                .expire_after(windows)
+                .build(),
+            windows,
+        }
+    }
 
     /// As [`Shelf::get`], but while the window before's value may still serve (`windows`) and
     /// this window's is not loaded, that one is the answer, and this window's is loaded behind
@@ -181,7 +201,6 @@ where
         &self,
         what: K,
         stamp: Stamp,
-        windows: &Windows,
         load: impl FnOnce() -> F,
     ) -> std::result::Result<(V, bool), Arc<E>>
     where
@@ -189,12 +208,13 @@ where
         F: Future<Output = std::result::Result<V, E>> + Send + 'static,
     {
         let key = (what, stamp);
-        if let Some(value) = self.values.get(&key).await {
+        if let Some(value) = self.shelf.values.get(&key).await {
             return Ok((value, false));
         }
         let older = match stamp.window.checked_sub(1) {
-            Some(before) if !windows.left_in(before).is_zero() => {
-                self.values
+            Some(before) if !self.windows.left_in(before).is_zero() => {
+                self.shelf
+                    .values
                     .get(&(
                         key.0.clone(),
                         Stamp {
@@ -207,7 +227,7 @@ where
             _ => None,
         };
         let Some(value) = older else {
-            return self.get(key.0, stamp, load()).await;
+            return self.shelf.get(key.0, stamp, load()).await;
         };
         if self
             .behind
@@ -216,7 +236,7 @@ where
             .await
             .is_fresh()
         {
-            let (values, load) = (self.values.clone(), load());
+            let (values, load) = (self.shelf.values.clone(), load());
             tokio::spawn(async move {
                 // Its error is no request's (the next request loads again), but is not hidden.
                 if let Err(e) = values.entry(key).or_try_insert_with(load).await {
@@ -236,9 +256,9 @@ impl ReadCache {
         };
         ReadCache {
             store,
-            lists: Shelf::new(windows),
+            lists: ShelfOrBefore::new(windows),
             records: Shelf::new(windows),
-            pages: Shelf::new(windows),
+            pages: ShelfOrBefore::new(windows),
             generations: Mutex::default(),
             windows,
         }
@@ -254,31 +274,27 @@ impl ReadCache {
 
     /// [`Store::list`], shared: for what a page is made of.
     pub(crate) async fn list(&self, scope: &Scope) -> Result<Arc<Found>> {
-        let stamp = self.stamp(scope.ws());
-        let (found, loaded) = self
-            .lists
-            .get(scope.clone(), stamp, async {
-                self.store.list(scope).await.map(Arc::new)
-            })
-            .await
-            .map_err(|e| (*e).clone())?;
-        count("list", loaded);
-        Ok(found)
+        self.listing(scope, false).await
     }
 
     /// [`Store::list`], shared, and answered from the window before while it may serve (see
     /// the module's guarantees): for what a page is asked with, never for what it is made of.
     pub(crate) async fn list_or_before(&self, scope: &Scope) -> Result<Arc<Found>> {
+        self.listing(scope, true).await
+    }
+
+    async fn listing(&self, scope: &Scope, or_before: bool) -> Result<Arc<Found>> {
         let stamp = self.stamp(scope.ws());
         let load = || {
             let (store, scope) = (self.store.clone(), scope.clone());
             async move { store.list(&scope).await.map(Arc::new) }
         };
-        let (found, loaded) = self
-            .lists
-            .get_or_before(scope.clone(), stamp, &self.windows, load)
-            .await
-            .map_err(|e| (*e).clone())?;
+        let listed = if or_before {
+            self.lists.get_or_before(scope.clone(), stamp, load).await
+        } else {
+            self.lists.shelf.get(scope.clone(), stamp, load()).await
+        };
+        let (found, loaded) = listed.map_err(|e| (*e).clone())?;
         count("list", loaded);
         Ok(found)
     }
@@ -322,7 +338,7 @@ impl ReadCache {
         };
         let (page, computed) = self
             .pages
-            .get_or_before(ask, stamp, &self.windows, compute)
+            .get_or_before(ask, stamp, compute)
             .await
             .map_err(|e| (*e).clone())?;
         count("page", computed);
