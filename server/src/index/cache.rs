@@ -45,7 +45,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// The most listings, and separately records, kept at once.
+/// The most entries each of the cache's parts (listings, records, pages) keeps at once.
 const MAX_ENTRIES: u64 = 10_000;
 
 pub(crate) struct ReadCache {
@@ -133,6 +133,18 @@ impl<K, V> moka::Expiry<(K, Stamp), V> for Windows {
     }
 }
 
+/// A cache whose entries are dropped once their window may serve no more.
+fn per_window<K, V>(windows: Windows) -> Cache<(K, Stamp), V>
+where
+    K: std::hash::Hash + Eq + Send + Sync + 'static,
+    V: Clone + Send + Sync + 'static,
+{
+    Cache::builder()
+        .max_capacity(MAX_ENTRIES)
+        .expire_after(windows)
+        .build()
+}
+
 /// One kind of value kept per window and generation.
 struct Shelf<K, V> {
     values: Cache<(K, Stamp), V>,
@@ -154,10 +166,7 @@ where
 {
     fn new(windows: Windows) -> Self {
         Shelf {
-            values: Cache::builder()
-                .max_capacity(MAX_ENTRIES)
-                .expire_after(windows)
-                .build(),
+            values: per_window(windows),
         }
     }
 
@@ -186,10 +195,7 @@ where
     fn new(windows: Windows) -> Self {
         ShelfOrBefore {
             shelf: Shelf::new(windows),
-            behind: Cache::builder()
-                .max_capacity(MAX_ENTRIES)
-                .expire_after(windows)
-                .build(),
+            behind: per_window(windows),
             windows,
         }
     }
