@@ -158,7 +158,6 @@ export async function holdWasm(page: Page, until?: Promise<void>) {
   return { release, asked };
 }
 
-/** The titles of the cards shown, in order. */
 /** The widget's card titles: the widget's own, not those of the drawing that stands in for it
  *  until the wasm has drawn (its buttons answer nothing, so a test that clicks must wait for
  *  the widget). */
