@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 pub const MAX_TITLE_CHARS: usize = 200;
 pub const MAX_NAME_CHARS: usize = 200;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ItemRecord {
     pub id: String,
     pub ws: String,
@@ -31,7 +31,7 @@ pub struct ItemRecord {
 
 /// `POST /items`: what a producer says when it registers an item. Serialised by the producer
 /// client, read by the server.
-#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewItem {
     /// What the item is a run of: 1 to 64 of A-Z, a-z, 0-9 and '-'. A newer run of the same key
@@ -57,7 +57,7 @@ pub struct NewItem {
 /// `GET` gave it: the fields the server keeps (`id`, `ws`, `key`, `owner`, `created_at`) are
 /// accepted when they match the item and refused, by name, when they do not; `updated_at`,
 /// `heartbeat_at` and `finished_at` are the server's and ignored.
-#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ItemUpdate {
     #[schema(min_length = 1, max_length = 200)]
@@ -93,17 +93,8 @@ impl ItemUpdate {
     pub fn new(title: impl Into<String>, status: Status) -> Self {
         ItemUpdate {
             title: title.into(),
-            url: None,
             status,
-            progress: None,
-            heartbeat_at: None,
-            finished_at: None,
-            id: None,
-            ws: None,
-            key: None,
-            owner: None,
-            created_at: None,
-            updated_at: None,
+            ..ItemUpdate::default()
         }
     }
 }

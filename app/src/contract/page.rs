@@ -4,10 +4,12 @@ use serde::{Deserialize, Serialize};
 
 /// What a producer says about its item. `stalled` is not a status: it is what the reader
 /// concludes from a running item whose heartbeat is old (see [`Card::stalled`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
+    /// What an item is until its producer says otherwise.
+    #[default]
     Queued,
     Running,
     Succeeded,
@@ -55,7 +57,7 @@ impl Status {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Owner {
     pub sub: String,
@@ -63,7 +65,7 @@ pub struct Owner {
 }
 
 /// One card of the widget: the item's record as the reader resolved it. Times are RFC 3339.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Card {
     pub id: String,
@@ -97,7 +99,7 @@ impl Card {
 }
 
 /// The answer of `recent`: at most N cards, newest first.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct RecentPage {
     pub cards: Vec<Card>,
