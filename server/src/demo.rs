@@ -352,7 +352,7 @@ async fn work(index: &Index, ws: &Workspace, worker: &mut Worker, pace: Pace) ->
 }
 
 /// The demo's viewer: "You", with write access to `demo`, for twelve hours.
-pub fn token(auth: &crate::http::Auth) -> String {
+pub fn token(auth: &crate::auth::Auth) -> String {
     auth.mint(
         "you",
         Some("You"),

@@ -18,6 +18,7 @@
 //! and neutralises what a peer sends back.
 #![warn(unreachable_pub)]
 
+pub mod auth;
 pub mod cli;
 pub mod demo;
 pub mod error;
@@ -28,6 +29,7 @@ pub mod logs;
 pub mod metrics;
 pub mod peer;
 pub mod producer;
+pub mod serve;
 pub mod service;
 pub mod wiring;
 

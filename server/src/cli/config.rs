@@ -34,7 +34,7 @@ impl ServeArgs {
             read_cache: self.read_cache,
             live: self.live()?,
             janitor_every: self.janitor_every,
-            serve: crate::http::ConnectionLimits {
+            serve: crate::serve::ConnectionLimits {
                 header_read: self.header_timeout,
                 max_connections: self.max_connections as usize,
                 grace: self.shutdown_grace,

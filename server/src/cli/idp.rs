@@ -1,6 +1,6 @@
 //! The identity provider's flags: where its keys are, and which claims say what.
 
-use crate::http::ClaimMapping;
+use crate::auth::ClaimMapping;
 use clap::Args;
 use std::time::Duration;
 

@@ -124,5 +124,5 @@ pub(super) async fn serve(args: ServeArgs, demo: Option<crate::demo::Pace>) -> a
     if let Some(addr) = &args.metrics_addr {
         crate::metrics::serve(addr).await?;
     }
-    crate::wiring::serve(args.config()?, &args.addr, demo).await
+    crate::serve::run(args.config()?, &args.addr, demo).await
 }

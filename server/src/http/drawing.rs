@@ -3,9 +3,9 @@
 //! has arrived is the page the widget then draws. The page is the one `/recent` answers, from
 //! the same read cache: a loader asks for both at once, and the store is read once.
 
-use super::auth::{Authorized, Read};
 use super::extract::{recent_query, RecentQuery, RecentQueryResult};
 use super::state::AppState;
+use crate::auth::{Authorized, Read};
 use crate::error::Error;
 use app::contract::names::route;
 use app::contract::ApiError;

@@ -2,8 +2,8 @@
 //! names, and a bounded JSON body. Each refusal is an [`Error`], answered as the contract's
 //! `{"error", "message"}` with the status its code names.
 
-use super::auth::{Authorized, Grant};
 use super::state::{AppState, MAX_BODY_BYTES};
+use crate::auth::{Authorized, Grant};
 use crate::error::Error;
 use app::contract::{ApiError, Cap, Filter};
 use axum::body::Bytes;

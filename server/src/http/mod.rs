@@ -5,28 +5,19 @@
 //!   `server_fns` (the widget's calls): the doors, each a thin handler over the service;
 //! - `drawing`: the first page drawn by the widget's components, for its loaders;
 //! - `extract`: what a handler takes from a request, the verified caller among it;
-//! - `auth` (tokens, and the identity provider's keys): who the caller is, and may do what;
-//! - `site`: the widget's static files; `policy`: CSP and CORS from the operator's settings;
-//! - `serve`: the accept loop (timeouts, connection cap, graceful shutdown).
+//! - `site`: the widget's static files; `policy`: CSP and CORS from the operator's settings.
 
-mod auth;
 mod drawing;
 mod extract;
 mod openapi;
 mod policy;
 mod router;
 mod routes;
-mod serve;
 mod server_fns;
 mod site;
 mod sse;
 mod state;
 
-pub use auth::{Access, Auth, Authorized, Caller, ClaimMapping, Grant, Jwks, Read, Write};
 pub use policy::{allowed_origins, content_security_policy, frame_ancestors};
 pub use router::{router, HttpConfig};
-pub use serve::{serve, ConnectionLimits};
 pub use state::MAX_BODY_BYTES;
-
-// Old names, kept only while `cli.rs` and `wiring.rs` (and the tests) still use them: the
-// service is `crate::service`, the accept loop's limits are `ConnectionLimits`.

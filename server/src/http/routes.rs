@@ -2,9 +2,9 @@
 //! health checks. Handlers take an [`Authorized`] caller and typed names, call the service,
 //! and shape its answer; they decide nothing themselves.
 
-use super::auth::{Authorized, Read, Write};
 use super::extract::{recent_query, JsonBody, Names, RecentQuery, RecentQueryResult};
 use super::state::AppState;
+use crate::auth::{Authorized, Read, Write};
 use crate::error::Error;
 use crate::service::Readiness;
 use app::contract::names::route;

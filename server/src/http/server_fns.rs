@@ -1,9 +1,9 @@
 //! The widget's door: its server functions (`/api/recent`, `/api/dismiss`, `/api/looked`,
 //! `/api/look`), declared in `app` and answered by the same service as the REST routes.
 
-use super::auth::Read;
 use super::extract::bearer;
 use super::state::{AppState, MAX_BODY_BYTES};
+use crate::auth::Read;
 use crate::service::Pickup;
 use app::contract::{ApiError, Filter, LastLook, RecentPage};
 use app::service::Bearer;

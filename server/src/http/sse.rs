@@ -1,8 +1,8 @@
 //! The live route: the viewer's page as server-sent events.
 
-use super::auth::{Authorized, Read};
 use super::extract::{bearer, recent_query, views, RecentQuery, RecentQueryResult, View};
 use super::state::AppState;
+use crate::auth::{Authorized, Read};
 use crate::error::Error;
 use crate::live::{Event, Frame, Recheck, Rechecks};
 use app::contract::names::route;

@@ -1,6 +1,6 @@
 //! The service: one implementation of every operation of Pickup, called by the three doors
 //! alike (the REST routes, the live route, the widget's server functions). Each operation
-//! takes an [`Authorized`](crate::http::Authorized) caller (the token verified once, by the
+//! takes an [`Authorized`](crate::auth::Authorized) caller (the token verified once, by the
 //! door) and typed ids, and only then touches the index.
 //!
 //! - `pickup`: [`Pickup`], what it holds, and how shutdown drains what it started;

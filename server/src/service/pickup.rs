@@ -2,8 +2,8 @@
 //! work it runs past an answer (writes to their end, deletes after a read) that shutdown
 //! drains.
 
+use crate::auth::Auth;
 use crate::error::Result;
-use crate::http::Auth;
 use crate::index::Index;
 use crate::live::{Fact, Live, LiveConfig};
 use std::sync::Arc;

@@ -2,8 +2,8 @@
 //! subscription, and what the doors check an id or a write's answer with.
 
 use super::Pickup;
+use crate::auth::{Authorized, Read};
 use crate::error::{Error, Result};
-use crate::http::{Authorized, Read};
 use crate::index::{ItemId, SharedPage};
 use crate::live::Subscription;
 use app::contract::{Filter, ItemRecord, LastLook};

@@ -2,8 +2,8 @@
 //! what it changed is announced to the live watchers as a [`Fact`].
 
 use super::Pickup;
+use crate::auth::{Authorized, Read, Write};
 use crate::error::{Error, Result};
-use crate::http::{Authorized, Read, Write};
 use crate::index::{ItemId, Version};
 use crate::live::{Change, Fact};
 use app::contract::{ItemRecord, ItemUpdate, LastLook, NewItem};

@@ -144,7 +144,7 @@ pub async fn failed_delete_is_retried(b: &Backend) {
 /// A registration whose caller went away once it reached the workspace's marker, which the
 /// returned door holds until the test releases it (the client hung up, or the request timed out).
 async fn a_registration_held_at_its_marker(b: &Backend) -> (pickup::service::Pickup, Arc<Held>) {
-    use pickup::http::Auth;
+    use pickup::auth::Auth;
     use pickup::service::Pickup;
     let clock = ManualClock::new(T0);
     let (index, faults, _) = open_faulty(b, &clock);
@@ -158,7 +158,7 @@ async fn a_registration_held_at_its_marker(b: &Backend) -> (pickup::service::Pic
     let door = faults.hold(Op::Put, "ws/*/markers/");
     let who = pickup
         .auth()
-        .authorize::<pickup::http::Write>(Some(&token), "acme")
+        .authorize::<pickup::auth::Write>(Some(&token), "acme")
         .await
         .unwrap();
     let register = pickup.register(&who, new_item("k", Status::Running));

@@ -13,7 +13,7 @@
 //!   and served, then the listener is closed: no client that got through the handshake is reset,
 //!   and one that comes after is refused (a load balancer sends it to another server). Requests
 //!   in flight finish and idle connections close. Connections still open
-//!   [`ConnectionLimits::grace`] after the signal are dropped, and [`serve`] returns. It never
+//!   [`ConnectionLimits::grace`] after the signal are dropped, and [`connections`] returns. It never
 //!   waits longer than that.
 //!
 //! HTTP/1 only, as before (axum's `http2` feature is off). hyper-util's `auto` builder would sniff
@@ -48,7 +48,7 @@ pub struct ConnectionLimits {
 
 /// Serve `app` on `listener` until `shutdown` resolves, then shut down as described above.
 /// Returns the deadline the shutdown had, so the caller can bound its own clean-up by it.
-pub async fn serve(
+pub(super) async fn connections(
     listener: TcpListener,
     app: Router,
     limits: ConnectionLimits,

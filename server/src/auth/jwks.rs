@@ -4,7 +4,7 @@
 //! **Design.** The usable keys live in a `RwLock<Arc<KeySet>>`: verifying a token takes a
 //! clone of the `Arc` and never waits on the network. Only a token whose `kid` is not in the
 //! cached set makes its request wait, once, for a refresh ([`Jwks::refresh_for_unknown`]);
-//! that is why [`crate::http::Auth::verify`] is `async`. Refreshes are single-flight (a tokio
+//! that is why [`crate::auth::Auth::verify`] is `async`. Refreshes are single-flight (a tokio
 //! mutex held across the fetch: requests that arrive meanwhile wait for that fetch and then
 //! look again instead of fetching too) and rate-limited: an unknown `kid` causes a fetch only if
 //! the last one *started* at least `min_refresh` ago (`PICKUP_JWKS_MIN_REFRESH`, 30 s), so a
