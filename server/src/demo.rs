@@ -6,16 +6,15 @@ use crate::error::Result;
 use crate::index::Index;
 use crate::index::ItemId;
 use crate::index::ManualClock;
-use crate::index::Scope;
 use crate::index::Workspace;
 use crate::index::{Limits, Producer, UserId};
 use app::contract::{Filter, ItemUpdate, NewItem, Status, MAX_CAP};
 use std::time::Duration;
 
-pub const DEMO_WS: &str = "demo";
+pub(crate) const DEMO_WS: &str = "demo";
 
 /// Seed `demo` unless it already has markers (so a restart keeps what people did to it).
-pub async fn seed(index: &Index) -> Result<()> {
+pub(crate) async fn seed(index: &Index) -> Result<()> {
     let ws = Workspace::parse(DEMO_WS)?;
     if is_seeded(index, &ws).await? {
         return Ok(());
@@ -29,14 +28,7 @@ pub async fn seed(index: &Index) -> Result<()> {
 
 /// Whether `ws` has a marker.
 async fn is_seeded(index: &Index, ws: &Workspace) -> Result<bool> {
-    let mut markers = index.store().pages(&Scope::Markers(ws.clone()), None);
-    // A page may be empty and still not the last: read on until a key or the end.
-    while let Some(found) = markers.next(1).await? {
-        if !found.keys.is_empty() {
-            return Ok(true);
-        }
-    }
-    Ok(false)
+    Ok(index.has_markers(ws).await?)
 }
 
 /// One of the seed's items, as it stands `minutes_ago`.
@@ -159,13 +151,13 @@ fn person(sub: &str, name: &str) -> Producer {
 /// `run_for` from nothing to done. `every` stays well under the reader's `stale-after`
 /// ([`Pace::check`]), so no worker's card ever turns stalled.
 #[derive(Clone, Copy, Debug)]
-pub struct Pace {
+pub(crate) struct Pace {
     pub every: Duration,
     pub run_for: Duration,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
-pub enum PaceError {
+pub(crate) enum PaceError {
     #[error("the demo's heartbeat period must be more than zero")]
     Zero,
     #[error("the demo's heartbeat period ({every:?}) must be under half of PICKUP_STALE_AFTER ({stale_after:?}), or its cards would turn stalled")]
@@ -178,7 +170,7 @@ pub enum PaceError {
 }
 
 impl Pace {
-    pub fn check(self, limits: &Limits) -> std::result::Result<Pace, PaceError> {
+    pub(crate) fn check(self, limits: &Limits) -> std::result::Result<Pace, PaceError> {
         let stale_after = Duration::from_millis(limits.stale_after_ms);
         if self.every.is_zero() {
             Err(PaceError::Zero)
@@ -240,7 +232,7 @@ fn advance(progress: f64, step: f64) -> f64 {
 /// The take-over and the first beat are done when this returns, before the server answers
 /// anyone, so no reader ever sees one of the workers' cards stalled; the future it returns
 /// beats on.
-pub async fn keep_alive(
+pub(crate) async fn keep_alive(
     index: std::sync::Arc<Index>,
     pace: Pace,
 ) -> impl std::future::Future<Output = ()> {
@@ -352,7 +344,7 @@ async fn work(index: &Index, ws: &Workspace, worker: &mut Worker, pace: Pace) ->
 }
 
 /// The demo's viewer: "You", with write access to `demo`, for twelve hours.
-pub fn token(auth: &crate::auth::Auth) -> String {
+pub(crate) fn token(auth: &crate::auth::Auth) -> String {
     auth.mint(
         "you",
         Some("You"),

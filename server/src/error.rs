@@ -7,7 +7,6 @@
 //! and endpoints): the client gets a generic message with the request's id, and the log gets
 //! the detail with the same id.
 
-use crate::index::{BadValidator, StoreError};
 use crate::index::{BodyError, IdError, IndexError, NameError};
 use app::contract::{ApiError, ErrorCode};
 use thiserror::Error;
@@ -37,7 +36,7 @@ pub enum Error {
     TooManyStreamsHere { workspace: usize, viewer: usize },
 }
 
-pub type Result<T, E = Error> = std::result::Result<T, E>;
+pub(crate) type Result<T, E = Error> = std::result::Result<T, E>;
 
 macro_rules! through_the_index {
     ($($from:ty),*) => {$(
@@ -48,7 +47,7 @@ macro_rules! through_the_index {
         }
     )*};
 }
-through_the_index!(NameError, IdError, BodyError, BadValidator, StoreError);
+through_the_index!(NameError, IdError, BodyError);
 
 impl Error {
     pub fn code(&self) -> ErrorCode {
@@ -71,12 +70,12 @@ tokio::task_local! {
 }
 
 /// Run `f` as the handling of the request with this id.
-pub async fn with_request_id<F: std::future::Future>(id: String, f: F) -> F::Output {
+pub(crate) async fn with_request_id<F: std::future::Future>(id: String, f: F) -> F::Output {
     REQUEST_ID.scope(id, f).await
 }
 
 /// The id of the request being served, or `-` outside of one.
-pub fn request_id() -> String {
+pub(crate) fn request_id() -> String {
     REQUEST_ID
         .try_with(String::clone)
         .unwrap_or_else(|_| "-".into())
@@ -97,10 +96,10 @@ impl From<Error> for ApiError {
             tracing::warn!(request_id = %id, status, error = %e, "answered with a server error");
         }
         let message = match e {
-            Error::Index(IndexError::Store(crate::index::StoreError::Refused(_))) => {
+            Error::Index(e) if e.refusal().is_some() => {
                 "the store refused: an operator must fix the server's store settings (its log says what the store answered)".to_string()
             }
-            Error::Index(IndexError::Store(crate::index::StoreError::Unreadable { .. })) => {
+            Error::Index(e) if e.is_unreadable_object() => {
                 "an object in the store cannot be read by this server (its log says which)"
                     .to_string()
             }

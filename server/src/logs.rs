@@ -27,7 +27,7 @@ pub enum LogFormat {
 
 /// Install the process's subscriber. The filter comes from `PICKUP_LOG` (default `info`, with
 /// tower_http's per-request lines at `warn`).
-pub fn init(format: LogFormat) {
+pub(crate) fn init(format: LogFormat) {
     let filter =
         EnvFilter::try_from_env("PICKUP_LOG").unwrap_or_else(|_| "info,tower_http=warn".into());
     // Colours only for a terminal: a log file or a collector gets plain text.

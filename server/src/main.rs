@@ -3,7 +3,7 @@ use clap::Parser;
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let cli = pickup::cli::Cli::parse();
-    pickup::logs::init(cli.log_format);
+    pickup::cli::init_logs(cli.log_format);
     match pickup::cli::run(cli).await {
         Ok(code) => code,
         Err(e) => {

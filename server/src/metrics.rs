@@ -21,40 +21,40 @@ const SECONDS_BUCKETS: &[f64] = &[
 ];
 
 /// HTTP requests answered, by route template (never the raw path), method and status.
-pub const HTTP_REQUESTS: &str = "pickup_http_requests_total";
+pub(crate) const HTTP_REQUESTS: &str = "pickup_http_requests_total";
 /// Time to the answer's head, by route template and method.
-pub const HTTP_REQUEST_SECONDS: &str = "pickup_http_request_seconds";
+pub(crate) const HTTP_REQUEST_SECONDS: &str = "pickup_http_request_seconds";
 /// Requests to the object store, by kind (`op`).
-pub const STORE_REQUESTS: &str = "pickup_store_requests_total";
+pub(crate) const STORE_REQUESTS: &str = "pickup_store_requests_total";
 /// Store request latency, by kind (`op`).
-pub const STORE_REQUEST_SECONDS: &str = "pickup_store_request_seconds";
+pub(crate) const STORE_REQUEST_SECONDS: &str = "pickup_store_request_seconds";
 /// Keys the store's listings returned.
-pub const STORE_KEYS_LISTED: &str = "pickup_store_keys_listed_total";
+pub(crate) const STORE_KEYS_LISTED: &str = "pickup_store_keys_listed_total";
 /// Read-cache lookups, by what was looked up (`cache`) and whether the store was asked.
-pub const CACHE_LOOKUPS: &str = "pickup_cache_lookups_total";
+pub(crate) const CACHE_LOOKUPS: &str = "pickup_cache_lookups_total";
 /// Workspaces this server watches for live streams.
-pub const LIVE_WATCHERS: &str = "pickup_live_watchers";
+pub(crate) const LIVE_WATCHERS: &str = "pickup_live_watchers";
 /// Live streams open on this server.
-pub const LIVE_SUBSCRIBERS: &str = "pickup_live_subscribers";
+pub(crate) const LIVE_SUBSCRIBERS: &str = "pickup_live_subscribers";
 /// Keys deleted, by who found them dead (`by`), why (`reason`) and kind of key.
 /// Live watchers' reconciles (a listing of the workspace's keys), by why they ran.
-pub const LIVE_RECONCILES: &str = "pickup_live_reconciles_total";
+pub(crate) const LIVE_RECONCILES: &str = "pickup_live_reconciles_total";
 /// 1 while live watchers poll the store (no bus, or the bus is down), 0 while facts drive them.
-pub const LIVE_POLLING: &str = "pickup_live_polling";
+pub(crate) const LIVE_POLLING: &str = "pickup_live_polling";
 /// Facts on the bus: published by this server, heard from others, or refused as unreadable.
-pub const BUS_FACTS: &str = "pickup_bus_facts_total";
-pub const BUS_REFUSED: &str = "pickup_bus_refused_total";
-pub const BUS_PEERS: &str = "pickup_bus_peers";
-pub const DELETIONS: &str = "pickup_deletions_total";
+pub(crate) const BUS_FACTS: &str = "pickup_bus_facts_total";
+pub(crate) const BUS_REFUSED: &str = "pickup_bus_refused_total";
+pub(crate) const BUS_PEERS: &str = "pickup_bus_peers";
+pub(crate) const DELETIONS: &str = "pickup_deletions_total";
 /// Deletes that failed (retried by a later read or sweep), by who found the key dead.
-pub const DELETION_FAILURES: &str = "pickup_deletion_failures_total";
+pub(crate) const DELETION_FAILURES: &str = "pickup_deletion_failures_total";
 /// Deletes by age held back because this server's clock disagrees with the store's.
-pub const DELETIONS_HELD: &str = "pickup_deletions_held_total";
+pub(crate) const DELETIONS_HELD: &str = "pickup_deletions_held_total";
 /// Registrations (`POST …/items`), by outcome: `created` or the error code of the refusal.
-pub const REGISTRATIONS: &str = "pickup_registrations_total";
+pub(crate) const REGISTRATIONS: &str = "pickup_registrations_total";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Counter,
     Gauge,
     Histogram,
@@ -62,7 +62,7 @@ pub enum Kind {
 
 /// One metric as operators see it.
 #[derive(Debug, Clone, Copy)]
-pub struct Metric {
+pub(crate) struct Metric {
     pub name: &'static str,
     pub kind: Kind,
     pub labels: &'static [&'static str],
@@ -70,7 +70,7 @@ pub struct Metric {
 }
 
 /// Every metric Pickup records.
-pub const ALL: &[Metric] = &[
+pub(crate) const ALL: &[Metric] = &[
     Metric {
         name: HTTP_REQUESTS,
         kind: Kind::Counter,
@@ -176,7 +176,7 @@ pub const ALL: &[Metric] = &[
 ];
 
 /// Counts one registration: created, or refused with its error's code.
-pub fn registration(result: Result<(), app::contract::ErrorCode>) {
+pub(crate) fn registration(result: Result<(), app::contract::ErrorCode>) {
     let outcome = match result {
         Ok(()) => "created",
         Err(code) => code.as_str(),
@@ -201,7 +201,7 @@ fn describe() {
 /// so that names and ids never become labels), its method and status, and times it. Requests no
 /// route matched are the site's files: `route="site"`. Methods outside the standard set are
 /// counted as `OTHER`, so a client cannot make new series at will.
-pub async fn count_request(req: Request, next: Next) -> Response {
+pub(crate) async fn count_request(req: Request, next: Next) -> Response {
     let route = match req.extensions().get::<MatchedPath>() {
         Some(path) => path.as_str().to_owned(),
         None => "site".to_owned(),
@@ -227,7 +227,7 @@ pub async fn count_request(req: Request, next: Next) -> Response {
 }
 
 /// Install the recorder and serve `/metrics` on `addr` until the process ends.
-pub async fn serve(addr: &str) -> anyhow::Result<()> {
+pub(crate) async fn serve(addr: &str) -> anyhow::Result<()> {
     // Without buckets the exporter renders summaries, which cannot be aggregated across servers.
     let handle = PrometheusBuilder::new()
         .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), SECONDS_BUCKETS)
@@ -257,6 +257,13 @@ mod tests {
         for m in ALL {
             assert!(m.name.starts_with("pickup_"), "{}", m.name);
             assert!(seen.insert(m.name), "{} listed twice", m.name);
+            for label in m.labels {
+                assert!(
+                    label.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
+                    "{}: label {label}",
+                    m.name
+                );
+            }
             match m.kind {
                 Kind::Counter => assert!(m.name.ends_with("_total"), "{}", m.name),
                 Kind::Histogram => assert!(m.name.ends_with("_seconds"), "{}", m.name),

@@ -8,7 +8,7 @@ use thiserror::Error;
 
 /// Why a peer's answer could not be taken whole.
 #[derive(Debug, Error)]
-pub enum AnswerError {
+pub(crate) enum AnswerError {
     /// The body went past the limit: reading stopped there, nothing past it was kept.
     #[error("the answer is larger than {limit} bytes")]
     TooLarge { limit: usize },
@@ -19,7 +19,10 @@ pub enum AnswerError {
 
 /// The whole body of `res`, refused as soon as it passes `limit` bytes: at most `limit` bytes
 /// (and one chunk) are ever held, whatever the peer sends or announces.
-pub async fn read_bounded(res: reqwest::Response, limit: usize) -> Result<Bytes, AnswerError> {
+pub(crate) async fn read_bounded(
+    res: reqwest::Response,
+    limit: usize,
+) -> Result<Bytes, AnswerError> {
     // An announced length over the limit is refused before a byte is read.
     if res.content_length().is_some_and(|n| n > limit as u64) {
         return Err(AnswerError::TooLarge { limit });
@@ -35,7 +38,7 @@ pub async fn read_bounded(res: reqwest::Response, limit: usize) -> Result<Bytes,
 }
 
 /// The error and its causes on one line (reqwest's own message hides the cause).
-pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut out = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {
@@ -49,7 +52,7 @@ pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
 /// `text` with every character that could act on a terminal escaped (`\u{1b}`, `\r`, `\n`,
 /// the bidirectional controls that reorder what follows): a peer's message is shown as what it
 /// says, never as what it would do to the screen.
-pub fn printable(text: &str) -> String {
+pub(crate) fn printable(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if c.is_control() || is_bidi_control(c) {

@@ -5,7 +5,6 @@
 
 use crate::auth::{Auth, ClaimMapping, Jwks};
 use crate::http::{router, HttpConfig};
-use crate::index::Store;
 use crate::index::{Index, Limits as IndexLimits, SystemClock};
 use crate::live::LiveConfig;
 use crate::serve::ConnectionLimits;
@@ -62,9 +61,8 @@ impl Config {
     }
 }
 
-pub fn index(store: &str, limits: IndexLimits, cap: u32) -> anyhow::Result<Index> {
-    let store = Store::open(store)?;
-    Ok(Index::new(store, limits, cap, Arc::new(SystemClock)).with_clock_check())
+pub(crate) fn index(store: &str, limits: IndexLimits, cap: u32) -> anyhow::Result<Index> {
+    Ok(Index::open(store, limits, cap, Arc::new(SystemClock))?.with_clock_check())
 }
 
 impl Tokens {

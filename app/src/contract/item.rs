@@ -5,6 +5,7 @@
 //!
 //! Server-side only (feature `ssr`): the widget reads cards, never records.
 
+use super::link::{is_unsafe_char, safe_link};
 use super::page::{Card, Owner, Status};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
@@ -97,6 +98,26 @@ impl ItemUpdate {
             ..ItemUpdate::default()
         }
     }
+}
+
+/// Text as it is stored (a title, a person's display name): trimmed, 1 to `max` characters,
+/// none of them a control or bidirectional-control character ([`is_unsafe_char`]). `None` when
+/// it breaks the rule. The one rule of every text a card shows, for the server's checks and the
+/// producer's alike.
+pub fn stored_text(text: &str, max: usize) -> Option<String> {
+    let t = text.trim();
+    let n = t.chars().count();
+    (n > 0 && n <= max && !t.chars().any(is_unsafe_char)).then(|| t.to_string())
+}
+
+/// A link as it is stored: the contract's rule ([`safe_link`]), with the `url` crate's parser
+/// judging whether an absolute URL is http(s) with a host. `None` when it breaks the rule.
+pub fn stored_url(url: &str) -> Option<String> {
+    let http_with_host = |u: &str| {
+        url::Url::parse(u)
+            .is_ok_and(|p| matches!(p.scheme(), "http" | "https") && p.host().is_some())
+    };
+    safe_link(url, http_with_host).map(str::to_string)
 }
 
 impl ItemRecord {

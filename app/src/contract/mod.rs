@@ -31,7 +31,9 @@ pub mod read;
 pub use cap::{Cap, DEFAULT_CAP, MAX_CAP, MIN_CAP};
 pub use error::{ApiError, ErrorCode};
 #[cfg(feature = "ssr")]
-pub use item::{ItemRecord, ItemUpdate, NewItem, MAX_NAME_CHARS, MAX_TITLE_CHARS};
+pub use item::{
+    stored_text, stored_url, ItemRecord, ItemUpdate, NewItem, MAX_NAME_CHARS, MAX_TITLE_CHARS,
+};
 pub use link::MAX_URL_CHARS;
 pub use look::{LastLook, Since};
 pub use names::{DomEvent, LiveEvent, EXPIRES_IN, TOKEN_EXPIRES, VIEWER};

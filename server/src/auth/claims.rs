@@ -3,7 +3,8 @@
 
 use super::caller::Caller;
 use crate::error::{Error, Result};
-use crate::index::UserId;
+use crate::index::{BodyError, UserId};
+use app::contract::{stored_text, MAX_NAME_CHARS};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -83,8 +84,11 @@ impl ClaimMapping {
             .find(|n| !n.trim().is_empty());
         let name = match chosen {
             None => user.to_string(),
-            Some(n) => crate::index::check_name(n).map_err(|e| {
-                Error::Unauthenticated(format!("the token's name was refused ({e}); get a new one"))
+            Some(n) => stored_text(n, MAX_NAME_CHARS).ok_or_else(|| {
+                Error::Unauthenticated(format!(
+                    "the token's name was refused ({}); get a new one",
+                    BodyError::OwnerName
+                ))
             })?,
         };
         Ok(Caller {

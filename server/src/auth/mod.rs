@@ -23,7 +23,7 @@
 //! or one string of space-separated values); with a prefix, only the values that start with it
 //! count, the prefix stripped. Name: the name claim, else `preferred_username`, else `sub`;
 //! the name becomes an item's owner name, so it follows the rule of every displayed name
-//! ([`crate::index::check_name`]) and a token whose name breaks it is refused. Write access:
+//! ([`app::contract::stored_text`]) and a token whose name breaks it is refused. Write access:
 //! the scope claim (a space-separated string, or an array) contains `write`. A token without
 //! a scope claim may read only: membership comes from the workspace claim, and writing is
 //! granted only when asked for explicitly (an identity provider's default access token says
@@ -40,11 +40,10 @@ mod jwks;
 mod mint;
 mod verify;
 
-pub use caller::{Access, Caller};
-pub use claims::ClaimMapping;
-pub use grant::{Authorized, Grant, Read, Write};
-pub use jwks::Jwks;
-pub use verify::Auth;
+pub(crate) use claims::ClaimMapping;
+pub(crate) use grant::{Authorized, Grant, Read, Write};
+pub(crate) use jwks::Jwks;
+pub(crate) use verify::Auth;
 
 #[cfg(test)]
 mod tests;

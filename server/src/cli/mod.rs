@@ -68,6 +68,11 @@ pub enum Command {
     Item(ItemArgs),
 }
 
+/// Installs the process's log subscriber, as `log_format` says (the binary's first step).
+pub fn init_logs(log_format: crate::logs::LogFormat) {
+    crate::logs::init(log_format);
+}
+
 /// Runs the subcommand. `pickup run` exits with its command's status; the others succeed or
 /// fail.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {

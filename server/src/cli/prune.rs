@@ -22,24 +22,22 @@ pub(super) async fn prune(p: PruneArgs) -> anyhow::Result<()> {
     let index = p.store.index()?;
     if !p.dry_run {
         let moved = index
-            .store()
             .move_legacy()
             .await
             .context("moving keys of the old layout")?;
-        if moved.moved > 0 {
-            println!("moved {} keys of the old layout to ws/{{ws}}/", moved.moved);
+        if moved > 0 {
+            println!("moved {moved} keys of the old layout to ws/{{ws}}/");
         }
     }
     let targets = match &p.ws {
         Some(ws) => vec![Workspace::parse(ws)?],
-        None => crate::index::workspaces(&index)
-            .await
-            .context("listing workspaces")?,
+        None => index.workspaces().await.context("listing workspaces")?,
     };
     let verb = if p.dry_run { "would delete" } else { "deleted" };
     let mut total = 0;
     for ws in targets {
-        let sweep = crate::index::sweep(&index, &ws, p.dry_run)
+        let sweep = index
+            .sweep(&ws, p.dry_run)
             .await
             .with_context(|| format!("sweeping {ws}"))?;
         let counts = if p.dry_run {

@@ -2,8 +2,9 @@
 
 use super::parse::positive_duration;
 use super::producer::{NewItemArgs, ServerArgs};
-use crate::index::Workspace;
+use crate::index::{BodyError, Workspace};
 use crate::producer::{Item, Timing};
+use app::contract::{stored_text, stored_url, MAX_TITLE_CHARS};
 use clap::Args;
 use std::time::Duration;
 
@@ -43,8 +44,11 @@ pub(super) async fn run_command(args: RunArgs) -> anyhow::Result<u8> {
     } = args.item;
     Workspace::parse(&ws)?;
     crate::index::SubKey::parse(&key)?;
-    let title = crate::index::check_title(&title)?;
-    let url = crate::index::check_url(url.as_deref())?;
+    let title = stored_text(&title, MAX_TITLE_CHARS).ok_or(BodyError::Title)?;
+    let url = match url.as_deref().map(str::trim).filter(|u| !u.is_empty()) {
+        None => None,
+        Some(u) => Some(stored_url(u).ok_or(BodyError::Url)?),
+    };
     let item = Item {
         ws,
         key,

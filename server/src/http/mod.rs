@@ -18,6 +18,5 @@ mod site;
 mod sse;
 mod state;
 
-pub use policy::{allowed_origins, content_security_policy, frame_ancestors};
-pub use router::{router, HttpConfig};
-pub use state::MAX_BODY_BYTES;
+pub(crate) use policy::{allowed_origins, frame_ancestors};
+pub(crate) use router::{router, HttpConfig};

@@ -8,7 +8,7 @@ use axum::http::HeaderValue;
 /// `inline_scripts` sources: the home page's own script, by its hash), no plugins,
 /// no `<base>`, framed only by `frame_ancestors`. The example embed page may also call another
 /// Pickup server (`connect-src`), since its URL may name one.
-pub fn content_security_policy(
+pub(crate) fn content_security_policy(
     frame_ancestors: &str,
     embed_page: bool,
     inline_scripts: &[String],
@@ -28,7 +28,7 @@ pub fn content_security_policy(
 
 /// `PICKUP_FRAME_ANCESTORS`: CSP sources separated by spaces (`'self'`, `'none'`,
 /// `https://app.example.com`, …). Refused if it could end the directive or break the header.
-pub fn frame_ancestors(raw: &str) -> anyhow::Result<String> {
+pub(crate) fn frame_ancestors(raw: &str) -> anyhow::Result<String> {
     let value = raw.split_whitespace().collect::<Vec<_>>().join(" ");
     if value.is_empty()
         || value
@@ -45,7 +45,7 @@ pub fn frame_ancestors(raw: &str) -> anyhow::Result<String> {
 /// `PICKUP_ALLOWED_ORIGINS`: comma-separated origins, each trimmed; empty entries are ignored.
 /// `*` and anything that is not exactly `scheme://host[:port]` are refused with an error that
 /// names the entry.
-pub fn allowed_origins(raw: &str) -> anyhow::Result<Vec<HeaderValue>> {
+pub(crate) fn allowed_origins(raw: &str) -> anyhow::Result<Vec<HeaderValue>> {
     let mut out = Vec::new();
     for entry in raw.split(',').map(str::trim).filter(|e| !e.is_empty()) {
         if entry == "*" {

@@ -42,7 +42,7 @@ pub struct HttpConfig {
     pub request_timeout: Duration,
 }
 
-pub fn router(pickup: Pickup, config: &HttpConfig) -> Router {
+pub(crate) fn router(pickup: Pickup, config: &HttpConfig) -> Router {
     let handle = ServiceHandle(Arc::new(pickup.clone()));
     let state = AppState { pickup, handle };
     let doors = with_site(Router::new().merge(api()), config).with_state(state);

@@ -176,7 +176,7 @@ pub(super) async fn update(
         None => None,
         Some(v) => Some(
             v.to_str()
-                .map_err(|_| crate::index::BadValidator)?
+                .map_err(|_| crate::index::IndexError::BadValidator)?
                 .to_string(),
         ),
     };

@@ -4,7 +4,7 @@ use crate::service::Pickup;
 use app::service::ServiceHandle;
 
 /// Larger bodies get 413 before they are read: a record is a few hundred bytes.
-pub const MAX_BODY_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 64 * 1024;
 
 #[derive(Clone)]
 pub struct AppState {

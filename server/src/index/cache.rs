@@ -35,8 +35,9 @@
 
 use crate::index::marker_index::PageRead;
 use crate::index::store::Result;
+use crate::index::store::{Found, Scope, Store, Stored};
 use crate::index::Workspace;
-use crate::index::{Found, ItemId, Key, Scope, Store, Stored};
+use crate::index::{ItemId, Key};
 use moka::future::Cache;
 use std::collections::HashMap;
 use std::future::Future;

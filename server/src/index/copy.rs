@@ -9,7 +9,8 @@
 //! never taken for a missing one (which would drop its card, or judge its marker dead).
 
 use super::store::uncounted;
-use crate::index::{Expect, Index, ItemId, Key, PageRead, Result, Scope, Store, Stored, Version};
+use super::store::{Expect, Scope, Store};
+use crate::index::{Index, ItemId, Key, PageRead, Result, Version};
 use crate::index::{UserId, Workspace};
 use app::contract::Filter;
 use bytes::Bytes;
@@ -80,8 +81,8 @@ impl Index {
     }
 
     /// A key's bytes and the version they were read at, or `None` if it does not exist.
-    pub async fn stored(&self, key: &Key) -> Result<Option<Stored>> {
-        Ok(self.store.read(key).await?)
+    pub async fn stored(&self, key: &Key) -> Result<Option<(Bytes, Version)>> {
+        Ok(self.store.read(key).await?.map(|s| (s.bytes, s.version)))
     }
 }
 

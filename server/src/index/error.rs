@@ -4,7 +4,7 @@
 use super::core::id::{IdError, ItemId};
 use super::core::names::NameError;
 use super::core::record::BodyError;
-use super::{BadValidator, StoreError};
+use super::store::StoreError;
 use app::contract::ErrorCode;
 use thiserror::Error;
 
@@ -16,8 +16,9 @@ pub enum IndexError {
     InvalidId(#[from] IdError),
     #[error(transparent)]
     InvalidBody(#[from] BodyError),
-    #[error(transparent)]
-    BadValidator(#[from] BadValidator),
+    /// An `If-Match` that is present but is not a validator this server handed out.
+    #[error("If-Match must be the ETag a GET or PUT of this item answered, as it was given")]
+    BadValidator,
     /// Only the token that registered an item may change or remove it.
     #[error("only the item's owner (the token that registered it) may change or remove it")]
     NotOwner,
@@ -35,6 +36,9 @@ pub enum IndexError {
     NotSupported(String),
     #[error(transparent)]
     Store(StoreError),
+    /// `PICKUP_STORE` names no store this server can open (the message says what to fix).
+    #[error("{0}")]
+    StoreUrl(String),
     /// A record that exists but cannot be read as one (written by a newer version, damaged).
     #[error("the record of {0} cannot be read as a record")]
     UnreadableRecord(ItemId),
@@ -62,18 +66,41 @@ impl IndexError {
             IndexError::InvalidName(_) | IndexError::InvalidId(_) | IndexError::FutureId { .. } => {
                 ErrorCode::InvalidName
             }
-            IndexError::InvalidBody(_) | IndexError::BadValidator(_) => ErrorCode::InvalidBody,
+            IndexError::InvalidBody(_) | IndexError::BadValidator => ErrorCode::InvalidBody,
             IndexError::NotOwner => ErrorCode::Forbidden,
             IndexError::NotFound => ErrorCode::NotFound,
             IndexError::PreconditionFailed => ErrorCode::PreconditionFailed,
             IndexError::IdsTaken { .. } => ErrorCode::Conflict,
             IndexError::NotSupported(_) => ErrorCode::NotSupported,
             IndexError::Store(_) | IndexError::UnreadableRecord(_) => ErrorCode::StoreUnavailable,
+            IndexError::StoreUrl(_) => ErrorCode::StoreUnavailable,
         }
     }
 
     /// A fault of the store's (or of what is in it), not of the request: logged as an error.
     pub fn is_store_fault(&self) -> bool {
-        matches!(self, IndexError::Store(_) | IndexError::UnreadableRecord(_))
+        matches!(
+            self,
+            IndexError::Store(_) | IndexError::UnreadableRecord(_) | IndexError::StoreUrl(_)
+        )
+    }
+
+    /// When the store refused (a bucket that does not exist, credentials it does not take: an
+    /// operator must fix the settings), what kind of refusal, in words with no endpoint or
+    /// path in them (for `/readyz`, which anyone who can reach the server reads).
+    pub fn refusal(&self) -> Option<&'static str> {
+        match self {
+            IndexError::Store(e @ StoreError::Refused(_)) => Some(e.refusal()),
+            _ => None,
+        }
+    }
+
+    /// An object in the store that is not what Pickup writes under its key (a look whose body
+    /// does not parse, an object too large to be one of Pickup's).
+    pub fn is_unreadable_object(&self) -> bool {
+        matches!(
+            self,
+            IndexError::Store(StoreError::Unreadable { .. } | StoreError::TooLarge { .. })
+        )
     }
 }

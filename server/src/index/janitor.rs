@@ -16,7 +16,7 @@
 //!   [`Index::apply`] trusts only while the two clocks agree within the skew).
 //!
 //! Each period it first moves keys of the old kind-first layout to their new names
-//! (`Store::move_legacy`), which an older server may still be writing during an upgrade.
+//! (`Index::move_legacy`), which an older server may still be writing during an upgrade.
 //!
 //! It also writes the owner marker of a live item that lacks one (items registered before
 //! owner markers existed), so "Mine" finds every item within one sweep of an upgrade.
@@ -24,12 +24,13 @@
 //! Never deleted: a key whose name does not parse (logged), any key of a live, pending or
 //! unreadable item, and any look while the workspace has a marker.
 
+use super::core::plan::{Ages, Listing, Plan, Reason};
+use super::core::verdict::{judge, settle, Limits, Verdict};
+use super::prune::{FoundBy, Prune};
+use super::store::{Found, ListedLook, Scope};
 use crate::index::ItemId;
 use crate::index::Result;
-use crate::index::{judge, settle, Limits, Verdict};
-use crate::index::{Ages, Listing, Plan, Reason};
-use crate::index::{Found, Key, KeyKind, ListedLook, Scope};
-use crate::index::{FoundBy, Index, Prune};
+use crate::index::{Index, Key, KeyKind};
 use crate::index::{UserId, Workspace};
 use futures::StreamExt;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -74,7 +75,7 @@ impl Sweep {
 
 /// The keys of a scope, with the names there that are not keys logged and kept.
 async fn list(index: &Index, scope: Scope) -> Result<Vec<Key>> {
-    let found = index.store().list(&scope).await?;
+    let found = index.store.list(&scope).await?;
     for name in &found.strays {
         tracing::warn!(%scope, name, "not a key Pickup wrote: kept");
     }
@@ -89,9 +90,21 @@ fn user_and_id(key: Key) -> Option<(UserId, ItemId)> {
     }
 }
 
-/// Sweep one workspace: list it, judge its markers, find the orphans, and (unless `dry_run`)
-/// write the missing owner markers and delete what is dead.
-pub async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep> {
+impl Index {
+    /// Sweep one workspace: list it, judge its markers, find the orphans, and (unless
+    /// `dry_run`) write the missing owner markers and delete what is dead.
+    pub async fn sweep(&self, ws: &Workspace, dry_run: bool) -> Result<Sweep> {
+        sweep(self, ws, dry_run).await
+    }
+
+    /// The server's janitor: sweeps every workspace once per `period`, the first one a period
+    /// after start. A failed sweep is logged and tried again next period.
+    pub async fn sweep_every(self: std::sync::Arc<Self>, period: std::time::Duration) {
+        every(self, period).await
+    }
+}
+
+async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep> {
     let now = index.clock.now_ms();
     let limits = &index.limits;
     let listed = Listed::of(index, ws).await?;
@@ -139,7 +152,7 @@ impl Listed {
     /// to judge; a look listed before a workspace's markers turn out to be none was written
     /// while it had none.
     async fn of(index: &Index, ws: &Workspace) -> Result<Listed> {
-        let looks = index.store().looks(ws).await?;
+        let looks = index.store.looks(ws).await?;
         let dismissals = list(index, Scope::AllDismissals(ws.clone()))
             .await?
             .into_iter()
@@ -158,7 +171,7 @@ impl Listed {
                 _ => None,
             })
             .collect();
-        let markers = index.store().list(&Scope::Markers(ws.clone())).await?;
+        let markers = index.store.list(&Scope::Markers(ws.clone())).await?;
         Ok(Listed {
             looks,
             dismissals,
@@ -315,7 +328,7 @@ fn orphans(
 /// Write the missing owner markers, then delete what the sweep found dead.
 async fn carry_out(index: &Index, sweep: &mut Sweep, missing: &[Key]) {
     for key in missing {
-        if let Err(e) = index.store().mark(key).await {
+        if let Err(e) = index.store.mark(key).await {
             tracing::warn!(%key, error = %e, "could not write a missing owner marker; the next sweep will");
         }
     }
@@ -330,14 +343,7 @@ async fn carry_out(index: &Index, sweep: &mut Sweep, missing: &[Key]) {
     sweep.held = report.held;
 }
 
-/// Every workspace that has any key Pickup writes.
-pub async fn workspaces(index: &Index) -> Result<Vec<Workspace>> {
-    Ok(index.store().workspaces().await?.into_iter().collect())
-}
-
-/// The server's janitor: sweeps every workspace once per `period`, the first one a period after
-/// start. A failed sweep is logged and tried again next period.
-pub async fn every(index: std::sync::Arc<Index>, period: std::time::Duration) {
+async fn every(index: std::sync::Arc<Index>, period: std::time::Duration) {
     let mut tick = tokio::time::interval(period);
     // A sweep that outlasts the period is followed by a full period, not a burst of catch-ups.
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -347,11 +353,11 @@ pub async fn every(index: std::sync::Arc<Index>, period: std::time::Duration) {
         // An older server may still write the old layout while servers are upgraded. No
         // sweep after a move cut short: it would take the records moved without their
         // markers yet for orphans, and delete them.
-        if let Err(e) = index.store().move_legacy().await {
+        if let Err(e) = index.store.move_legacy().await {
             tracing::warn!(error = %e, "janitor could not move keys of the old layout; no sweep this period");
             continue;
         }
-        match workspaces(&index).await {
+        match index.workspaces().await {
             Ok(all) => {
                 for ws in all {
                     if let Err(e) = sweep(&index, &ws, false).await {

@@ -8,19 +8,21 @@
 //! - Only markers confirmed dead (expired by name, superseded by a newer run, finished long ago,
 //!   recordless past the grace period) are deleted, one key at a time, after the answer.
 
+use super::cache::ReadCache;
 use super::clock_check::ClockCheck;
 use super::copy::Unread;
 use super::prune::Prune;
+use super::store::{Retry, Scope, Store};
 use crate::index::Clock;
 use crate::index::ItemId;
 use crate::index::Limits;
-use crate::index::ReadCache;
-use crate::index::Store;
 use crate::index::Workspace;
 use crate::index::{IndexError, Result};
 use app::contract::RecentPage;
 use bytes::Bytes;
+use object_store::ObjectStore;
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 #[derive(Clone)]
 pub struct Index {
@@ -90,7 +92,40 @@ impl std::ops::Deref for SharedPage {
 }
 
 impl Index {
-    pub fn new(store: Store, limits: Limits, default_cap: u32, clock: Arc<dyn Clock>) -> Self {
+    /// The index on the store a `PICKUP_STORE` URL names (`file://./data`, `memory://`,
+    /// `s3://bucket/prefix`, `gs://…`, `az://…`; cloud options from the usual `AWS_*`,
+    /// `GOOGLE_*` and `AZURE_*` variables), judging by `limits`, `default_cap` cards a page
+    /// unless asked otherwise, telling the time by `clock`.
+    pub fn open(
+        url: &str,
+        limits: Limits,
+        default_cap: u32,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self> {
+        let store = Store::open(url).map_err(|e| IndexError::StoreUrl(e.to_string()))?;
+        Ok(Index::new(store, limits, default_cap, clock))
+    }
+
+    /// The same index with a layer between it and its store, the way object_store's own
+    /// wrappers compose (a fault injector, a request counter, added latency): `layer` is given
+    /// the object store as the index speaks to it now and returns what it is to speak to.
+    /// Listings then go through the layer's `list`, not a paginated listing the layer would not
+    /// see. The read cache, if any, is left behind (it read through the old way).
+    pub fn through(
+        mut self,
+        layer: impl FnOnce(Arc<dyn ObjectStore>) -> Arc<dyn ObjectStore>,
+    ) -> Self {
+        self.store = self.store.layer(layer);
+        self.cache = None;
+        self
+    }
+
+    pub(super) fn new(
+        store: Store,
+        limits: Limits,
+        default_cap: u32,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
         Index {
             store,
             limits,
@@ -117,8 +152,50 @@ impl Index {
         self
     }
 
-    pub fn store(&self) -> &Store {
-        &self.store
+    /// Retry a transient write fault `retries` times, waiting from `min_delay` to `max_delay`
+    /// (jittered, exponential) between tries; the default is 6 tries from 50 ms to 2 s.
+    pub fn with_retry(mut self, retries: usize, min_delay: Duration, max_delay: Duration) -> Self {
+        self.store = self.store.with_retry(Retry {
+            retries,
+            min_delay,
+            max_delay,
+        });
+        self
+    }
+
+    /// The URL the store was opened from, for logs.
+    pub fn store_url(&self) -> &str {
+        self.store.url()
+    }
+
+    /// Whether the store answers: an error (never "ready") when it refuses or does not answer;
+    /// [`IndexError::refusal`] tells a refusal an operator must fix.
+    pub async fn ready(&self) -> Result<()> {
+        Ok(self.store.ready().await?)
+    }
+
+    /// Moves every key of the old kind-first layout (`markers/{ws}/{id}`) to its name under
+    /// `ws/{ws}/`: answers how many moved. An older server may still be writing the old layout
+    /// during an upgrade, so `serve` and the janitor call it again.
+    pub async fn move_legacy(&self) -> Result<usize> {
+        Ok(self.store.move_legacy().await?.moved)
+    }
+
+    /// Whether `ws` lists any marker (one small listing, stopped at the first).
+    pub async fn has_markers(&self, ws: &Workspace) -> Result<bool> {
+        let mut markers = self.store.pages(&Scope::Markers(ws.clone()), None);
+        // A page may be empty and still not the last: read on until a key or the end.
+        while let Some(found) = markers.next(1).await? {
+            if !found.keys.is_empty() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Every workspace that has any key Pickup writes.
+    pub async fn workspaces(&self) -> Result<Vec<Workspace>> {
+        Ok(self.store.workspaces().await?.into_iter().collect())
     }
 
     /// The read path's time limits.

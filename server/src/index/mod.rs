@@ -2,14 +2,16 @@
 //!
 //! - `core`: the pure rules (names, ids, records, what a listing means), tested without a
 //!   store; it knows nothing of the store.
-//! - `store`: the only code in Pickup that speaks object_store. Its vocabulary (keys, scopes,
-//!   versions, errors, the [`Store`] itself) is re-exported here; the module is not.
+//! - `store`: the only code in Pickup that speaks object_store. Nothing of it is reachable
+//!   beyond the index: the rest of Pickup names items, keys and versions, and asks [`Index`].
+//! - `key` and `version`: the index's keys (what each object Pickup writes is) and a record's
+//!   version (what `If-Match` compares).
 //! - `cache`: the store's reads, shared by concurrent requests (serve only).
-//! - `marker_index`: [`Index`], what it holds; `write`, `read` and `prune`: its three paths
-//!   over the store; `clock_check`: whether this server's clock may judge ages.
+//! - `marker_index`: [`Index`], what it holds and how it is opened; `write`, `read` and
+//!   `prune`: its three paths over the store; `clock_check`: whether this server's clock may
+//!   judge ages.
 //! - `copy`: [`MemoryIndex`], an index on memory written key by key (a live watcher's copy
-//!   of a workspace, whose records may be listed but not yet read), and what the store tells
-//!   such a copy ([`Index::versions`]).
+//!   of a workspace, whose records may be listed but not yet read).
 //! - `janitor`: whole-workspace sweeps, so nothing Pickup writes lives forever.
 //!
 //! Everything another part of Pickup may use is re-exported here; nothing else is reachable.
@@ -18,38 +20,28 @@ mod cache;
 mod clock;
 mod clock_check;
 mod copy;
-mod core;
+pub mod core;
 mod error;
 mod janitor;
+mod key;
 mod marker_index;
 mod prune;
 mod read;
-// `pub(crate)` only while `cli.rs`, `demo.rs` and `wiring.rs` still name `index::store::…`: every
-// item they use is re-exported below, and the module becomes private once they use those.
 mod store;
+mod version;
 mod write;
 
 pub use self::clock::{Clock, ManualClock, SystemClock};
-pub use self::clock_check::ClockStatus;
 pub use self::copy::{CopyPage, MemoryIndex};
 pub use self::core::id::{IdError, ItemId};
 pub use self::core::names::{NameError, SubKey, UserId, Workspace};
-pub use self::core::plan::{Ages, Budget, Listing, Planner, Reason, RIVALS_PER_KEY};
-pub use self::core::record::{
-    check_as_written, check_title, check_url, is_unsafe_char, new_record, updated_record,
-    BodyError, Producer, RecordError,
-};
-pub use self::core::verdict::{judge, next_change_ms, Limits, RecordLookup, Verdict};
+pub use self::core::plan::Reason;
+pub use self::core::record::{BodyError, Producer};
+pub use self::core::verdict::Limits;
 pub use self::error::{IndexError, Result};
-pub use self::janitor::{every as janitor_every, sweep, workspaces, Sweep};
+pub use self::janitor::Sweep;
+pub use self::key::{Key, KeyKind};
 pub use self::marker_index::{Index, PageRead, SharedPage};
-pub use self::prune::{FoundBy, Prune, PruneReport};
-pub use self::store::{
-    look_time, BadValidator, Expect, Found, Key, KeyKind, ListOrder, ListedLook, Moved, Pages,
-    Retry, Scope, Store, StoreError, StoreTime, StoreUrlError, Stored, Version,
-};
+pub use self::version::Version;
 
-pub(crate) use self::cache::ReadCache;
-pub(crate) use self::core::plan::Plan;
-pub(crate) use self::core::record::{check_name, ms_to_time, owner_and_time};
-pub(crate) use self::core::verdict::settle;
+pub(crate) use self::core::record::{check_as_written, RecordError};

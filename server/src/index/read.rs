@@ -4,15 +4,16 @@
 //! its marker.
 
 use super::cache::PageAsk;
+use super::core::plan::{Ages, Budget, Listing, Plan, Planner, Reason};
+use super::core::verdict::{judge, settle, RecordLookup, Verdict};
 use super::marker_index::{Index, PageRead, SharedPage};
 use super::prune::Prune;
+use super::store::{look_time, Found, ListOrder, Scope, Stored};
 use crate::index::ItemId;
-use crate::index::Plan;
-use crate::index::{judge, settle, RecordLookup, Verdict};
-use crate::index::{Ages, Budget, Listing, Planner, Reason};
-use crate::index::{Found, Key, ListOrder, Scope, Stored};
+use crate::index::Key;
 use crate::index::{IndexError, Result};
 use crate::index::{UserId, Workspace};
+use app::contract::LastLook;
 use app::contract::{Cap, Card, Filter, RecentPage};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -123,7 +124,7 @@ impl Index {
             cards,
             more,
             partial: resolved.partial,
-            generated_at: crate::index::ms_to_time(now)
+            generated_at: super::core::record::ms_to_time(now)
                 .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         });
         Ok(PageRead {
@@ -297,12 +298,11 @@ impl Index {
     /// `viewer`'s last look at `ws`, or `None` when they never looked. A read that fails, or
     /// a look that does not parse, is an error, never "never looked". Read straight from the
     /// store, never through the read cache: another device of the viewer's may have written it.
-    pub async fn looked(
-        &self,
-        ws: &Workspace,
-        viewer: &UserId,
-    ) -> Result<Option<chrono::DateTime<chrono::Utc>>> {
-        Ok(self.store.look(ws, viewer).await?)
+    pub async fn looked(&self, ws: &Workspace, viewer: &UserId) -> Result<LastLook> {
+        let at = self.store.look(ws, viewer).await?;
+        Ok(LastLook {
+            at: at.map(look_time),
+        })
     }
 
     /// The ids this viewer dismissed in `ws`.

@@ -1,13 +1,15 @@
 //! The write path: each write touches only its own item's keys and reads nothing shared, so
 //! concurrent producers never overwrite each other.
 
+use super::core::record::{new_record, owner_and_time, updated_record};
 use super::marker_index::Index;
 use super::read::unreadable;
+use super::store::{look_time, Expect, StoreError, Stored};
 use crate::index::ItemId;
-use crate::index::{new_record, owner_and_time, updated_record};
-use crate::index::{Expect, Key, StoreError, Stored, Version};
 use crate::index::{IndexError, Producer, Result};
+use crate::index::{Key, Version};
 use crate::index::{UserId, Workspace};
+use app::contract::LastLook;
 use app::contract::{ItemRecord, ItemUpdate, NewItem, Owner};
 use chrono::{DateTime, Utc};
 
@@ -192,11 +194,13 @@ impl Index {
         ws: &Workspace,
         viewer: &UserId,
         at: DateTime<Utc>,
-    ) -> Result<DateTime<Utc>> {
-        let now = crate::index::ms_to_time(self.now_for_writes_cached());
+    ) -> Result<LastLook> {
+        let now = super::core::record::ms_to_time(self.now_for_writes_cached());
         let at = DateTime::from_timestamp_millis(at.timestamp_millis()).unwrap_or_default();
         let kept = at.min(now);
         self.store.put_look(ws, viewer, kept).await?;
-        Ok(kept)
+        Ok(LastLook {
+            at: Some(look_time(kept)),
+        })
     }
 }

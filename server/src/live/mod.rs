@@ -40,9 +40,9 @@ mod view;
 mod watcher;
 mod watchers;
 
-pub use bus::{redacted, BusConfig};
-pub use fact::{Change, Fact};
-pub use seal::BusKey;
-pub use streams::StreamLimits;
-pub use subscription::{Event, Frame, Recheck, Rechecks, Subscription, RECHECK_EVERY};
-pub use watchers::{Live, LiveConfig, Mode};
+pub(crate) use bus::{redacted, BusConfig};
+pub(crate) use fact::{Change, Fact};
+pub(crate) use seal::BusKey;
+pub(crate) use streams::StreamLimits;
+pub(crate) use subscription::{Event, Frame, Recheck, Rechecks, Subscription};
+pub(crate) use watchers::{Live, LiveConfig, Mode};

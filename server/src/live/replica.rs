@@ -12,8 +12,8 @@
 
 use super::fact::{Change, Fact};
 use super::view::WantedPage;
-use crate::index::{next_change_ms, Limits, UserId, Version, Workspace};
-use crate::index::{CopyPage, Index, IndexError, ItemId, Key, KeyKind, MemoryIndex, Stored};
+use crate::index::{CopyPage, Index, IndexError, ItemId, Key, KeyKind, MemoryIndex};
+use crate::index::{Limits, UserId, Version, Workspace};
 use app::contract::{ItemRecord, RecentPage};
 use bytes::Bytes;
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -114,7 +114,7 @@ fn record_bytes(record: &ItemRecord) -> Bytes {
 }
 
 /// Each key's bytes as the store holds them now, a few reads at a time, in the order given.
-async fn read_all(real: &Index, keys: &[Key]) -> Vec<Result<Option<Stored>, IndexError>> {
+async fn read_all(real: &Index, keys: &[Key]) -> Vec<Result<Option<(Bytes, Version)>, IndexError>> {
     let mut reads = Vec::with_capacity(keys.len());
     for some in keys.chunks(READS_AT_ONCE) {
         let at_once = some.iter().map(|key| real.stored(key));
@@ -173,7 +173,7 @@ impl Replica {
     pub(super) fn next_change_ms(&self, now_ms: u64, limits: &Limits) -> Option<u64> {
         self.records
             .iter()
-            .filter_map(|(id, record)| next_change_ms(id, record, now_ms, limits))
+            .filter_map(|(id, record)| limits.next_change_ms(id, record, now_ms))
             .min()
     }
 
@@ -183,12 +183,12 @@ impl Replica {
         let reads = read_all(real, &keys).await;
         for ((id, key), read) in ids.into_iter().zip(&keys).zip(reads) {
             match read? {
-                Some(stored) => {
-                    if let Ok(record) = serde_json::from_slice::<ItemRecord>(&stored.bytes) {
+                Some((bytes, version)) => {
+                    if let Ok(record) = serde_json::from_slice::<ItemRecord>(&bytes) {
                         self.records.insert(id.clone(), record);
                     }
-                    self.versions.insert(id, stored.version);
-                    self.copy.put(key, stored.bytes).await?;
+                    self.versions.insert(id, version);
+                    self.copy.put(key, bytes).await?;
                 }
                 // Gone since the listing: the copy holds none either, and the read path says
                 // of its marker what it would say reading the store now.
@@ -407,16 +407,18 @@ impl Replica {
         let reads = read_all(real, &keys).await;
         for ((id, key), stored) in read.into_iter().zip(&keys).zip(reads) {
             // None: gone between the listing and the read.
-            let Some(stored) = stored? else { continue };
+            let Some((bytes, version)) = stored? else {
+                continue;
+            };
             // An unreadable record is held as it is: the read path says what it says of it.
-            if let Ok(record) = serde_json::from_slice::<ItemRecord>(&stored.bytes) {
+            if let Ok(record) = serde_json::from_slice::<ItemRecord>(&bytes) {
                 if self.records.get(&id) != Some(&record) {
                     done.drifted = true;
                 }
                 taken.held.insert(id.clone(), record);
             }
-            next.put(key, stored.bytes).await?;
-            taken.versions.insert(id, stored.version);
+            next.put(key, bytes).await?;
+            taken.versions.insert(id, version);
         }
         Ok(taken)
     }

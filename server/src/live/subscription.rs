@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 /// A belt: every change of the key set is checked at once, and `exp` has a timer of its own.
 /// (Every 2 s, the checks of 1,667 idle streams were a sixth of an idle server's CPU, make
 /// bench-scale.)
-pub const RECHECK_EVERY: Duration = Duration::from_secs(30);
+pub(crate) const RECHECK_EVERY: Duration = Duration::from_secs(30);
 
 /// What a subscriber is sent.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,7 +106,7 @@ pub enum Frame {
 }
 
 /// Whether the token that opened a stream still holds.
-pub type Recheck = Arc<dyn Fn() -> BoxFuture<'static, bool> + Send + Sync>;
+pub(crate) type Recheck = Arc<dyn Fn() -> BoxFuture<'static, bool> + Send + Sync>;
 
 /// When a stream checks that its token still holds.
 #[derive(Clone)]

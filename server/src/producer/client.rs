@@ -23,7 +23,7 @@ const MAX_ANSWER_BYTES: usize = 1 << 20;
 const MAX_ERROR_BYTES: usize = 64 * 1024;
 
 #[derive(Debug, Error)]
-pub enum ClientError {
+pub(crate) enum ClientError {
     #[error("PICKUP_URL {0:?} is not the server's address: write e.g. https://pickup.example.com or http://127.0.0.1:3000")]
     BadUrl(String),
     #[error("PICKUP_TOKEN is empty: mint one with `pickup token --sub ci-bot --ws WS --write`")]
@@ -73,7 +73,7 @@ pub enum ClientError {
 
 impl ClientError {
     /// Whether the same request may succeed later.
-    pub fn is_transient(&self) -> bool {
+    pub(crate) fn is_transient(&self) -> bool {
         matches!(
             self,
             ClientError::Unreachable { .. }
@@ -85,7 +85,7 @@ impl ClientError {
     /// Whether the server may have applied the request although no answer said so: no answer
     /// at all, a 408 (the server finishes a write whose request timed out), or a 5xx (a proxy's
     /// 502 or 504 after the server got the request; a store fault after part of a write).
-    pub fn may_have_applied(&self) -> bool {
+    pub(crate) fn may_have_applied(&self) -> bool {
         match self {
             ClientError::NoAnswer { .. } => true,
             ClientError::Unavailable { status, .. } => *status == 408 || *status >= 500,
@@ -94,7 +94,7 @@ impl ClientError {
     }
 
     /// The HTTP status of a refusal (404: the item is gone; 401: the token).
-    pub fn status(&self) -> Option<u16> {
+    pub(crate) fn status(&self) -> Option<u16> {
         match self {
             ClientError::Refused { status, .. } | ClientError::Unavailable { status, .. } => {
                 Some(*status)
@@ -106,7 +106,7 @@ impl ClientError {
 
 /// A client of one Pickup server, authenticated with one token.
 #[derive(Clone)]
-pub struct Client {
+pub(crate) struct Client {
     http: reqwest::Client,
     base: Url,
     token: String,
@@ -114,7 +114,7 @@ pub struct Client {
 
 impl Client {
     /// `server`: the server's base URL (a path prefix is kept); `token`: a JWT with write scope.
-    pub fn new(server: &str, token: &str) -> Result<Self, ClientError> {
+    pub(crate) fn new(server: &str, token: &str) -> Result<Self, ClientError> {
         let base = Url::parse(server.trim())
             .ok()
             .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
@@ -142,7 +142,7 @@ impl Client {
     }
 
     /// The server's address as given.
-    pub fn server(&self) -> &str {
+    pub(crate) fn server(&self) -> &str {
         self.base.as_str()
     }
 
@@ -163,13 +163,17 @@ impl Client {
     }
 
     /// Registers an item: its record (with the new `id`).
-    pub async fn register(&self, ws: &str, item: &NewItem) -> Result<ItemRecord, ClientError> {
+    pub(crate) async fn register(
+        &self,
+        ws: &str,
+        item: &NewItem,
+    ) -> Result<ItemRecord, ClientError> {
         Ok(self.register_expiring(ws, item).await?.0)
     }
 
     /// [`Client::register`], with how long until the server's TTL deletes this run by its
     /// name (its `Pickup-Expires-In`; `None` from a server that does not say).
-    pub async fn register_expiring(
+    pub(crate) async fn register_expiring(
         &self,
         ws: &str,
         item: &NewItem,
@@ -180,7 +184,7 @@ impl Client {
     }
 
     /// Writes the whole record of `id`; `timeout` bounds this one request.
-    pub async fn update(
+    pub(crate) async fn update(
         &self,
         ws: &str,
         id: &str,
@@ -191,7 +195,7 @@ impl Client {
     }
 
     /// [`Client::update`], with the run's time left as [`Client::register_expiring`] gives it.
-    pub async fn update_expiring(
+    pub(crate) async fn update_expiring(
         &self,
         ws: &str,
         id: &str,
@@ -203,12 +207,12 @@ impl Client {
             .await
     }
 
-    pub async fn get(&self, ws: &str, id: &str) -> Result<ItemRecord, ClientError> {
+    pub(crate) async fn get(&self, ws: &str, id: &str) -> Result<ItemRecord, ClientError> {
         let url = self.url(route::ITEM, ws, Some(id));
         self.json(self.request(Method::GET, url), None).await
     }
 
-    pub async fn remove(&self, ws: &str, id: &str) -> Result<(), ClientError> {
+    pub(crate) async fn remove(&self, ws: &str, id: &str) -> Result<(), ClientError> {
         let url = self.url(route::ITEM, ws, Some(id));
         self.send(self.request(Method::DELETE, url), None)
             .await
@@ -217,7 +221,7 @@ impl Client {
 
     /// The newest cards of `ws` (one per key, up to 50): the caller's own (`Filter::Mine`) or
     /// everyone's.
-    pub async fn recent(&self, ws: &str, filter: Filter) -> Result<Vec<Card>, ClientError> {
+    pub(crate) async fn recent(&self, ws: &str, filter: Filter) -> Result<Vec<Card>, ClientError> {
         let mut url = self.url(route::RECENT, ws, None);
         url.query_pairs_mut()
             .append_pair("filter", filter.as_str())

@@ -8,20 +8,20 @@ use app::contract::{ItemRecord, ItemUpdate, NewItem, Status};
 
 /// What `update` and `finish` change; what is not given stays as the record has it.
 #[derive(Debug, Clone, Default)]
-pub struct Changes {
+pub(crate) struct Changes {
     pub title: Option<String>,
     pub url: Option<String>,
     pub status: Option<Status>,
     pub progress: Option<f64>,
 }
 
-pub async fn start(client: &Client, ws: &str, item: &NewItem) -> anyhow::Result<String> {
+pub(crate) async fn start(client: &Client, ws: &str, item: &NewItem) -> anyhow::Result<String> {
     Ok(client.register(ws, item).await?.id)
 }
 
 /// Reads the record and writes it back with `changes`. The record's producer is its only
 /// writer, so nobody's change is lost between the two.
-pub async fn update(
+pub(crate) async fn update(
     client: &Client,
     ws: &str,
     id: &str,
@@ -49,11 +49,11 @@ fn changed(record: &ItemRecord, changes: Changes) -> ItemUpdate {
     up
 }
 
-pub async fn get(client: &Client, ws: &str, id: &str) -> anyhow::Result<ItemRecord> {
+pub(crate) async fn get(client: &Client, ws: &str, id: &str) -> anyhow::Result<ItemRecord> {
     Ok(client.get(ws, id).await?)
 }
 
-pub async fn remove(client: &Client, ws: &str, id: &str) -> anyhow::Result<()> {
+pub(crate) async fn remove(client: &Client, ws: &str, id: &str) -> anyhow::Result<()> {
     Ok(client.remove(ws, id).await?)
 }
 

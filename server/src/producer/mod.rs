@@ -17,12 +17,12 @@ macro_rules! say {
 
 mod adopt;
 mod client;
-pub mod item;
+pub(crate) mod item;
 mod outcome;
 mod progress;
 mod reporter;
 mod run;
 
-pub use client::{Client, ClientError};
-pub use reporter::{Item, Timing};
-pub use run::run;
+pub(crate) use client::Client;
+pub(crate) use reporter::{Item, Timing};
+pub(crate) use run::run;

@@ -124,6 +124,6 @@ mod tests {
         let t = titled(&long, Some("exit 3"));
         assert_eq!(t.chars().count(), MAX_TITLE_CHARS);
         assert!(t.ends_with("… (exit 3)"), "{t}");
-        assert!(crate::index::check_title(&t).is_ok());
+        assert!(app::contract::stored_text(&t, MAX_TITLE_CHARS).is_some());
     }
 }

@@ -17,7 +17,7 @@ use tokio::time::Instant;
 
 /// The item a command is: where, under which key, and how it is shown.
 #[derive(Debug, Clone)]
-pub struct Item {
+pub(crate) struct Item {
     pub ws: String,
     pub key: String,
     pub title: String,
@@ -25,7 +25,7 @@ pub struct Item {
 }
 
 #[derive(Debug, Clone, Copy)]
-pub struct Timing {
+pub(crate) struct Timing {
     pub heartbeat: Duration,
     /// At most one progress update per this.
     pub progress_every: Duration,

@@ -64,7 +64,7 @@ fn forward(cause: Cause) -> bool {
 }
 
 /// Runs `command` as `item`; the exit status is the command's.
-pub async fn run(
+pub(crate) async fn run(
     client: Client,
     item: Item,
     timing: Timing,

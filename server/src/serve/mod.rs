@@ -7,7 +7,7 @@
 
 mod accept;
 
-pub use accept::ConnectionLimits;
+pub(crate) use accept::ConnectionLimits;
 
 use crate::index::{Index, Limits as IndexLimits};
 use crate::service::Pickup;
@@ -20,7 +20,7 @@ use std::time::Duration;
 async fn move_legacy_until_done(index: Arc<Index>) {
     loop {
         tokio::time::sleep(Duration::from_secs(10)).await;
-        match index.store().move_legacy().await {
+        match index.move_legacy().await {
             Ok(_) => return,
             Err(e) => {
                 tracing::warn!(error = %e, "could not move keys of the old layout; trying again in 10 s")
@@ -36,7 +36,7 @@ const BUS_AT_START: Duration = Duration::from_secs(5);
 
 /// `pickup serve` (and `pickup demo`): listens on `addr` until SIGTERM or Ctrl-C, then finishes
 /// what is in flight within the shutdown grace.
-pub async fn run(
+pub(crate) async fn run(
     config: Config,
     addr: &str,
     demo: Option<crate::demo::Pace>,
@@ -65,13 +65,10 @@ pub async fn run(
     }
     println!(
         "pickup listening on http://{local} (store {})",
-        pickup.index().store().url()
+        pickup.index().store_url()
     );
     if !config.janitor_every.is_zero() {
-        tokio::spawn(crate::index::janitor_every(
-            pickup.index().clone(),
-            config.janitor_every,
-        ));
+        tokio::spawn(pickup.index().clone().sweep_every(config.janitor_every));
     }
     let signal = stop_streams_on_signal(pickup.live().cloned());
     let deadline = accept::connections(listener, router, config.serve, signal).await;
@@ -85,11 +82,11 @@ async fn open_store(index: &Arc<Index>) -> anyhow::Result<()> {
     // A store that refuses (a bucket that does not exist, credentials it does not accept)
     // will refuse every request: say so now, not as 503s later. One that does not answer may
     // heal: the server starts, and /readyz says how it stands.
-    match index.store().ready().await {
-        Err(e @ crate::index::StoreError::Refused(_)) => {
+    match index.ready().await {
+        Err(e) if e.refusal().is_some() => {
             bail!(
                 "the store refused: {} ({e}); fix PICKUP_STORE or the store's credentials",
-                e.refusal()
+                e.refusal().unwrap_or_default()
             )
         }
         Err(e) => {
@@ -98,7 +95,7 @@ async fn open_store(index: &Arc<Index>) -> anyhow::Result<()> {
         Ok(()) => {}
     }
     // A store an older Pickup wrote keeps its items.
-    if let Err(e) = index.store().move_legacy().await {
+    if let Err(e) = index.move_legacy().await {
         tracing::warn!(error = %e, "could not move keys of the old layout; trying again every 10 s");
         tokio::spawn(move_legacy_until_done(index.clone()));
     }

@@ -14,5 +14,5 @@ mod reads;
 mod ready;
 mod writes;
 
-pub use pickup::{Drained, Pickup};
-pub use ready::Readiness;
+pub(crate) use pickup::Pickup;
+pub(crate) use ready::Readiness;

@@ -47,10 +47,7 @@ impl Pickup {
     /// The caller's own last look at the workspace (the user is the verified token's, never
     /// the request's): `{"at": null}` only when there is none, never on an error.
     pub async fn looked(&self, who: &Authorized<Read>) -> Result<LastLook> {
-        let at = self.index.looked(who.ws(), who.user()).await?;
-        Ok(LastLook {
-            at: at.map(crate::index::look_time),
-        })
+        Ok(self.index.looked(who.ws(), who.user()).await?)
     }
 
     /// The read path. The markers it found dead are deleted after the answer, in the background.

@@ -2,7 +2,6 @@
 //! know of this server's clock, how live pages are kept up to date.
 
 use super::Pickup;
-use crate::index::StoreError;
 
 /// What `/readyz` says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,17 +28,19 @@ impl Pickup {
     /// Whether the store answers (`/readyz`), and what an operator should know about this
     /// server's clock against the store's and its live pages.
     pub async fn ready(&self) -> Readiness {
-        match self.index.store().ready().await {
+        match self.index.ready().await {
             Ok(()) => Readiness::Ready {
                 clock: self.index.clock_status().await.warning(),
                 live: self.live_mode(),
             },
-            Err(e @ StoreError::Refused(_)) => Readiness::Refused {
-                refusal: e.refusal(),
-                detail: e.to_string(),
-            },
-            Err(e) => Readiness::Unanswered {
-                detail: e.to_string(),
+            Err(e) => match e.refusal() {
+                Some(refusal) => Readiness::Refused {
+                    refusal,
+                    detail: e.to_string(),
+                },
+                None => Readiness::Unanswered {
+                    detail: e.to_string(),
+                },
             },
         }
     }

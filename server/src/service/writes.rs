@@ -91,12 +91,7 @@ impl Pickup {
             .with_timezone(&chrono::Utc);
         let this = self.clone();
         let (ws, user) = (who.ws().clone(), who.user().clone());
-        self.to_the_end(async move {
-            let kept = this.index.look(&ws, &user, at).await?;
-            Ok(LastLook {
-                at: Some(crate::index::look_time(kept)),
-            })
-        })
-        .await
+        self.to_the_end(async move { Ok(this.index.look(&ws, &user, at).await?) })
+            .await
     }
 }

@@ -77,7 +77,7 @@ pub struct Budget {
 
 impl Budget {
     pub const RESOLVES_PER_CARD: usize = 3;
-    pub const UNREADABLE_PER_CARD: usize = 5;
+    pub(crate) const UNREADABLE_PER_CARD: usize = 5;
 
     pub fn new(cap: usize) -> Self {
         Budget {
@@ -93,7 +93,7 @@ impl Budget {
     }
 
     /// Reads left before the budget is spent.
-    pub fn left(&self) -> usize {
+    pub(crate) fn left(&self) -> usize {
         let main = (self.cap * Self::RESOLVES_PER_CARD).saturating_sub(self.spent);
         let extra = (self.cap * Self::UNREADABLE_PER_CARD).saturating_sub(self.unknown);
         if main == 0 {
@@ -104,7 +104,7 @@ impl Budget {
     }
 
     /// Count one read; `unreadable` ones come out of their own allowance while it lasts.
-    pub fn spend(&mut self, unreadable: bool) {
+    pub(crate) fn spend(&mut self, unreadable: bool) {
         if unreadable && self.unknown < self.cap * Self::UNREADABLE_PER_CARD {
             self.unknown += 1;
         } else {
@@ -123,7 +123,7 @@ pub struct Ages {
 
 /// At most this many older runs of a key within the clock skew of its newest are resolved
 /// beside it; more are kept (never deleted) for the janitor.
-pub const RIVALS_PER_KEY: usize = 4;
+pub(crate) const RIVALS_PER_KEY: usize = 4;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Plan {
@@ -143,7 +143,7 @@ pub struct Plan {
 
 impl Plan {
     /// The rivals of each candidate's key, newest first.
-    pub fn rivals_by_key(&self) -> std::collections::HashMap<&SubKey, Vec<&ItemId>> {
+    pub(crate) fn rivals_by_key(&self) -> std::collections::HashMap<&SubKey, Vec<&ItemId>> {
         let mut out: std::collections::HashMap<&SubKey, Vec<&ItemId>> = Default::default();
         for id in &self.rivals {
             out.entry(id.key()).or_default().push(id);
@@ -155,7 +155,7 @@ impl Plan {
     /// key's rivals, newest first. A page reads its records a batch of these at a time, so
     /// this is every record a page needs next, and a live copy reads those it lacks before
     /// the page is computed again.
-    pub fn batch(&self, from: usize, n: usize) -> Vec<Vec<&ItemId>> {
+    pub(crate) fn batch(&self, from: usize, n: usize) -> Vec<Vec<&ItemId>> {
         let rivals = self.rivals_by_key();
         let end = (from + n).min(self.candidates.len());
         self.candidates[from.min(end)..end]
@@ -202,7 +202,7 @@ impl<'a> Planner<'a> {
     /// run is at or before the cursor is a candidate only if it has a rival after the cursor:
     /// the caller resolves them together and shows the settled run only if it is after the
     /// cursor. So every page is the next slice of what one unbounded page would show.
-    pub fn after(mut self, cursor: Option<ItemId>) -> Self {
+    pub(crate) fn after(mut self, cursor: Option<ItemId>) -> Self {
         self.after = cursor;
         self
     }
@@ -225,13 +225,13 @@ impl<'a> Planner<'a> {
     }
 
     /// A name in the listing that is not an id: skipped (and logged by the caller).
-    pub fn stray(&mut self, name: String) {
+    pub(crate) fn stray(&mut self, name: String) {
         self.plan.unparsable.push(name);
     }
 
     /// [`Planner::push`] for an id parsed already.
     #[must_use]
-    pub fn push_id(&mut self, id: &ItemId) -> bool {
+    pub(crate) fn push_id(&mut self, id: &ItemId) -> bool {
         match &self.last {
             Some(last) if id < last => return false,
             Some(last) if id == last => return true, // listed twice: once is enough
@@ -278,12 +278,12 @@ impl<'a> Planner<'a> {
     }
 
     /// Enough candidates to spend the whole resolve budget: a sorted listing may stop here.
-    pub fn is_full(&self) -> bool {
+    pub(crate) fn is_full(&self) -> bool {
         self.plan.candidates.len() >= self.want
     }
 
     /// How many more candidates would fill the plan: what the next page of a listing needs.
-    pub fn missing(&self) -> usize {
+    pub(crate) fn missing(&self) -> usize {
         self.want.saturating_sub(self.plan.candidates.len())
     }
 
@@ -294,7 +294,7 @@ impl<'a> Planner<'a> {
 
 /// A complete listing, parsed and sorted newest first (what the read cache keeps).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Listing {
+pub(crate) struct Listing {
     pub ids: Vec<ItemId>,
     pub unparsable: Vec<String>,
 }
@@ -317,7 +317,7 @@ impl Listing {
 
     /// A complete listing's markers: the ids, and the names that are not ids (the index
     /// gives them from the store's listing; the core knows no store).
-    pub fn from_ids(ids: impl IntoIterator<Item = ItemId>, unparsable: Vec<String>) -> Self {
+    pub(crate) fn from_ids(ids: impl IntoIterator<Item = ItemId>, unparsable: Vec<String>) -> Self {
         let mut listing = Listing {
             ids: ids.into_iter().collect(),
             unparsable,
@@ -331,7 +331,7 @@ impl Listing {
     /// says whether it stopped before the end: what lies beyond is left for the janitor.
     ///
     /// `after`: plan the page after this cursor ([`Planner::after`]).
-    pub fn plan(
+    pub(crate) fn plan(
         &self,
         ages: Ages,
         dismissed: &HashSet<ItemId>,

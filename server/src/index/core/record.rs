@@ -4,10 +4,9 @@
 
 use super::id::ItemId;
 use super::names::{UserId, Workspace};
-pub use app::contract::link::is_unsafe_char;
-use app::contract::link::safe_link;
 use app::contract::{
-    ItemRecord, ItemUpdate, NewItem, Owner, Status, MAX_NAME_CHARS, MAX_TITLE_CHARS, MAX_URL_CHARS,
+    stored_text, stored_url, ItemRecord, ItemUpdate, NewItem, Owner, Status, MAX_NAME_CHARS,
+    MAX_TITLE_CHARS, MAX_URL_CHARS,
 };
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
@@ -67,42 +66,29 @@ pub enum BodyError {
 
 /// Why a record is not one a server could have written ([`ItemRecord::check_as_written`]).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum RecordError {
+pub(crate) enum RecordError {
     #[error("the record's {0} is not its key's")]
     Mismatch(&'static str),
     #[error(transparent)]
     Body(#[from] BodyError),
 }
 
-/// Trimmed, 1 to `max` characters, none of them unsafe.
-fn check_text(text: &str, max: usize) -> Option<String> {
-    let t = text.trim();
-    let n = t.chars().count();
-    (n > 0 && n <= max && !t.chars().any(is_unsafe_char)).then(|| t.to_string())
+fn check_title(title: &str) -> Result<String, BodyError> {
+    stored_text(title, MAX_TITLE_CHARS).ok_or(BodyError::Title)
 }
 
-pub fn check_title(title: &str) -> Result<String, BodyError> {
-    check_text(title, MAX_TITLE_CHARS).ok_or(BodyError::Title)
-}
-
-/// A person's display name (an item's owner, a token's `name`).
-pub(crate) fn check_name(name: &str) -> Result<String, BodyError> {
-    check_text(name, MAX_NAME_CHARS).ok_or(BodyError::OwnerName)
+/// A person's display name (an item's owner).
+fn check_name(name: &str) -> Result<String, BodyError> {
+    stored_text(name, MAX_NAME_CHARS).ok_or(BodyError::OwnerName)
 }
 
 /// Only `http(s)://…` or a relative path are stored: a `javascript:` link is refused. The rule
 /// is the contract's (`app::contract::link`), which the widget's renderers apply again.
-pub fn check_url(url: Option<&str>) -> Result<Option<String>, BodyError> {
-    let Some(u) = url.map(str::trim).filter(|u| !u.is_empty()) else {
-        return Ok(None);
-    };
-    let http_with_host = |u: &str| {
-        url::Url::parse(u)
-            .is_ok_and(|p| matches!(p.scheme(), "http" | "https") && p.host().is_some())
-    };
-    safe_link(u, http_with_host)
-        .map(|u| Some(u.to_string()))
-        .ok_or(BodyError::Url)
+fn check_url(url: Option<&str>) -> Result<Option<String>, BodyError> {
+    match url.map(str::trim).filter(|u| !u.is_empty()) {
+        None => Ok(None),
+        Some(u) => stored_url(u).map(Some).ok_or(BodyError::Url),
+    }
 }
 
 pub(crate) fn check_status(status: Status) -> Result<Status, BodyError> {
@@ -124,7 +110,7 @@ pub(crate) fn ms_to_time(ms: u64) -> DateTime<Utc> {
 }
 
 /// A new record for `id`, created now.
-pub fn new_record(
+pub(crate) fn new_record(
     ws: &Workspace,
     id: &ItemId,
     item: &NewItem,
@@ -151,7 +137,7 @@ pub fn new_record(
 /// The record an update describes. No read of the old record's content: whatever the
 /// producer sends is the record, except what the server keeps (`owner`: the registering
 /// token's subject, read from the stored record by the caller).
-pub fn updated_record(
+pub(crate) fn updated_record(
     ws: &Workspace,
     id: &ItemId,
     up: &ItemUpdate,
@@ -197,7 +183,7 @@ pub fn updated_record(
 /// Whether `record` could have been written by a server (a peer's fact carries one): it
 /// belongs to `ws` and `id`, and each field passes the rule a request's body passes. A record
 /// read from the store is not held to this (an older server's records still show).
-pub fn check_as_written(
+pub(crate) fn check_as_written(
     record: &ItemRecord,
     ws: &Workspace,
     id: &ItemId,

@@ -93,15 +93,16 @@ pub fn judge(id: &ItemId, lookup: RecordLookup, now_ms: u64, limits: &Limits) ->
     Verdict::Live(Box::new(record.to_card(stalled_at)))
 }
 
-/// The first instant after `now_ms` at which [`judge`] may say otherwise of the item `id` and
-/// its `record` with no write: a running item's heartbeat going stale, a finished one passing
-/// keep-finished, the id passing the TTL. `None`: nothing ahead changes it.
-pub fn next_change_ms(
-    id: &ItemId,
-    record: &ItemRecord,
-    now_ms: u64,
-    limits: &Limits,
-) -> Option<u64> {
+impl Limits {
+    /// The first instant after `now_ms` at which [`judge`] may say otherwise of the item `id`
+    /// and its `record` with no write: a running item's heartbeat going stale, a finished one
+    /// passing keep-finished, the id passing the TTL. `None`: nothing ahead changes it.
+    pub fn next_change_ms(&self, id: &ItemId, record: &ItemRecord, now_ms: u64) -> Option<u64> {
+        next_change_ms(id, record, now_ms, self)
+    }
+}
+
+fn next_change_ms(id: &ItemId, record: &ItemRecord, now_ms: u64, limits: &Limits) -> Option<u64> {
     let ms = |t: chrono::DateTime<chrono::Utc>| t.timestamp_millis().max(0) as u64;
     let expires = id.created_ms().saturating_add(limits.ttl_ms);
     let ahead = if record.status.is_finished() {

@@ -1,5 +1,5 @@
-//! Pickup's key space, typed: every object Pickup writes is a [`Key`], every listing a
-//! [`Scope`]. Paths are made here and parsed back here, nowhere else.
+//! Pickup's key space as paths: every [`Key`] (the index's, `index/key.rs`) has one path here,
+//! and every listing a [`Scope`]. Paths are made here and parsed back here, nowhere else.
 //!
 //! Workspace first (`ws/{ws}/markers/…`, `ws/{ws}/items/…`): one listing of `ws/{ws}/` is
 //! everything a workspace holds, which is what a live watcher's reconcile reads. Stores written
@@ -10,25 +10,8 @@
 //! (`ws/{ws}/looked/{user}`, [`Key::Look`]) names none, and the old layout never had one.
 
 use crate::index::ItemId;
-use crate::index::{UserId, Workspace};
+use crate::index::{Key, KeyKind, UserId, Workspace};
 use object_store::path::Path;
-
-/// One key Pickup writes. Every part was validated before it got here. Keys of one scope
-/// order as their paths list (newest item first).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Key {
-    /// `ws/{ws}/markers/{id}`: the item is listed.
-    Marker(Workspace, ItemId),
-    /// `ws/{ws}/items/{id}.json`: the item's record.
-    Record(Workspace, ItemId),
-    /// `ws/{ws}/dismissed/{user}/{id}`: this viewer dismissed the item.
-    Dismissal(Workspace, UserId, ItemId),
-    /// `ws/{ws}/owners/{user}/{id}`: the item is listed among its owner's (the "Mine" filter).
-    OwnerMarker(Workspace, UserId, ItemId),
-    /// `ws/{ws}/looked/{user}`: this viewer's last look at the workspace (a small JSON body,
-    /// `{"at": "…"}`, written by that viewer only). Not an item's key.
-    Look(Workspace, UserId),
-}
 
 /// The prefix every workspace's keys live under.
 pub(super) const ROOT: &str = "ws";
@@ -107,38 +90,6 @@ impl Key {
             _ => None,
         }
     }
-
-    pub fn ws(&self) -> &Workspace {
-        match self {
-            Key::Marker(ws, _)
-            | Key::Record(ws, _)
-            | Key::Dismissal(ws, _, _)
-            | Key::OwnerMarker(ws, _, _)
-            | Key::Look(ws, _) => ws,
-        }
-    }
-
-    /// The item the key is of; `None` for a key of no item (a viewer's look).
-    pub fn id(&self) -> Option<&ItemId> {
-        match self {
-            Key::Marker(_, id)
-            | Key::Record(_, id)
-            | Key::Dismissal(_, _, id)
-            | Key::OwnerMarker(_, _, id) => Some(id),
-            Key::Look(..) => None,
-        }
-    }
-
-    /// What kind of key it is, for counts in logs and reports.
-    pub fn kind(&self) -> KeyKind {
-        match self {
-            Key::Marker(..) => KeyKind::Marker,
-            Key::Record(..) => KeyKind::Record,
-            Key::Dismissal(..) => KeyKind::Dismissal,
-            Key::OwnerMarker(..) => KeyKind::OwnerMarker,
-            Key::Look(..) => KeyKind::Look,
-        }
-    }
 }
 
 impl std::fmt::Display for Key {
@@ -147,42 +98,10 @@ impl std::fmt::Display for Key {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum KeyKind {
-    Marker,
-    Record,
-    Dismissal,
-    OwnerMarker,
-    Look,
-}
-
-impl KeyKind {
-    /// Its name as a metric label.
-    pub fn label(self) -> &'static str {
-        match self {
-            KeyKind::Marker => "marker",
-            KeyKind::Record => "record",
-            KeyKind::Dismissal => "dismissal",
-            KeyKind::OwnerMarker => "owner_marker",
-            KeyKind::Look => "look",
-        }
-    }
-
-    pub fn plural(self) -> &'static str {
-        match self {
-            KeyKind::Marker => "markers",
-            KeyKind::Record => "records",
-            KeyKind::Dismissal => "dismissals",
-            KeyKind::OwnerMarker => "owner markers",
-            KeyKind::Look => "looks",
-        }
-    }
-}
-
 /// What a listing covers: the keys of one kind in a workspace, or of one user in it, or all
 /// of a workspace's keys.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// Every key of the workspace, of every kind (a live watcher's reconcile).
     Workspace(Workspace),
     /// Every item listed in the workspace.
@@ -202,7 +121,7 @@ pub enum Scope {
 }
 
 impl Scope {
-    pub fn ws(&self) -> &Workspace {
+    pub(crate) fn ws(&self) -> &Workspace {
         match self {
             Scope::Workspace(ws)
             | Scope::Markers(ws)
@@ -216,7 +135,7 @@ impl Scope {
     }
 
     /// The directory listed, without a trailing delimiter.
-    pub fn prefix(&self) -> Path {
+    pub(crate) fn prefix(&self) -> Path {
         Path::from(match self {
             Scope::Workspace(ws) => format!("{ROOT}/{ws}"),
             Scope::Markers(ws) => format!("{ROOT}/{ws}/markers"),
@@ -231,7 +150,7 @@ impl Scope {
 
     /// The key of the item `id` in this scope, where a scope has one key per item (the
     /// offset a listing after `id` starts from).
-    pub fn key_of(&self, id: &ItemId) -> Option<Key> {
+    pub(crate) fn key_of(&self, id: &ItemId) -> Option<Key> {
         match self {
             Scope::Markers(ws) => Some(Key::Marker(ws.clone(), id.clone())),
             Scope::OwnerMarkers(ws, user) => {
@@ -249,7 +168,7 @@ impl Scope {
     }
 
     /// Whether `key` belongs to this scope.
-    pub fn contains(&self, key: &Key) -> bool {
+    pub(crate) fn contains(&self, key: &Key) -> bool {
         match (self, key) {
             (Scope::Workspace(ws), key) => ws == key.ws(),
             (Scope::Markers(ws), Key::Marker(k, _)) | (Scope::Records(ws), Key::Record(k, _)) => {
@@ -274,7 +193,7 @@ impl std::fmt::Display for Scope {
 /// What a listing found: Pickup's keys of the scope, and the names there that are not
 /// (kept and logged by the caller, never deleted).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Found {
+pub(crate) struct Found {
     pub keys: Vec<Key>,
     pub strays: Vec<String>,
 }
@@ -291,7 +210,7 @@ impl Found {
     }
 
     /// The ids of the item keys found.
-    pub fn ids(&self) -> impl Iterator<Item = &ItemId> {
+    pub(crate) fn ids(&self) -> impl Iterator<Item = &ItemId> {
         self.keys.iter().filter_map(Key::id)
     }
 }

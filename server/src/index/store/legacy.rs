@@ -8,15 +8,16 @@
 //! a reader never meets a moved marker whose record is still under its old name.
 
 use super::error::{Result, StoreError};
-use super::key::{Key, KeyKind, LEGACY_ROOTS};
+use super::key::LEGACY_ROOTS;
 use super::{Op, Store, Timer};
+use crate::index::{Key, KeyKind};
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::PutMode;
 
 /// What one move did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Moved {
+pub(crate) struct Moved {
     /// Old keys now under their new names (and deleted under the old).
     pub moved: usize,
     /// Old keys left where they are: the new name holds something else, which a server of
@@ -29,7 +30,7 @@ pub struct Moved {
 impl Store {
     /// Move every key of the old layout to its new name (one listing per old root, then a
     /// read, a write and a delete per key). A store with none costs four listings.
-    pub async fn move_legacy(&self) -> Result<Moved> {
+    pub(crate) async fn move_legacy(&self) -> Result<Moved> {
         let mut done = Moved::default();
         for root in LEGACY_ROOTS {
             let listed: Vec<_> = {

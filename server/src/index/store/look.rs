@@ -3,8 +3,9 @@
 //! back). Its body is `{"at": "…"}`, a time in the server's canonical RFC 3339 form.
 
 use super::error::{Result, StoreError};
-use super::key::{Key, Scope};
+use super::key::Scope;
 use super::{Op, Store, Timer};
+use crate::index::Key;
 use crate::index::{UserId, Workspace};
 use bytes::Bytes;
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -21,20 +22,25 @@ struct Body {
 
 /// A look as a sweep lists it: whose it is, and when the store last wrote it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Listed {
+pub(crate) struct Listed {
     pub key: Key,
     /// The object's last-modified time, by the store's clock (ms since the epoch).
     pub written_ms: u64,
 }
 
 /// The look's time as the contract writes times.
-pub fn look_time(at: DateTime<Utc>) -> String {
+pub(crate) fn look_time(at: DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
 impl Store {
     /// Keep `at` as `user`'s last look at `ws`, whatever was there: one put.
-    pub async fn put_look(&self, ws: &Workspace, user: &UserId, at: DateTime<Utc>) -> Result<()> {
+    pub(crate) async fn put_look(
+        &self,
+        ws: &Workspace,
+        user: &UserId,
+        at: DateTime<Utc>,
+    ) -> Result<()> {
         let body = serde_json::to_vec(&Body { at: look_time(at) }).expect("a look serialises");
         let key = Key::Look(ws.clone(), user.clone());
         self.put(&key.path(), Bytes::from(body), PutMode::Overwrite)
@@ -44,7 +50,11 @@ impl Store {
 
     /// `user`'s last look at `ws`: `None` when there is none. An object there that is not a
     /// look is an error ([`StoreError::Unreadable`]), never "none"; so is a failed read.
-    pub async fn look(&self, ws: &Workspace, user: &UserId) -> Result<Option<DateTime<Utc>>> {
+    pub(crate) async fn look(
+        &self,
+        ws: &Workspace,
+        user: &UserId,
+    ) -> Result<Option<DateTime<Utc>>> {
         let key = Key::Look(ws.clone(), user.clone());
         let Some(stored) = self.read(&key).await? else {
             return Ok(None);
@@ -62,7 +72,7 @@ impl Store {
 
     /// Every viewer's look at `ws`, with when each was written (one listing; read by none).
     /// Names under `ws/{ws}/looked/` that are not looks are logged and left out.
-    pub async fn looks(&self, ws: &Workspace) -> Result<Vec<Listed>> {
+    pub(crate) async fn looks(&self, ws: &Workspace) -> Result<Vec<Listed>> {
         let scope = Scope::Looks(ws.clone());
         let metas: Vec<_> = {
             let _timer = Timer::start(Op::List);

@@ -20,20 +20,15 @@ mod look;
 mod open;
 mod pages;
 mod retry;
-mod version;
 
 pub(crate) use error::Result;
-pub use error::StoreError;
-pub use key::{Found, Key, KeyKind, Scope};
-pub use legacy::Moved;
-pub use look::{look_time, Listed as ListedLook};
-pub use open::StoreUrlError;
-pub use pages::Pages;
-pub use retry::Retry;
-pub use version::{BadValidator, Version};
+pub(super) use error::StoreError;
+pub(super) use key::{Found, Scope};
+pub(super) use look::{look_time, Listed as ListedLook};
+pub(super) use pages::Pages;
+pub(super) use retry::Retry;
 
-use crate::index::ItemId;
-use crate::index::Workspace;
+use crate::index::{ItemId, Key, Version, Workspace};
 use bytes::Bytes;
 use error::is_transient;
 use key::ROOT;
@@ -45,9 +40,18 @@ use std::sync::Arc;
 
 /// Whether a listing comes back in ascending key order, which lets the reader stop early.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ListOrder {
+pub(super) enum ListOrder {
     Sorted,
     Unsorted,
+}
+
+impl Version {
+    fn of(got: &object_store::GetResult) -> Self {
+        Version {
+            e_tag: got.meta.e_tag.clone(),
+            version: got.meta.version.clone(),
+        }
+    }
 }
 
 /// A key that never exists, under a prefix that never holds anything: what `ready` asks for.
@@ -59,7 +63,7 @@ const READYZ: &str = "ws/.readyz";
 const MAX_OBJECT_BYTES: u64 = 1 << 20;
 
 #[derive(Clone)]
-pub struct Store {
+pub(super) struct Store {
     inner: Arc<dyn ObjectStore>,
     /// The paginated listing of the same store, on the clouds that have one.
     pages: Option<Paged>,
@@ -81,14 +85,14 @@ struct Paged {
 
 /// An object read, with the version it was read at.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Stored {
+pub(crate) struct Stored {
     pub bytes: Bytes,
     pub version: Version,
 }
 
 /// What a conditional write of a record expects to find.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Expect {
+pub(super) enum Expect {
     /// Nothing: the write creates the key and fails with [`StoreError::Exists`] if it is there.
     Absent,
     /// This version: the write fails with [`StoreError::Precondition`] if it changed.
@@ -99,7 +103,7 @@ pub enum Expect {
 
 impl Store {
     /// A store around any `ObjectStore`, listed through `ObjectStore::list`.
-    pub fn wrap(inner: Arc<dyn ObjectStore>, order: ListOrder, url: &str) -> Self {
+    pub(super) fn wrap(inner: Arc<dyn ObjectStore>, order: ListOrder, url: &str) -> Self {
         Store {
             inner,
             pages: None,
@@ -112,7 +116,7 @@ impl Store {
 
     /// List through `store`'s paginated listing instead: the same objects as `inner`, under
     /// `root` (the prefix `inner` adds itself, if it is a `PrefixStore`).
-    pub fn with_pages(mut self, store: Arc<dyn PaginatedListStore>, root: &Path) -> Self {
+    pub(super) fn with_pages(mut self, store: Arc<dyn PaginatedListStore>, root: &Path) -> Self {
         self.pages = Some(Paged {
             store,
             root: root.as_ref().to_string(),
@@ -122,50 +126,44 @@ impl Store {
 
     /// Put a layer between Pickup and the store, as object_store's own wrappers compose (a
     /// fault injector, a counter, added latency): `wrap` is given the store as it is and
-    /// returns the layer, which is also handed back for the caller to steer. Listings then go
-    /// through the layer's `list`, not a paginated listing the layer would not see.
-    pub fn layer<L: ObjectStore>(
+    /// returns the layer. Listings then go through the layer's `list`, not a paginated listing
+    /// the layer would not see.
+    pub(crate) fn layer(
         mut self,
-        wrap: impl FnOnce(Arc<dyn ObjectStore>) -> Arc<L>,
-    ) -> (Self, Arc<L>) {
-        let layer = wrap(self.inner.clone());
-        self.inner = layer.clone();
+        wrap: impl FnOnce(Arc<dyn ObjectStore>) -> Arc<dyn ObjectStore>,
+    ) -> Self {
+        self.inner = wrap(self.inner.clone());
         self.pages = None;
-        (self, layer)
+        self
     }
 
-    pub fn with_retry(mut self, retry: Retry) -> Self {
+    pub(super) fn with_retry(mut self, retry: Retry) -> Self {
         self.retry = retry;
         self
     }
 
-    pub fn url(&self) -> &str {
+    pub(super) fn url(&self) -> &str {
         &self.url
     }
 
-    pub fn order(&self) -> ListOrder {
+    pub(super) fn order(&self) -> ListOrder {
         self.order
-    }
-
-    /// Whether listings ask the store for pages of the size the reader needs.
-    pub fn lists_in_pages(&self) -> bool {
-        self.pages.is_some()
     }
 
     // ---- reads ----------------------------------------------------------------------------
 
     /// A scope's keys, a page at a time; with `after`, only items older than that one.
-    pub fn pages(&self, scope: &Scope, after: Option<&ItemId>) -> Pages {
+    pub(super) fn pages(&self, scope: &Scope, after: Option<&ItemId>) -> Pages {
         Pages::new(self, scope, after)
     }
 
     /// A scope's keys, all of them.
-    pub async fn list(&self, scope: &Scope) -> Result<Found> {
+    pub(super) async fn list(&self, scope: &Scope) -> Result<Found> {
         self.pages(scope, None).rest().await
     }
 
     /// A key's bytes and version, or `None` if it does not exist.
-    pub async fn read(&self, key: &Key) -> Result<Option<Stored>> {
+    pub(super) async fn read(&self, key: &Key) -> Result<Option<Stored>> {
         self.read_path(&key.path()).await
     }
 
@@ -193,7 +191,7 @@ impl Store {
     }
 
     /// Whether a key exists, without reading it.
-    pub async fn exists(&self, key: &Key) -> Result<bool> {
+    pub(super) async fn exists(&self, key: &Key) -> Result<bool> {
         let _timer = Timer::start(Op::Head);
         match self.inner.head(&key.path()).await {
             Ok(_) => Ok(true),
@@ -204,7 +202,7 @@ impl Store {
 
     /// A scope's keys with the version each was listed at (one listing, in key order): what a
     /// live watcher compares with its copy to read only what changed.
-    pub async fn list_versions(&self, scope: &Scope) -> Result<Vec<(Key, Version)>> {
+    pub(super) async fn list_versions(&self, scope: &Scope) -> Result<Vec<(Key, Version)>> {
         use futures::TryStreamExt;
         let _timer = Timer::start(Op::List);
         let prefix = scope.prefix();
@@ -229,7 +227,7 @@ impl Store {
 
     /// Every workspace that has any key (one listing of [`ROOT`] by directory). Names that
     /// are not workspaces are skipped and logged.
-    pub async fn workspaces(&self) -> Result<BTreeSet<Workspace>> {
+    pub(super) async fn workspaces(&self) -> Result<BTreeSet<Workspace>> {
         let mut found = BTreeSet::new();
         let listing = {
             let _timer = Timer::start(Op::List);
@@ -252,7 +250,7 @@ impl Store {
     /// then a listing of a prefix that never holds anything. A listing is never "not found" on
     /// a bucket that exists, so a "not found" there is the bucket or container itself missing:
     /// a refusal an operator must fix, not an empty store.
-    pub async fn ready(&self) -> Result<()> {
+    pub(super) async fn ready(&self) -> Result<()> {
         match self.inner.head(&Path::from(READYZ)).await {
             Ok(_) | Err(object_store::Error::NotFound { .. }) => {}
             Err(e) => return Err(e.into()),
@@ -279,7 +277,7 @@ impl Store {
 
     /// The store's own clock: an empty probe is written, its last-modified time read back,
     /// and the probe deleted. Every server sees the same clock here, whatever its own says.
-    pub async fn now(&self) -> Result<StoreTime> {
+    pub(super) async fn now(&self) -> Result<StoreTime> {
         let probe = Path::from(format!("clock/{}", probe_name()));
         let sent = std::time::Instant::now();
         self.inner.put(&probe, PutPayload::new()).await?;
@@ -296,7 +294,7 @@ impl Store {
     // ---- writes ---------------------------------------------------------------------------
 
     /// Write a record's bytes as `expect` says, retrying transient faults.
-    pub async fn write(&self, key: &Key, bytes: Bytes, expect: Expect) -> Result<Version> {
+    pub(super) async fn write(&self, key: &Key, bytes: Bytes, expect: Expect) -> Result<Version> {
         let mode = match expect {
             Expect::Absent => PutMode::Create,
             Expect::Any => PutMode::Overwrite,
@@ -319,14 +317,14 @@ impl Store {
     }
 
     /// Put an empty key (a marker, an owner marker, a dismissal): a fact, idempotent.
-    pub async fn mark(&self, key: &Key) -> Result<()> {
+    pub(super) async fn mark(&self, key: &Key) -> Result<()> {
         self.put(&key.path(), Bytes::new(), PutMode::Overwrite)
             .await
             .map(drop)
     }
 
     /// Delete a key, retrying transient faults; a key already gone is fine.
-    pub async fn delete(&self, key: &Key) -> Result<()> {
+    pub(super) async fn delete(&self, key: &Key) -> Result<()> {
         self.delete_path(&key.path()).await
     }
 
@@ -474,7 +472,7 @@ impl Drop for Timer {
 /// between `sent` and `answered` (this machine's monotonic clock) — only the write's round trip
 /// brackets it, not the read-back and delete after it, which a loaded store makes long.
 #[derive(Debug, Clone, Copy)]
-pub struct StoreTime {
+pub(super) struct StoreTime {
     pub ms: u64,
     pub sent: std::time::Instant,
     pub answered: std::time::Instant,

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
-pub enum StoreUrlError {
+pub(crate) enum StoreUrlError {
     #[error("PICKUP_STORE {0:?}: AWS_CONDITIONAL_PUT=disabled, but registering an item needs create-only puts (If-None-Match): unset it or set it to etag")]
     NoCreateOnlyPut(String),
     #[error("PICKUP_STORE {0:?} is not a URL: use file://./data, memory://, s3://bucket/prefix, gs://bucket/prefix or az://container/prefix")]
@@ -75,7 +75,7 @@ macro_rules! configured {
 impl Store {
     /// Open the store a `PICKUP_STORE` URL names, with the cloud's options from the
     /// environment (`AWS_*`, `GOOGLE_*`, `AZURE_*`).
-    pub fn open(url: &str) -> Result<Self, StoreUrlError> {
+    pub(crate) fn open(url: &str) -> Result<Self, StoreUrlError> {
         let options = std::env::vars().filter(|(k, _)| {
             k.starts_with("AWS_") || k.starts_with("GOOGLE_") || k.starts_with("AZURE_")
         });
@@ -83,7 +83,10 @@ impl Store {
     }
 
     /// [`Store::open`] with the backend's options given (names as the environment spells them).
-    pub fn open_with(url: &str, options: Vec<(String, String)>) -> Result<Self, StoreUrlError> {
+    pub(crate) fn open_with(
+        url: &str,
+        options: Vec<(String, String)>,
+    ) -> Result<Self, StoreUrlError> {
         if let Some(path) = url.strip_prefix("file://") {
             return Self::open_dir(url, path);
         }
@@ -151,7 +154,7 @@ impl Store {
     }
 
     /// A store in memory, empty, listing in key order: `url` names it in logs.
-    pub fn memory(url: &str) -> Self {
+    pub(crate) fn memory(url: &str) -> Self {
         Store::wrap(Arc::new(InMemory::new()), ListOrder::Sorted, url)
     }
 

@@ -22,7 +22,7 @@ const MAX_PAGE: usize = 1_000;
 
 /// A listing of one scope, read a page at a time. On a sorted store the keys come in key
 /// order (newest item first); on others, in no order, and the caller sorts.
-pub struct Pages {
+pub(crate) struct Pages {
     scope: Scope,
     /// Only keys of items older than this one (the cursor of "Show older").
     after: Option<ItemId>,
@@ -84,7 +84,7 @@ impl Pages {
 
     /// The next keys, about `want` of them (a page may be shorter, and a short page is not
     /// the end); `None` once the listing is over. An error is an error, never an end.
-    pub async fn next(&mut self, want: usize) -> Result<Option<Found>> {
+    pub(crate) async fn next(&mut self, want: usize) -> Result<Option<Found>> {
         let want = want.clamp(1, MAX_PAGE);
         let mut found = Found::default();
         match &mut self.source {
@@ -158,7 +158,7 @@ impl Pages {
     }
 
     /// Everything left, in one [`Found`], in key order whatever the store's.
-    pub async fn rest(mut self) -> Result<Found> {
+    pub(crate) async fn rest(mut self) -> Result<Found> {
         let mut all = Found::default();
         while let Some(found) = self.next(MAX_PAGE).await? {
             all.keys.extend(found.keys);

@@ -7,7 +7,7 @@ use std::time::Duration;
 /// a create-only put is not one, so Pickup retries it here and settles the ambiguous case (the
 /// store applied it, the answer was lost) by reading the key back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Retry {
+pub(crate) struct Retry {
     /// Tries after the first one.
     pub retries: usize,
     pub min_delay: Duration,

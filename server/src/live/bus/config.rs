@@ -27,7 +27,7 @@ impl std::fmt::Debug for BusConfig {
 }
 
 /// `url` with its password, if any, replaced: what may be printed.
-pub fn redacted(url: &str) -> String {
+pub(crate) fn redacted(url: &str) -> String {
     match url::Url::parse(url) {
         Ok(mut u) if u.password().is_some() => {
             let _ = u.set_password(Some("***"));

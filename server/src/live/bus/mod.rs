@@ -27,7 +27,7 @@ mod listen;
 mod sequence;
 mod wire;
 
-pub use config::{redacted, BusConfig};
+pub(crate) use config::{redacted, BusConfig};
 
 use super::fact::{Fact, WireFact};
 use super::seal::BusKey;
