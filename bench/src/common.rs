@@ -1,11 +1,14 @@
 //! Small helpers shared by the sections.
 
-use app::contract::{NewItem, Owner, Status};
-use pickup::index::RecordLookup;
+use app::contract::{ItemRecord, NewItem, Owner, Status};
+use chrono::DateTime;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutPayload};
+use pickup::index::core::verdict::RecordLookup;
+use pickup::index::ItemId;
 use pickup::index::Workspace;
-use pickup::index::{new_record, ItemId};
-use pickup::index::{Expect, Key, Store};
 use std::cell::Cell;
+use std::sync::Arc;
 
 pub fn ws_name() -> Workspace {
     Workspace::parse("bench").expect("a valid workspace")
@@ -39,28 +42,66 @@ pub fn new_item(key: &str, status: Status) -> NewItem {
     }
 }
 
+/// Where Pickup keeps a workspace's markers and an item's record, as DESIGN.md lays the keys
+/// out ("Keys in the store"): what the seed writes and the floor reads straight, without
+/// Pickup, so that both meet the objects Pickup's own reads do.
+pub fn markers_prefix(ws: &Workspace) -> Path {
+    Path::from(format!("ws/{ws}/markers"))
+}
+
+pub fn marker_path(ws: &Workspace, id: &ItemId) -> Path {
+    Path::from(format!("ws/{ws}/markers/{id}"))
+}
+
+pub fn record_path(ws: &Workspace, id: &ItemId) -> Path {
+    Path::from(format!("ws/{ws}/items/{id}.json"))
+}
+
 /// The record `register` would write for `id`, as bytes.
 pub fn record_bytes(ws: &Workspace, id: &ItemId, status: Status) -> Vec<u8> {
     let item = new_item(id.key().as_str(), status);
-    let rec = new_record(ws, id, &item, owner()).expect("a valid record");
+    let at = DateTime::from_timestamp_millis(id.created_ms() as i64).unwrap_or_default();
+    let rec = ItemRecord {
+        id: id.to_string(),
+        ws: ws.to_string(),
+        key: id.key().to_string(),
+        title: item.title,
+        url: item.url,
+        status,
+        owner: owner(),
+        created_at: at,
+        updated_at: at,
+        heartbeat_at: (status == Status::Running).then_some(at),
+        finished_at: status.is_finished().then_some(at),
+        ..ItemRecord::default()
+    };
     serde_json::to_vec(&rec).expect("a record serialises")
 }
 
 /// Write a record create-only, as `Index::register` does.
 pub async fn put_record_create(
-    store: &Store,
+    store: &Arc<dyn ObjectStore>,
     ws: &Workspace,
     id: &ItemId,
     status: Status,
-) -> Result<(), pickup::index::StoreError> {
-    let key = Key::Record(ws.clone(), id.clone());
-    let bytes = record_bytes(ws, id, status).into();
-    store.write(&key, bytes, Expect::Absent).await.map(drop)
+) -> object_store::Result<()> {
+    let bytes = PutPayload::from(record_bytes(ws, id, status));
+    store
+        .put_opts(&record_path(ws, id), bytes, PutMode::Create.into())
+        .await
+        .map(drop)
 }
 
-/// Read an item's record through Pickup's store, as the index's resolver does.
-pub async fn lookup(store: &Store, ws: &Workspace, id: &ItemId) -> RecordLookup {
-    RecordLookup::from(store.read(&Key::Record(ws.clone(), id.clone())).await)
+/// Read an item's record straight from the store, as the index's resolver would.
+pub async fn lookup(store: &Arc<dyn ObjectStore>, ws: &Workspace, id: &ItemId) -> RecordLookup {
+    match store.get(&record_path(ws, id)).await {
+        Ok(got) => match got.bytes().await {
+            Ok(bytes) => RecordLookup::Found(bytes),
+            Err(e) => RecordLookup::Failed(e.to_string()),
+        },
+        Err(object_store::Error::NotFound { .. }) => RecordLookup::NotFound,
+        Err(e) => RecordLookup::Failed(e.to_string()),
+    }
 }
 
 thread_local! {

@@ -10,8 +10,6 @@ use app::contract::{Filter, Status};
 use pickup::index::Index;
 use pickup::index::ItemId;
 use pickup::index::Limits;
-use pickup::index::Scope;
-use pickup::index::SystemClock;
 use pickup::index::{SubKey, UserId};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
@@ -208,7 +206,7 @@ impl Subject {
             Subject::List(list) => {
                 let id = ItemId::new(now_ms(), SubKey::parse(&key).expect("a valid key"))
                     .expect("a valid id");
-                common::put_record_create(&list.records, &list.ws, &id, status)
+                common::put_record_create(&list.store, &list.ws, &id, status)
                     .await
                     .map_err(|e| e.to_string())?;
                 match list.register(&id.to_string(), deadline).await {
@@ -240,10 +238,9 @@ impl Subject {
     async fn present(&self) -> Result<HashSet<String>, String> {
         match self {
             Subject::Index(index) => index
-                .store()
-                .list(&Scope::Markers(ws_name()))
+                .items(&ws_name())
                 .await
-                .map(|found| found.ids().map(|id| id.to_string()).collect())
+                .map(|ids| ids.iter().map(|id| id.to_string()).collect())
                 .map_err(|e| e.to_string()),
             Subject::List(list) => list.present().await.map_err(|e| e.to_string()),
         }
@@ -259,21 +256,9 @@ impl Subject {
 
 fn subject(design: Design, root: &Root, backoff: Backoff) -> Subject {
     match design {
-        Design::MarkerIndex => Subject::Index(Index::new(
-            root.store.clone(),
-            limits(),
-            8,
-            Arc::new(SystemClock),
-        )),
-        Design::NaiveList => Subject::List(SharedList::naive(
-            (root.inner(), root.store.clone()),
-            limits(),
-        )),
-        Design::CasList => Subject::List(SharedList::cas(
-            (root.inner(), root.store.clone()),
-            limits(),
-            backoff,
-        )),
+        Design::MarkerIndex => Subject::Index(root.index(limits())),
+        Design::NaiveList => Subject::List(SharedList::naive(root.inner(), limits())),
+        Design::CasList => Subject::List(SharedList::cas(root.inner(), limits(), backoff)),
     }
 }
 

@@ -9,14 +9,14 @@
 //!   the ETag and version of that read; the records of pruned items are deleted only after the
 //!   winning save.
 
-use crate::common::{lookup, ws_name};
+use crate::common::{self, lookup, ws_name};
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
-use pickup::index::Budget;
+use pickup::index::core::plan::Budget;
+use pickup::index::core::verdict::{judge, Verdict};
 use pickup::index::ItemId;
+use pickup::index::Limits;
 use pickup::index::Workspace;
-use pickup::index::{judge, Limits, Verdict};
-use pickup::index::{Key, Store};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -49,8 +49,7 @@ impl std::fmt::Display for ListError {
 pub struct SharedList {
     /// The bare store, for the list object (not a key Pickup writes).
     pub store: Arc<dyn ObjectStore>,
-    /// Pickup's store on the same objects, for the items' records.
-    pub records: Store,
+    /// The same store, for the items' records (where Pickup keeps them: `common::record_path`).
     pub path: Path,
     pub ws: Workspace,
     pub limits: Limits,
@@ -67,16 +66,10 @@ struct Versioned {
 }
 
 impl SharedList {
-    fn new(
-        (store, records): (Arc<dyn ObjectStore>, Store),
-        limits: Limits,
-        cas: bool,
-        backoff: Backoff,
-    ) -> Self {
+    fn new(store: Arc<dyn ObjectStore>, limits: Limits, cas: bool, backoff: Backoff) -> Self {
         let ws = ws_name();
         SharedList {
             store,
-            records,
             path: Path::from(format!("lists/{ws}.json")),
             ws,
             limits,
@@ -86,7 +79,7 @@ impl SharedList {
         }
     }
 
-    pub fn naive(store: (Arc<dyn ObjectStore>, Store), limits: Limits) -> Self {
+    pub fn naive(store: Arc<dyn ObjectStore>, limits: Limits) -> Self {
         let none = Backoff {
             base_us: 0,
             cap_us: 0,
@@ -94,7 +87,7 @@ impl SharedList {
         Self::new(store, limits, false, none)
     }
 
-    pub fn cas(store: (Arc<dyn ObjectStore>, Store), limits: Limits, backoff: Backoff) -> Self {
+    pub fn cas(store: Arc<dyn ObjectStore>, limits: Limits, backoff: Backoff) -> Self {
         Self::new(store, limits, true, backoff)
     }
 
@@ -261,10 +254,9 @@ impl SharedList {
             if live >= CAP {
                 break;
             }
-            let lookups = futures::future::join_all(
-                batch.iter().map(|id| lookup(&self.records, &self.ws, id)),
-            )
-            .await;
+            let lookups =
+                futures::future::join_all(batch.iter().map(|id| lookup(&self.store, &self.ws, id)))
+                    .await;
             for (id, l) in batch.iter().zip(lookups) {
                 match judge(id, l, now_ms, &self.limits) {
                     Verdict::Live(_) => live += 1,
@@ -281,7 +273,7 @@ impl SharedList {
     async fn delete_records(&self, ids: &HashSet<String>) {
         for id in ids {
             if let Ok(id) = ItemId::parse(id) {
-                let _ = self.records.delete(&Key::Record(self.ws.clone(), id)).await;
+                let _ = self.store.delete(&common::record_path(&self.ws, &id)).await;
             }
         }
     }

@@ -11,13 +11,12 @@ use crate::stores::{self, Kind, Root};
 use app::contract::{Filter, Status};
 use futures::{StreamExt, TryStreamExt};
 use object_store::list::{PaginatedListOptions, PaginatedListStore};
-use object_store::{ObjectStore, ObjectStoreExt};
-use pickup::index::Budget;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use pickup::index::core::plan::{Ages, Budget, Planner};
+use pickup::index::core::verdict::{judge, RecordLookup};
 use pickup::index::Index;
 use pickup::index::ItemId;
 use pickup::index::Limits;
-use pickup::index::SystemClock;
-use pickup::index::{Key, Scope, Store};
 use pickup::index::{SubKey, UserId};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -130,7 +129,12 @@ fn id_of(now: u64, i: usize) -> ItemId {
 
 /// Markers `from..to` (empty objects, written straight to the store), and the records of the
 /// newest ones.
-async fn seed(store: &Store, now: u64, from: usize, to: usize) -> anyhow::Result<()> {
+async fn seed(
+    store: &Arc<dyn ObjectStore>,
+    now: u64,
+    from: usize,
+    to: usize,
+) -> anyhow::Result<()> {
     let ws = ws_name();
     let concurrency = 64;
     futures::stream::iter(from..to)
@@ -141,8 +145,10 @@ async fn seed(store: &Store, now: u64, from: usize, to: usize) -> anyhow::Result
                 if i < WITH_RECORDS {
                     common::put_record_create(&store, &ws, &id, Status::Running).await?;
                 }
-                store.mark(&Key::Marker(ws, id)).await?;
-                Ok::<_, pickup::index::StoreError>(())
+                store
+                    .put(&common::marker_path(&ws, &id), PutPayload::new())
+                    .await?;
+                Ok::<_, object_store::Error>(())
             }
         })
         .buffer_unordered(concurrency)
@@ -169,10 +175,10 @@ async fn time_recent(index: &Index, viewer: &UserId) -> anyhow::Result<(f64, usi
 /// The floor: one listing (stopped after 8 names where the store lists in key order) and the
 /// 8 newest records in parallel.
 async fn time_floor(root: &Root) -> anyhow::Result<f64> {
-    let (store, order) = (&root.inner(), root.store.order());
+    let store = &root.inner();
     let t = Instant::now();
-    let prefix = Scope::Markers(ws_name()).prefix();
-    let names: Vec<String> = if order == pickup::index::ListOrder::Sorted {
+    let prefix = common::markers_prefix(&ws_name());
+    let names: Vec<String> = if root.kind.lists_in_key_order() {
         store
             .list(Some(&prefix))
             .take(CAP)
@@ -204,7 +210,7 @@ async fn read_records(store: &Arc<dyn ObjectStore>, names: &[String]) -> anyhow:
         let ws = ws.clone();
         async move {
             let id = id.map_err(|e| anyhow::anyhow!("{e}"))?;
-            let got = store.get(&Key::Record(ws, id).path()).await?;
+            let got = store.get(&common::record_path(&ws, &id)).await?;
             got.bytes().await?;
             Ok::<_, anyhow::Error>(())
         }
@@ -222,7 +228,7 @@ async fn time_paged_floor(root: &Root) -> anyhow::Result<Option<f64>> {
         return Ok(None);
     };
     let t = Instant::now();
-    let full = format!("{prefix}/{}/", Scope::Markers(ws_name()).prefix());
+    let full = format!("{prefix}/{}/", common::markers_prefix(&ws_name()));
     let page = az
         .list_paginated(
             Some(&full),
@@ -245,14 +251,14 @@ async fn time_paged_floor(root: &Root) -> anyhow::Result<Option<f64>> {
 /// `recent`'s own CPU work, apart from the store: judging 8 fetched records into cards (JSON
 /// parsing included) and planning `recent`'s budget of names ([`Budget::RESOLVES_PER_CARD`]
 /// per card). Microseconds, medians of batches.
-async fn cpu_breakdown(store: &Store, now: u64) -> anyhow::Result<CpuBreakdown> {
+async fn cpu_breakdown(store: &Arc<dyn ObjectStore>, now: u64) -> anyhow::Result<CpuBreakdown> {
     let ws = ws_name();
     let budget = Budget::RESOLVES_PER_CARD * CAP;
     let ids: Vec<ItemId> = (0..budget).map(|i| id_of(now, i)).collect();
     let mut bodies = Vec::new();
     for id in &ids[..CAP] {
-        let key = Key::Record(ws.clone(), id.clone());
-        bodies.push(store.read(&key).await?.expect("seeded").bytes);
+        let got = store.get(&common::record_path(&ws, id)).await?;
+        bodies.push(got.bytes().await?);
     }
     let names: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
     let limits = Limits::default();
@@ -264,19 +270,19 @@ async fn cpu_breakdown(store: &Store, now: u64) -> anyhow::Result<CpuBreakdown> 
         for _ in 0..batch {
             for (id, b) in ids.iter().zip(&bodies) {
                 #[allow(clippy::useless_conversion)]
-                let lookup = pickup::index::RecordLookup::Found(b.clone().into());
-                std::hint::black_box(pickup::index::judge(id, lookup, now, &limits));
+                let lookup = RecordLookup::Found(b.clone().into());
+                std::hint::black_box(judge(id, lookup, now, &limits));
             }
         }
         judge_us.push(t.elapsed().as_secs_f64() * 1e6 / batch as f64);
         let t = Instant::now();
         for _ in 0..batch {
-            let ages = pickup::index::Ages {
+            let ages = Ages {
                 now_ms: now,
                 ttl_ms: limits.ttl_ms,
                 max_skew_ms: limits.max_skew_ms,
             };
-            let mut planner = pickup::index::Planner::new(ages, &none, budget);
+            let mut planner = Planner::new(ages, &none, budget);
             for n in &names {
                 let _ = planner.push(n);
             }
@@ -298,12 +304,7 @@ pub async fn run_store(
 ) -> anyhow::Result<Vec<Row>> {
     let root = stores::open(kind, "read")?;
     let limits = Limits::default();
-    let index = Index::new(
-        root.store.clone(),
-        limits,
-        CAP as u32,
-        Arc::new(SystemClock),
-    );
+    let index = root.index(limits);
     let viewer = UserId::parse("reader").expect("a valid user");
     let now = common::now_ms();
     let max = (plan.max)(kind);
@@ -315,11 +316,11 @@ pub async fn run_store(
             continue;
         }
         let t = Instant::now();
-        seed(&root.store, now, seeded, size).await?;
+        seed(&root.inner(), now, seeded, size).await?;
         seeded = size;
         let seed_s = t.elapsed().as_secs_f64();
         if kind == Kind::Memory && cpu.is_none() {
-            *cpu = Some(cpu_breakdown(&root.store, now).await?);
+            *cpu = Some(cpu_breakdown(&root.inner(), now).await?);
         }
         let reps = (plan.reps)(kind, size);
         let mut row = measure(&root, &index, &viewer, reps).await?;

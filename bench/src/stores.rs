@@ -7,10 +7,9 @@ use crate::latency::{self, Latency};
 use object_store::aws::{AmazonS3Builder, S3ConditionalPut};
 use object_store::azure::{MicrosoftAzure, MicrosoftAzureBuilder};
 use object_store::local::LocalFileSystem;
-use object_store::memory::InMemory;
 use object_store::prefix::PrefixStore;
 use object_store::ObjectStore;
-use pickup::index::{ListOrder, Store};
+use pickup::index::{Index, Limits, SystemClock};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -62,8 +61,8 @@ impl Kind {
         }
     }
 
-    /// Whether a listing comes back in key order, so a reader can stop early (as
-    /// `pickup::index::ListOrder` says of the root each opens).
+    /// Whether a listing comes back in key order, so a reader can stop early (as Pickup's own
+    /// opening of each store finds).
     pub fn lists_in_key_order(self) -> bool {
         !matches!(self, Kind::File)
     }
@@ -205,9 +204,12 @@ pub fn s3_conf() -> Result<S3Conf, Unavailable> {
 
 /// One fresh root on one backend.
 pub struct Root {
-    pub store: Store,
-    /// The bare store under `store`: for the floor (the store's own work, without Pickup) and
-    /// the shared-list designs, which are not Pickup's.
+    pub kind: Kind,
+    /// Pickup's index on the root, opened from its URL as `pickup serve --store URL` opens it
+    /// (memory: over `raw` itself).
+    index: Index,
+    /// The bare store under the index: for the seed and the floor (the store's own work,
+    /// without Pickup) and the shared-list designs, which are not Pickup's.
     raw: Arc<dyn ObjectStore>,
     /// The Azure client itself and the root's prefix, for paginated listings.
     pub azure: Option<(Arc<MicrosoftAzure>, String)>,
@@ -218,6 +220,35 @@ impl Root {
     pub fn inner(&self) -> Arc<dyn ObjectStore> {
         self.raw.clone()
     }
+
+    /// Pickup's index on this root, judging by `limits`.
+    pub fn index(&self, limits: Limits) -> Index {
+        self.index.clone().with_limits(limits)
+    }
+}
+
+/// Pickup's index on the store `url` names, as `pickup serve --store URL` opens it.
+fn index_at(url: &str) -> anyhow::Result<Index> {
+    Ok(Index::open(
+        url,
+        Limits::default(),
+        8,
+        Arc::new(SystemClock),
+    )?)
+}
+
+/// Pickup's index on memory, with `layer` between it and the store; and what the layer made,
+/// which is the bare store the benchmarks reach straight.
+fn on_memory(
+    layer: impl FnOnce(Arc<dyn ObjectStore>) -> Arc<dyn ObjectStore>,
+) -> anyhow::Result<(Index, Arc<dyn ObjectStore>)> {
+    let mut raw = None;
+    let index = index_at("memory://")?.through(|inner| {
+        let layered = layer(inner);
+        raw = Some(layered.clone());
+        layered
+    });
+    Ok((index, raw.expect("through calls its layer")))
 }
 
 fn unique(label: &str) -> String {
@@ -236,28 +267,24 @@ fn unique(label: &str) -> String {
 
 pub fn open(kind: Kind, label: &str) -> anyhow::Result<Root> {
     match kind {
-        Kind::Memory => Ok(Root::bare(
-            Arc::new(InMemory::new()),
-            ListOrder::Sorted,
-            "memory://",
-        )),
-        Kind::Latency => Ok(Root::bare(
-            Arc::new(Latency::new(
-                Arc::new(InMemory::new()),
-                latency::Network::default(),
-            )),
-            ListOrder::Sorted,
-            "memory+20ms://",
-        )),
+        Kind::Memory => {
+            let (index, raw) = on_memory(|inner| inner)?;
+            Ok(Root::bare(kind, index, raw))
+        }
+        Kind::Latency => {
+            let (index, raw) =
+                on_memory(|inner| Arc::new(Latency::new(inner, latency::Network::default())))?;
+            Ok(Root::bare(kind, index, raw))
+        }
         Kind::File => {
             let dir = tempfile::Builder::new()
                 .prefix(&format!("pickup-bench-{label}-"))
                 .tempdir()?;
             let raw: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir.path())?);
-            let url = format!("file://{}", dir.path().display());
+            let index = index_at(&format!("file://{}", dir.path().display()))?;
             Ok(Root {
                 _dir: Some(dir),
-                ..Root::bare(raw, ListOrder::Unsorted, &url)
+                ..Root::bare(kind, index, raw)
             })
         }
         Kind::Azure => open_azure(label),
@@ -266,10 +293,10 @@ pub fn open(kind: Kind, label: &str) -> anyhow::Result<Root> {
 }
 
 impl Root {
-    /// A root on `raw` itself, listed through `ObjectStore::list`.
-    fn bare(raw: Arc<dyn ObjectStore>, order: ListOrder, url: &str) -> Root {
+    fn bare(kind: Kind, index: Index, raw: Arc<dyn ObjectStore>) -> Root {
         Root {
-            store: Store::wrap(raw.clone(), order, url),
+            kind,
+            index,
             raw,
             azure: None,
             _dir: None,
@@ -292,15 +319,11 @@ fn open_azure(label: &str) -> anyhow::Result<Root> {
     let az = Arc::new(az);
     let prefix = unique(label);
     let inner: Arc<dyn ObjectStore> = Arc::new(PrefixStore::new(az.clone(), prefix.as_str()));
-    // Pickup lists Azure in pages sized to the read, as `Store::open` sets it up.
-    let store = Store::wrap(
-        inner.clone(),
-        ListOrder::Sorted,
-        &format!("az://{}/{prefix}", conf.container),
-    )
-    .with_pages(az.clone(), &object_store::path::Path::from(prefix.as_str()));
+    // Pickup lists Azure in pages sized to the read, as it opens the store from its URL.
+    let index = index_at(&format!("az://{}/{prefix}", conf.container))?;
     Ok(Root {
-        store,
+        kind: Kind::Azure,
+        index,
         raw: inner,
         azure: Some((az, prefix)),
         _dir: None,
@@ -325,15 +348,11 @@ fn open_s3(label: &str) -> anyhow::Result<Root> {
     let s3 = Arc::new(s3);
     let prefix = unique(label);
     let inner: Arc<dyn ObjectStore> = Arc::new(PrefixStore::new(s3.clone(), prefix.as_str()));
-    // Pickup lists S3 in pages sized to the read, as `Store::open` sets it up.
-    let store = Store::wrap(
-        inner.clone(),
-        ListOrder::Sorted,
-        &format!("s3://{}/{prefix}", conf.bucket),
-    )
-    .with_pages(s3, &object_store::path::Path::from(prefix.as_str()));
+    // Pickup lists S3 in pages sized to the read, as it opens the store from its URL.
+    let index = index_at(&format!("s3://{}/{prefix}", conf.bucket))?;
     Ok(Root {
-        store,
+        kind: Kind::S3,
+        index,
         raw: inner,
         azure: None,
         _dir: None,

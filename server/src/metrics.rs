@@ -3,7 +3,7 @@
 //! happen, through the `metrics` facade; the exporter renders them. Without a recorder (no
 //! `PICKUP_METRICS_ADDR`) recording is a no-op.
 //!
-//! [`ALL`] is the one list of every metric Pickup records: its name, kind, labels and meaning.
+//! [`ALL`] is the one list of every metric Pickup records: its name, kind and meaning.
 //! Code records through the constants below, never a literal name, so nothing is recorded that
 //! the list (and `/metrics`'s `# HELP` lines, and the README's table) does not describe.
 
@@ -65,7 +65,6 @@ pub(crate) enum Kind {
 pub(crate) struct Metric {
     pub name: &'static str,
     pub kind: Kind,
-    pub labels: &'static [&'static str],
     pub help: &'static str,
 }
 
@@ -74,103 +73,86 @@ pub(crate) const ALL: &[Metric] = &[
     Metric {
         name: HTTP_REQUESTS,
         kind: Kind::Counter,
-        labels: &["route", "method", "status"],
         help: "HTTP requests answered, by route template (site files are route=\"site\"), method and status",
     },
     Metric {
         name: HTTP_REQUEST_SECONDS,
         kind: Kind::Histogram,
-        labels: &["route", "method"],
         help: "Seconds until the answer's head was ready (a live stream's first byte), by route template and method",
     },
     Metric {
         name: STORE_REQUESTS,
         kind: Kind::Counter,
-        labels: &["op"],
         help: "Requests to the object store, by kind: list (one per page), get, head, put, delete",
     },
     Metric {
         name: STORE_REQUEST_SECONDS,
         kind: Kind::Histogram,
-        labels: &["op"],
         help: "Seconds each object store request took, by kind",
     },
     Metric {
         name: STORE_KEYS_LISTED,
         kind: Kind::Counter,
-        labels: &[],
         help: "Keys the object store's listings returned",
     },
     Metric {
         name: CACHE_LOOKUPS,
         kind: Kind::Counter,
-        labels: &["cache", "result"],
         help: "Read-cache lookups: cache=list|record|page, result=hit (served without a store request of its own, shared loads included) or miss",
     },
     Metric {
         name: LIVE_WATCHERS,
         kind: Kind::Gauge,
-        labels: &[],
         help: "Workspaces this server reads again for live streams",
     },
     Metric {
         name: LIVE_SUBSCRIBERS,
         kind: Kind::Gauge,
-        labels: &[],
         help: "Live streams open on this server",
     },
     Metric {
         name: DELETIONS,
         kind: Kind::Counter,
-        labels: &["by", "reason", "kind"],
         help: "Keys deleted: by=read (found dead by a read) or janitor (a sweep), the reason, the kind of key (a marker's record counts under kind=record)",
     },
     Metric {
         name: DELETION_FAILURES,
         kind: Kind::Counter,
-        labels: &["by"],
         help: "Deletes that failed; a later read or sweep retries them",
     },
     Metric {
         name: DELETIONS_HELD,
         kind: Kind::Counter,
-        labels: &["by"],
         help: "Deletes by age not made because this server's clock disagrees with the store's by more than PICKUP_MAX_SKEW",
     },
     Metric {
         name: LIVE_RECONCILES,
         kind: Kind::Counter,
-        labels: &["why"],
         help: "Live watchers' reconciles with the store, by why: start, poll (no bus or the bus down), period (this server held the workspace's lease), doubt (a gap or reconnect on the bus, a peer's doubt, an error), fact (a fact only the store could place: a gone id registered again)",
     },
     Metric {
         name: LIVE_POLLING,
         kind: Kind::Gauge,
-        labels: &[],
         help: "1 while live watchers poll the store every PICKUP_LIVE_EVERY (no PICKUP_BUS, or the bus is down); 0 while facts on the bus drive them",
     },
     Metric {
         name: BUS_FACTS,
         kind: Kind::Counter,
-        labels: &["dir"],
         help: "Facts on the bus: dir=published, heard (from another server), refused (see pickup_bus_refused_total), gap (a peer's facts were missed)",
     },
     Metric {
         name: BUS_PEERS,
         kind: Kind::Gauge,
-        labels: &[],
         help: "Other servers heard on the bus lately (sealed with the deployment's key): a server with another key, or one that cannot reach Redis, is missing here",
     },
     Metric {
         name: BUS_REFUSED,
         kind: Kind::Counter,
-        labels: &["why"],
         help: "Messages on the bus refused, changing nothing, by why: unsealed or bad_tag (not sealed with the deployment's bus key), malformed, stale (dated outside the clock skew: a replay), replayed (a sequence number already heard), invalid (a fact a request saying the same would be refused for)",
     },
     Metric {
         name: REGISTRATIONS,
         kind: Kind::Counter,
-        labels: &["outcome"],
         help: "Registrations: outcome=created, or the error code they were refused with (invalid_body, conflict, store_unavailable, …)",
     },
 ];
@@ -257,13 +239,6 @@ mod tests {
         for m in ALL {
             assert!(m.name.starts_with("pickup_"), "{}", m.name);
             assert!(seen.insert(m.name), "{} listed twice", m.name);
-            for label in m.labels {
-                assert!(
-                    label.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
-                    "{}: label {label}",
-                    m.name
-                );
-            }
             match m.kind {
                 Kind::Counter => assert!(m.name.ends_with("_total"), "{}", m.name),
                 Kind::Histogram => assert!(m.name.ends_with("_seconds"), "{}", m.name),

@@ -1,5 +1,6 @@
 //! Tokens minted, verified and mapped to callers, end to end within the module.
 
+use super::caller::{Access, Caller};
 use super::claims::Claims;
 use super::*;
 use crate::error::{Error, Result};

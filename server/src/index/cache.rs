@@ -474,7 +474,11 @@ mod tests {
 
     fn setup(fresh_for: Duration) -> (Arc<Counted>, ReadCache, Scope, Store) {
         let counted = Arc::new(Counted::default());
-        let store = Store::wrap(counted.clone(), crate::index::ListOrder::Sorted, "test://");
+        let store = Store::wrap(
+            counted.clone(),
+            crate::index::store::ListOrder::Sorted,
+            "test://",
+        );
         let scope = Scope::Markers(Workspace::parse("w").unwrap());
         (
             counted,
@@ -516,7 +520,7 @@ mod tests {
         counted.down.store(true, Ordering::SeqCst);
         let (a, b) = tokio::join!(cache.list(&scope), cache.list(&scope));
         assert!(
-            matches!(a, Err(crate::index::StoreError::Unavailable(_))),
+            matches!(a, Err(crate::index::store::StoreError::Unavailable(_))),
             "{a:?}"
         );
         assert!(b.is_err());

@@ -193,6 +193,15 @@ impl Index {
         Ok(false)
     }
 
+    /// Every item `ws` lists (its markers, in one listing), newest first; names that are not
+    /// ids are left out.
+    pub async fn items(&self, ws: &Workspace) -> Result<Vec<ItemId>> {
+        let found = self.store.list(&Scope::Markers(ws.clone())).await?;
+        let mut ids: Vec<ItemId> = found.ids().cloned().collect();
+        ids.sort();
+        Ok(ids)
+    }
+
     /// Every workspace that has any key Pickup writes.
     pub async fn workspaces(&self) -> Result<Vec<Workspace>> {
         Ok(self.store.workspaces().await?.into_iter().collect())

@@ -234,15 +234,15 @@ impl Fact {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::{Limits, ManualClock, Store, SubKey};
+    use crate::index::{Limits, ManualClock, SubKey};
     use app::contract::{NewItem, Owner};
     use std::sync::Arc;
 
     const NOW: u64 = 1_700_000_000_000;
 
     fn index() -> Index {
-        let store = Store::memory("memory://");
-        Index::new(store, Limits::default(), 8, Arc::new(ManualClock::new(NOW)))
+        let clock = Arc::new(ManualClock::new(NOW));
+        Index::open("memory://", Limits::default(), 8, clock).unwrap()
     }
 
     fn record_fact(version: Option<Version>) -> Fact {
@@ -259,7 +259,7 @@ mod tests {
             sub: "ada".into(),
             name: "Ada".into(),
         };
-        let record = crate::index::new_record(&ws, &id, &item, owner).unwrap();
+        let record = crate::index::core::record::new_record(&ws, &id, &item, owner).unwrap();
         Fact::record(&ws, &record, true, version).unwrap()
     }
 

@@ -447,7 +447,7 @@ impl Replica {
 mod tests {
     use super::super::requests::counting;
     use super::*;
-    use crate::index::{Limits, ManualClock, Producer, Store, SubKey};
+    use crate::index::{Limits, ManualClock, Producer, SubKey};
     use app::contract::{Filter, NewItem, Status};
     use proptest::prelude::*;
     use std::sync::Arc;
@@ -607,8 +607,8 @@ mod tests {
 
     /// Workspace `acme` of an index on memory, its clock stopped at [`NOW`].
     fn memory_index() -> (Workspace, Index) {
-        let store = Store::memory("memory://");
-        let index = Index::new(store, Limits::default(), 8, Arc::new(ManualClock::new(NOW)));
+        let clock = Arc::new(ManualClock::new(NOW));
+        let index = Index::open("memory://", Limits::default(), 8, clock).unwrap();
         (Workspace::parse("acme").unwrap(), index)
     }
 

@@ -332,7 +332,7 @@ impl Live {
 #[cfg(test)]
 mod tests {
     use super::super::requests::counting;
-    use crate::index::{Index, Limits, ManualClock, Producer, Store, UserId, Workspace};
+    use crate::index::{Index, Limits, ManualClock, Producer, UserId, Workspace};
     use crate::live::{Event, Live, LiveConfig, StreamLimits};
     use app::contract::{Filter, NewItem, Status};
     use std::sync::Arc;
@@ -350,9 +350,14 @@ mod tests {
             .build()
             .unwrap();
         let ws = Workspace::parse("acme").unwrap();
-        let store = Store::memory("memory://");
         let clock = Arc::new(ManualClock::new(NOW));
-        let index = Index::new(store, Limits::default(), app::contract::DEFAULT_CAP, clock);
+        let index = Index::open(
+            "memory://",
+            Limits::default(),
+            app::contract::DEFAULT_CAP,
+            clock,
+        )
+        .unwrap();
         let ada = Producer {
             user: UserId::parse("ada").unwrap(),
             name: "Ada".into(),

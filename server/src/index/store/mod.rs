@@ -150,6 +150,12 @@ impl Store {
         self.order
     }
 
+    /// Whether listings ask the store for pages of the size the reader needs.
+    #[cfg(test)]
+    fn lists_in_pages(&self) -> bool {
+        self.pages.is_some()
+    }
+
     // ---- reads ----------------------------------------------------------------------------
 
     /// A scope's keys, a page at a time; with `after`, only items older than that one.
