@@ -209,7 +209,7 @@ pub(crate) async fn count_request(req: Request, next: Next) -> Response {
 }
 
 /// Install the recorder and serve `/metrics` on `addr` until the process ends.
-pub(crate) async fn serve(addr: &str) -> anyhow::Result<()> {
+pub(crate) async fn listen(addr: &str) -> anyhow::Result<()> {
     // Without buckets the exporter renders summaries, which cannot be aggregated across servers.
     let handle = PrometheusBuilder::new()
         .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), SECONDS_BUCKETS)

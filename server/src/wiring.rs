@@ -1,11 +1,12 @@
 //! The whole server, built from one [`Config`]: [`app`] wires the index, the token checks, the
-//! live watchers and the service into the router every door is on. `pickup serve` runs it
-//! ([`crate::serve`]: the listener, the janitor, signals, the drain); HTTP tests run the same
-//! router in-process, with `tower::ServiceExt::oneshot`.
+//! live watchers and the service into the router every door is on. [`App::serve`] runs it on a
+//! listener (`crate::serve`: the accept loop, the janitor, the drain); `pickup serve` gives it
+//! the process's signals, tests a shutdown of their own, or call the router in-process with
+//! `tower::ServiceExt::oneshot`.
 
 use crate::auth::{Auth, ClaimMapping, Jwks};
 use crate::http::{router, HttpConfig};
-use crate::index::{Index, Limits as IndexLimits, SystemClock};
+use crate::index::{Clock, Index, Limits as IndexLimits};
 use crate::live::LiveConfig;
 use crate::serve::ConnectionLimits;
 use crate::service::Pickup;
@@ -30,6 +31,11 @@ pub struct Config {
     /// How often the server sweeps every workspace; zero: never.
     pub janitor_every: Duration,
     pub serve: ConnectionLimits,
+    /// The clock the server tells the time by (`SystemClock`; a test's own, to play a server
+    /// whose clock is off).
+    pub clock: Arc<dyn Clock>,
+    /// `pickup demo`: the demo workspace seeded and kept working at this pace.
+    pub(crate) demo: Option<crate::demo::Pace>,
 }
 
 /// Which tokens the server accepts: HS256 with `secret`, the identity provider's, or both.
@@ -48,21 +54,44 @@ pub struct JwksConfig {
     pub mapping: ClaimMapping,
 }
 
-/// The server, wired: its router, and the service behind it (for the drain at shutdown).
+/// The server, wired: its router, the service behind it, and how it is served
+/// ([`App::serve`]).
 pub struct App {
-    pub router: Router,
-    pub pickup: Pickup,
+    pub(crate) router: Router,
+    pub(crate) pickup: Pickup,
+    pub(crate) janitor_every: Duration,
+    pub(crate) limits: ConnectionLimits,
+    pub(crate) demo: Option<crate::demo::Pace>,
+    pub(crate) site: std::path::PathBuf,
+}
+
+impl App {
+    /// Every door, as one router: what a test calls in-process.
+    pub fn router(&self) -> Router {
+        self.router.clone()
+    }
+
+    /// Waits for every write begun to end: how a test knows a write that outlived its caller
+    /// (a client that hung up, a request that timed out) is done.
+    pub async fn finish_writes(&self) {
+        self.pickup.finish_writes().await
+    }
 }
 
 impl Config {
     /// The index this configuration describes (also what `pickup prune` sweeps with).
     pub fn index(&self) -> anyhow::Result<Index> {
-        index(&self.store, self.limits, self.cap)
+        index(&self.store, self.limits, self.cap, self.clock.clone())
     }
 }
 
-pub(crate) fn index(store: &str, limits: IndexLimits, cap: u32) -> anyhow::Result<Index> {
-    Ok(Index::open(store, limits, cap, Arc::new(SystemClock))?.with_clock_check())
+pub(crate) fn index(
+    store: &str,
+    limits: IndexLimits,
+    cap: u32,
+    clock: Arc<dyn Clock>,
+) -> anyhow::Result<Index> {
+    Ok(Index::open(store, limits, cap, clock)?.with_clock_check())
 }
 
 impl Tokens {
@@ -114,5 +143,12 @@ pub async fn app(config: &Config) -> anyhow::Result<App> {
         pickup = pickup.with_live(live.clone())?;
     }
     let router = router(pickup.clone(), &config.http);
-    Ok(App { router, pickup })
+    Ok(App {
+        router,
+        pickup,
+        janitor_every: config.janitor_every,
+        limits: config.serve,
+        demo: config.demo,
+        site: config.http.site.clone(),
+    })
 }

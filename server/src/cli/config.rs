@@ -39,6 +39,8 @@ impl ServeArgs {
                 max_connections: self.max_connections as usize,
                 grace: self.shutdown_grace,
             },
+            clock: std::sync::Arc::new(crate::index::SystemClock),
+            demo: None,
         })
     }
 

@@ -1,6 +1,6 @@
 //! `pickup demo`: `pickup serve` with the demo workspace seeded and kept working.
 
-use super::serve::{serve, ServeArgs};
+use super::serve::{command, ServeArgs};
 use clap::Args;
 use std::time::Duration;
 
@@ -21,5 +21,5 @@ pub(super) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
         every: args.every,
         run_for: args.run_for,
     };
-    serve(args.serve, Some(pace)).await
+    command(args.serve, Some(pace)).await
 }

@@ -79,7 +79,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let done = match cli.command {
         Command::Run(args) => return run::run_command(args).await.map(ExitCode::from),
         Command::Item(args) => item::item(args.command).await,
-        Command::Serve(args) => serve::serve(args, None).await,
+        Command::Serve(args) => serve::command(args, None).await,
         Command::Demo(args) => demo::demo(args).await,
         Command::Token(t) => token::token(t),
         Command::Prune(p) => prune::prune(p).await,

@@ -120,9 +120,32 @@ impl ServeArgs {
     }
 }
 
-pub(super) async fn serve(args: ServeArgs, demo: Option<crate::demo::Pace>) -> anyhow::Result<()> {
+/// `pickup serve` (and `pickup demo`, with `demo`): the app prepared, then served on
+/// `--addr` until SIGTERM or Ctrl-C.
+pub(super) async fn command(
+    args: ServeArgs,
+    demo: Option<crate::demo::Pace>,
+) -> anyhow::Result<()> {
     if let Some(addr) = &args.metrics_addr {
-        crate::metrics::serve(addr).await?;
+        crate::metrics::listen(addr).await?;
     }
-    crate::serve::run(args.config()?, &args.addr, demo).await
+    let mut config = args.config()?;
+    config.demo = demo;
+    let app = crate::app(&config).await?;
+    app.prepare().await?;
+    let listener = crate::serve::bind(&args.addr).await?;
+    let local = listener.local_addr()?;
+    if demo.is_some() {
+        // The token travels in the fragment, which the browser never sends to a server.
+        println!(
+            "Pickup demo: open http://{local}/#ws=demo&token={}",
+            app.demo_token()
+        );
+    }
+    println!(
+        "pickup listening on http://{local} (store {})",
+        app.store_url()
+    );
+    app.serve(listener, crate::serve::shutdown_signal()).await;
+    Ok(())
 }

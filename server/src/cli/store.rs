@@ -41,6 +41,7 @@ impl StoreArgs {
     }
 
     pub fn index(&self) -> anyhow::Result<Index> {
-        crate::wiring::index(&self.store, self.limits(), self.cap)
+        let clock = std::sync::Arc::new(crate::index::SystemClock);
+        crate::wiring::index(&self.store, self.limits(), self.cap, clock)
     }
 }

@@ -1,17 +1,18 @@
-//! `pickup serve` (and `pickup demo`): the app ([`crate::wiring::app`]) on a listener until
-//! SIGTERM or Ctrl-C, then what is in flight finished within the shutdown grace.
+//! A wired app ([`crate::wiring::app`]) served on a listener until it is told to stop (`pickup
+//! serve`: SIGTERM or Ctrl-C), then what is in flight finished within the shutdown grace.
 //!
-//! - this module: the store opened (and an old layout moved) before the first request, the
-//!   demo's seed, the wait for the bus, the janitor, the signal and the drain;
+//! - this module: [`App::prepare`] (the store opened and an old layout moved before the first
+//!   request, the demo's seed, the wait for the bus) and [`App::serve`] (the janitor, the
+//!   accept loop, the drain);
 //! - `accept`: the accept loop (header-read timeout, connection cap, graceful shutdown).
 
 mod accept;
 
 pub(crate) use accept::ConnectionLimits;
 
-use crate::index::{Index, Limits as IndexLimits};
+use crate::index::Index;
 use crate::service::Pickup;
-use crate::wiring::{app, App, Config};
+use crate::wiring::App;
 use anyhow::{bail, Context};
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,51 +30,76 @@ async fn move_legacy_until_done(index: Arc<Index>) {
     }
 }
 
-/// How long `serve` waits for the bus before it listens: long enough for a reachable Redis
+/// How long a server waits for the bus before it listens: long enough for a reachable Redis
 /// (subscribed, and this server's first beat heard back: milliseconds), short enough that a
 /// server whose bus is down starts all the same, polling.
 const BUS_AT_START: Duration = Duration::from_secs(5);
 
-/// `pickup serve` (and `pickup demo`): listens on `addr` until SIGTERM or Ctrl-C, then finishes
-/// what is in flight within the shutdown grace.
-pub(crate) async fn run(
-    config: Config,
-    addr: &str,
-    demo: Option<crate::demo::Pace>,
-) -> anyhow::Result<()> {
-    let App { router, pickup } = app(&config).await?;
-    open_store(pickup.index()).await?;
-    if let Some(pace) = demo {
-        start_demo(&pickup, pace, &config.limits).await?;
-    }
-    if let Some(live) = pickup.live() {
-        if !live.on_the_bus(BUS_AT_START).await {
-            tracing::warn!(
-                "the bus is not up {BUS_AT_START:?} after start: listening anyway; live watchers poll the store until it is"
-            );
+impl App {
+    /// Before the first request: the store answers (one that refuses is an error; one that
+    /// does not answer may heal, and `/readyz` says how it stands), keys of the old layout are
+    /// moved, a clock the store disagrees with is reported, the demo workspace is seeded and at
+    /// work (`pickup demo`), and the bus is waited for (at most [`BUS_AT_START`]).
+    pub async fn prepare(&self) -> anyhow::Result<()> {
+        open_store(self.pickup.index()).await?;
+        if let Some(pace) = self.demo {
+            start_demo(&self.pickup, pace).await?;
         }
+        if let Some(live) = self.pickup.live() {
+            if !live.on_the_bus(BUS_AT_START).await {
+                tracing::warn!(
+                    "the bus is not up {BUS_AT_START:?} after start: listening anyway; live watchers poll the store until it is"
+                );
+            }
+        }
+        if !self.site.join("index.html").exists() {
+            tracing::warn!(site = %self.site.display(), "no index.html in the site directory: run `make widget`");
+        }
+        Ok(())
     }
-    let listener = bind(addr).await?;
-    let local = listener.local_addr()?;
-    if !config.http.site.join("index.html").exists() {
-        tracing::warn!(site = %config.http.site.display(), "no index.html in the site directory: run `make widget`");
+
+    /// Serves `listener` until `shutdown` resolves (`pickup serve`: SIGTERM or Ctrl-C), with
+    /// the janitor at work meanwhile; then ends the live streams, finishes what is in flight
+    /// within the shutdown grace, and returns.
+    pub async fn serve(
+        self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl std::future::Future<Output = ()>,
+    ) {
+        let App {
+            router,
+            pickup,
+            janitor_every,
+            limits,
+            ..
+        } = self;
+        let janitor = (!janitor_every.is_zero())
+            .then(|| tokio::spawn(pickup.index().clone().sweep_every(janitor_every)));
+        let live = pickup.live().cloned();
+        let stopping = async move {
+            shutdown.await;
+            // Streams never finish by themselves: end them, so clients reconnect elsewhere
+            // and the graceful shutdown is not held up until its deadline.
+            if let Some(live) = live {
+                live.stop();
+            }
+        };
+        let deadline = accept::connections(listener, router, limits, stopping).await;
+        if let Some(janitor) = janitor {
+            janitor.abort();
+        }
+        drain(&pickup, deadline, limits.grace).await;
     }
-    if demo.is_some() {
-        let token = crate::demo::token(pickup.auth());
-        // The token travels in the fragment, which the browser never sends to a server.
-        println!("Pickup demo: open http://{local}/#ws=demo&token={token}");
+
+    /// The demo user's token (`pickup demo` prints a link that carries it).
+    pub(crate) fn demo_token(&self) -> String {
+        crate::demo::token(self.pickup.auth())
     }
-    println!(
-        "pickup listening on http://{local} (store {})",
-        pickup.index().store_url()
-    );
-    if !config.janitor_every.is_zero() {
-        tokio::spawn(pickup.index().clone().sweep_every(config.janitor_every));
+
+    /// The URL the store was opened from, for the start-up line.
+    pub(crate) fn store_url(&self) -> &str {
+        self.pickup.index().store_url()
     }
-    let signal = stop_streams_on_signal(pickup.live().cloned());
-    let deadline = accept::connections(listener, router, config.serve, signal).await;
-    drain(&pickup, deadline, config.serve.grace).await;
-    Ok(())
 }
 
 /// Before the first request: the store answers (or may heal), keys of the old layout are
@@ -106,15 +132,11 @@ async fn open_store(index: &Arc<Index>) -> anyhow::Result<()> {
 }
 
 /// `pickup demo`: the demo workspace seeded and its workers at work before anyone is answered.
-async fn start_demo(
-    pickup: &Pickup,
-    pace: crate::demo::Pace,
-    limits: &IndexLimits,
-) -> anyhow::Result<()> {
+async fn start_demo(pickup: &Pickup, pace: crate::demo::Pace) -> anyhow::Result<()> {
     if !pickup.auth().has_secret() {
         bail!("pickup demo mints its own token: set PICKUP_SECRET");
     }
-    let pace = pace.check(limits)?;
+    let pace = pace.check(&pickup.index().limits())?;
     crate::demo::seed(pickup.index())
         .await
         .context("seeding the demo workspace")?;
@@ -122,21 +144,11 @@ async fn start_demo(
     Ok(())
 }
 
-async fn bind(addr: &str) -> anyhow::Result<tokio::net::TcpListener> {
+pub(crate) async fn bind(addr: &str) -> anyhow::Result<tokio::net::TcpListener> {
     tokio::net::TcpListener::bind(addr).await.map_err(|e| match e.kind() {
         std::io::ErrorKind::AddrInUse => anyhow::anyhow!("{addr} is already in use: stop the other process or choose another with --addr / PICKUP_ADDR"),
         _ => anyhow::anyhow!("cannot listen on {addr}: {e}"),
     })
-}
-
-/// SIGTERM or Ctrl-C, then the live streams ended.
-async fn stop_streams_on_signal(live: Option<Arc<crate::live::Live>>) {
-    shutdown_signal().await;
-    // Streams never finish by themselves: end them, so clients reconnect elsewhere and
-    // the graceful shutdown is not held up until its deadline.
-    if let Some(live) = live {
-        live.stop();
-    }
 }
 
 /// Requests are done (or dropped) at `deadline`. The writes they started get `grace` of their
@@ -154,7 +166,8 @@ async fn drain(pickup: &Pickup, deadline: tokio::time::Instant, grace: Duration)
     }
 }
 
-async fn shutdown_signal() {
+/// SIGTERM or Ctrl-C: how `pickup serve` is told to stop.
+pub(crate) async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };
