@@ -33,6 +33,8 @@ mod peer;
 mod producer;
 mod serve;
 mod service;
+#[cfg(test)]
+mod testing;
 mod wiring;
 
 pub use wiring::{app, App, Config};

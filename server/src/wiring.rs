@@ -19,6 +19,9 @@ use std::time::Duration;
 pub struct Config {
     /// `PICKUP_STORE`: where everything lives.
     pub store: String,
+    /// The store's backend options beyond the environment's (`AWS_*`, `GOOGLE_*`, `AZURE_*`
+    /// variables), which these win over: a server of its own on a shared environment.
+    pub store_options: Vec<(String, String)>,
     pub limits: IndexLimits,
     /// Cards per page unless the caller asks otherwise.
     pub cap: u32,
@@ -81,7 +84,9 @@ impl App {
 impl Config {
     /// The index this configuration describes (also what `pickup prune` sweeps with).
     pub fn index(&self) -> anyhow::Result<Index> {
-        index(&self.store, self.limits, self.cap, self.clock.clone())
+        let (limits, cap, clock) = (self.limits, self.cap, self.clock.clone());
+        let index = Index::open_with(&self.store, &self.store_options, limits, cap, clock)?;
+        Ok(index.with_clock_check())
     }
 }
 

@@ -22,6 +22,7 @@ impl ServeArgs {
         };
         Ok(Config {
             store: self.store.store.clone(),
+            store_options: Vec::new(),
             limits: self.store.limits(),
             cap: self.store.cap,
             tokens,

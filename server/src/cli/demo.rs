@@ -16,10 +16,35 @@ pub struct DemoArgs {
     pub run_for: Duration,
 }
 
+impl DemoArgs {
+    fn pace(&self) -> crate::demo::Pace {
+        crate::demo::Pace {
+            every: self.every,
+            run_for: self.run_for,
+        }
+    }
+
+    /// `pickup demo`'s flags as a configuration (`pickup serve`'s, and the demo's pace), read
+    /// as [`ServeArgs::parse_config`] reads them: what an in-process demo is built from.
+    pub fn parse_config<I, T>(args: I) -> anyhow::Result<crate::Config>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        #[derive(clap::Parser)]
+        struct Demo {
+            #[command(flatten)]
+            args: DemoArgs,
+        }
+        let argv = std::iter::once("demo".into()).chain(args.into_iter().map(Into::into));
+        let args = <Demo as clap::Parser>::try_parse_from(argv)?.args;
+        let mut config = args.serve.config()?;
+        config.demo = Some(args.pace());
+        Ok(config)
+    }
+}
+
 pub(super) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
-    let pace = crate::demo::Pace {
-        every: args.every,
-        run_for: args.run_for,
-    };
+    let pace = args.pace();
     command(args.serve, Some(pace)).await
 }

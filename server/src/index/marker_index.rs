@@ -102,7 +102,20 @@ impl Index {
         default_cap: u32,
         clock: Arc<dyn Clock>,
     ) -> Result<Self> {
-        let store = Store::open(url).map_err(|e| IndexError::StoreUrl(e.to_string()))?;
+        Self::open_with(url, &[], limits, default_cap, clock)
+    }
+
+    /// As [`Index::open`], with backend options (named as the environment names them:
+    /// `AWS_ENDPOINT`, …) that win over the environment's.
+    pub fn open_with(
+        url: &str,
+        options: &[(String, String)],
+        limits: Limits,
+        default_cap: u32,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self> {
+        let store = Store::open_overriding(url, options)
+            .map_err(|e| IndexError::StoreUrl(e.to_string()))?;
         Ok(Index::new(store, limits, default_cap, clock))
     }
 

@@ -36,6 +36,8 @@ mod requests;
 mod seal;
 mod streams;
 mod subscription;
+#[cfg(test)]
+mod tests;
 mod view;
 mod watcher;
 mod watchers;

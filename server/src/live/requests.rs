@@ -17,6 +17,21 @@ impl Requests {
     }
 }
 
+impl Requests {
+    /// Every series of `metric` summed (a counter by its labels).
+    pub(super) fn total(&self, metric: &str) -> u64 {
+        self.0
+            .render()
+            .lines()
+            .filter(|line| {
+                line.strip_prefix(metric)
+                    .is_some_and(|rest| rest.starts_with(['{', ' ']))
+            })
+            .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum::<f64>() as u64
+    }
+}
+
 /// Run `run`, counting the store requests made on this thread meanwhile.
 pub(super) fn counting<T>(run: impl FnOnce(&Requests) -> T) -> T {
     let recorder = PrometheusBuilder::new().build_recorder();

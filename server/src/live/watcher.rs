@@ -415,4 +415,74 @@ mod tests {
             "a page of the default cap"
         );
     }
+
+    /// A reconcile lists the workspace once (`ws/{ws}/`, every kind of key in one listing), not
+    /// once per kind: without a bus a watched workspace is reconciled every PICKUP_LIVE_EVERY,
+    /// and nothing else lists the store while nobody writes. Time is paused: the ticks pass as
+    /// fast as the watcher takes them.
+    #[test]
+    fn a_reconcile_is_one_listing_of_the_workspace() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        let ws = Workspace::parse("acme").unwrap();
+        let clock = Arc::new(ManualClock::new(NOW));
+        let index = Index::open("memory://", Limits::default(), 8, clock).unwrap();
+        let ada = Producer {
+            user: UserId::parse("ada").unwrap(),
+            name: "Ada".into(),
+        };
+        rt.block_on(async {
+            for key in ["a", "b"] {
+                let new = NewItem {
+                    key: key.into(),
+                    title: "t".into(),
+                    status: Some(Status::Running),
+                    ..NewItem::default()
+                };
+                let id = index.register(&ws, &new, &ada).await.unwrap().id;
+                if key == "a" {
+                    let id = crate::index::ItemId::parse(&id).unwrap();
+                    index.dismiss(&ws, &ada.user, &id).await.unwrap();
+                }
+            }
+        });
+        let config = LiveConfig {
+            every: Duration::from_millis(50),
+            reconcile_every: Duration::from_secs(3600),
+            reconcile_ceiling: Duration::from_secs(3600),
+            bus: None,
+            limits: StreamLimits {
+                server: 4,
+                workspace: 4,
+                viewer: 4,
+            },
+        };
+        let (listed, reconciles) = counting(|requests| {
+            rt.block_on(async {
+                let live = Live::new(Arc::new(index), config).unwrap();
+                let mut subs = live
+                    .subscribe(&ws, &ada.user, &[(Filter::All, None)])
+                    .unwrap();
+                let Some(Event::Page(page)) = subs[0].next().await else {
+                    panic!("no first page");
+                };
+                assert_eq!(page.cards.len(), 1, "b, a dismissed");
+                while requests.total(crate::metrics::LIVE_RECONCILES) < 20 {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                live.stop();
+                (
+                    requests.of("list"),
+                    requests.total(crate::metrics::LIVE_RECONCILES),
+                )
+            })
+        });
+        assert!(
+            listed.abs_diff(reconciles) <= 1,
+            "{listed} listings in {reconciles} reconciles"
+        );
+    }
 }

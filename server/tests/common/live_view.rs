@@ -1,7 +1,7 @@
-//! A live page as a viewer's browser holds it, read from a real `pickup serve`'s stream, and
-//! the server's `/readyz` mode: what the bus tests compare with the REST page.
+//! A live page as a viewer's browser holds it, read from a server's stream, and the server's
+//! `/readyz` mode: what the bus tests compare with the REST page.
 
-use super::server::Server;
+use super::in_process::Served;
 use super::stream::{token, Events};
 use super::wait::eventually;
 use serde_json::Value;
@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 /// Long enough for a busy machine.
 const BOUND: Duration = Duration::from_secs(20);
 
-pub async fn readyz(s: &Server) -> String {
+pub async fn readyz(s: &Served) -> String {
     s.client().get("/readyz").send().await.text()
 }
 
 /// Wait until `/readyz` says `mode` (`facts on the bus`, `the bus is down`).
-pub async fn wait_for_mode(s: &Server, mode: &str) {
-    let what = format!("{}: /readyz saying {mode:?}", s.name);
+pub async fn wait_for_mode(s: &Served, mode: &str) {
+    let what = format!("{}: /readyz saying {mode:?}", s.url);
     eventually(&what, async || match readyz(s).await {
         body if body.contains(mode) => Ok(()),
         body => Err(format!("it says {body:?}")),
@@ -48,7 +48,7 @@ pub struct Viewer {
 }
 
 impl Viewer {
-    pub async fn open(s: &Server, sub: &str) -> Viewer {
+    pub async fn open(s: &Served, sub: &str) -> Viewer {
         let token = token(sub, "acme", false, "1h");
         let mut events = Events::open(&s.url, "acme", &token).await;
         let (_, page) = events.next().await.expect("a first page");
@@ -74,10 +74,11 @@ impl Viewer {
     }
 
     /// Read pages until the live page is the REST page of `s`.
-    pub async fn agrees_with(&mut self, s: &Server, what: &str) {
+    pub async fn agrees_with(&mut self, s: &Served, what: &str) {
         let deadline = Instant::now() + BOUND;
         loop {
-            let rest = cards(&s.recent_page(&self.token, "acme", "").await);
+            let rest = s.client().page(&self.token, "acme", "").await.value();
+            let rest = cards(&rest);
             if self.latest == rest {
                 return;
             }

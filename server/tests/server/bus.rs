@@ -1,36 +1,43 @@
-//! Facts between servers on a real Redis: `pickup serve` processes with `PICKUP_BUS`, one file
-//! store, live streams read as a browser reads them. Periods are an hour, so nothing but a
+//! Facts between servers on a real Redis: two servers (served in this process as `pickup serve`
+//! serves) with `PICKUP_BUS`, one file store, live streams read as a browser reads them. Periods are an hour, so nothing but a
 //! fact (or a reconcile the bus itself asks for) can carry a change from one server to
 //! another's viewer; each viewer's page must come to equal the REST page.
 
+use crate::common::in_process::Served;
 use crate::common::live_view::{wait_for_mode, Viewer};
 use crate::common::redis::Redis;
-use crate::common::server::{Server, SECRET};
 use crate::common::stream::{token, Events};
 use serde_json::json;
 
-fn servers(redis: &Redis, b_env: &[(&str, &str)]) -> (Server, Server) {
+fn servers(redis: &Redis, b_flags: &[&str]) -> (Served, Served) {
     let quiet = [
-        ("PICKUP_BUS", redis.url.as_str()),
-        ("PICKUP_LIVE_EVERY", "1h"),
-        ("PICKUP_RECONCILE_EVERY", "1h"),
+        "--bus",
+        redis.url.as_str(),
+        "--live-every",
+        "1h",
+        "--reconcile-every",
+        "1h",
     ];
-    let a = Server::start(&quiet);
-    let store = format!("file://{}", a.dir.path().display());
-    let mut env = quiet.to_vec();
-    env.push(("PICKUP_STORE", store.as_str()));
-    env.extend_from_slice(b_env);
-    let b = Server::start_on("b", &store, SECRET, &env);
+    let a = Served::start(&quiet);
+    // B's own flags in place of the quiet ones they name.
+    let mut flags: Vec<&str> = quiet
+        .chunks(2)
+        .filter(|pair| !b_flags.contains(&pair[0]))
+        .flatten()
+        .copied()
+        .collect();
+    flags.extend_from_slice(b_flags);
+    let b = Served::start_on(&a.store_url(), &flags);
     (a, b)
 }
 
-async fn put(s: &Server, token: &str, id: &str, status: &str) {
+async fn put(s: &Served, token: &str, id: &str, status: &str) {
     let body = json!({"title": "changed", "status": status});
     let res = s.client().update(token, "acme", id, &body).await;
     assert_eq!(res.status, 200);
 }
 
-async fn call(s: &Server, method: axum::http::Method, path: &str, token: &str) {
+async fn call(s: &Served, method: axum::http::Method, path: &str, token: &str) {
     let path = format!("/api/v1/workspaces/acme/{path}");
     let res = s.client().request(method, &path).bearer(token).send().await;
     assert!(res.status.is_success(), "{path}: {}", res.status);
@@ -79,7 +86,7 @@ async fn every_write_reaches_the_viewers_of_both_servers_as_a_fact() {
 async fn with_the_bus_down_the_watchers_poll_and_nothing_is_lost() {
     let mut redis = Redis::start();
     // Polling (while the bus is down) every 200 ms.
-    let quick = [("PICKUP_LIVE_EVERY", "200ms")];
+    let quick = ["--live-every", "200ms"];
     let (a, b) = servers(&redis, &quick);
     wait_for_mode(&b, "facts on the bus").await;
     let writer = token("ada", "acme", true, "1h");
@@ -105,7 +112,7 @@ async fn with_the_bus_down_the_watchers_poll_and_nothing_is_lost() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_fact_is_found_by_its_gap_and_reconciled() {
     let redis = Redis::start();
-    let (a, b) = servers(&redis, &[("PICKUP_TEST_DROP_FACTS", "2")]);
+    let (a, b) = servers(&redis, &["--test-drop-facts", "2"]);
     wait_for_mode(&a, "facts on the bus").await;
     wait_for_mode(&b, "facts on the bus").await;
     let writer = token("ada", "acme", true, "1h");
@@ -129,10 +136,13 @@ async fn a_lost_fact_is_found_by_its_gap_and_reconciled() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_heartbeat_going_stale_reaches_the_live_page_with_no_write() {
     let redis = Redis::start();
-    let s = Server::start(&[
-        ("PICKUP_BUS", redis.url.as_str()),
-        ("PICKUP_RECONCILE_EVERY", "1h"),
-        ("PICKUP_STALE_AFTER", "2s"),
+    let s = Served::start(&[
+        "--bus",
+        redis.url.as_str(),
+        "--reconcile-every",
+        "1h",
+        "--stale-after",
+        "2s",
     ]);
     wait_for_mode(&s, "facts on the bus").await;
     let writer = token("ada", "acme", true, "1h");

@@ -1,39 +1,43 @@
-//! The bus is a peer, not an authority: real `pickup serve` processes on one file store and a
-//! real redis-server, with messages published by hand as anything that reaches Redis could
+//! The bus is a peer, not an authority: two servers (served in this process as `pickup serve`
+//! serves, each with its own metrics and log) on one file store and a real redis-server, with messages published by hand as anything that reaches Redis could
 //! publish them; a Redis that stops answering; the reconcile lease; Redis with TLS and a
 //! password.
 
+use crate::common::in_process::{flags, Served, Serving};
 use crate::common::live_view::{cards, readyz, wait_for_mode, Viewer};
-use crate::common::redis::{Certificates, Redis};
-use crate::common::server::{Server, SECRET};
+use crate::common::redis::{sealed, Certificates, Redis};
+use crate::common::server::SECRET;
 use crate::common::stream::token;
 use crate::common::wait::eventually;
-use pickup::live::BusKey;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
 /// Long enough for a busy machine.
 const BOUND: Duration = Duration::from_secs(20);
 
-/// Two servers on one store and one bus, each with metrics; `env` on top.
-fn servers(redis: &Redis, env: &[(&str, &str)]) -> (Server, Server) {
-    let mut all = vec![
-        ("PICKUP_BUS", redis.url.as_str()),
-        ("PICKUP_METRICS_ADDR", "127.0.0.1:0"),
-    ];
-    all.extend_from_slice(env);
-    let a = Server::start(&all);
-    let store = format!("file://{}", a.dir.path().display());
-    let b = Server::start_on("b", &store, SECRET, &all);
+/// Two servers on one store and one bus; `settings` on top.
+fn servers(redis: &Redis, settings: &[(&str, &str)]) -> (Served, Served) {
+    let mut all = vec![("PICKUP_BUS", redis.url.as_str())];
+    all.extend_from_slice(settings);
+    let all = flags(&all);
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    let a = Served::start(&all);
+    let b = Served::start_on(&a.store_url(), &all);
     (a, b)
 }
 
-async fn metrics_text(s: &Server) -> String {
-    s.metrics().await
+/// A server on its own store with `settings`.
+fn server(settings: &[(&str, &str)]) -> Serving {
+    let all = flags(settings);
+    Serving::new(&all.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+async fn metrics_text(s: &Served) -> String {
+    s.metrics()
 }
 
 /// The sum of `metric`'s samples whose labels contain `labels` (`why="unsealed"`).
-async fn metric(s: &Server, metric: &str, labels: &str) -> f64 {
+async fn metric(s: &Served, metric: &str, labels: &str) -> f64 {
     let text = metrics_text(s).await;
     text.lines()
         .filter(|l| l.starts_with(&format!("{metric}{{")) && l.contains(labels))
@@ -42,8 +46,8 @@ async fn metric(s: &Server, metric: &str, labels: &str) -> f64 {
 }
 
 /// Wait until `metric` with `labels` on `s` is at least `n`.
-async fn wait_for_metric(s: &Server, name: &str, labels: &str, n: f64) {
-    let what = format!("{}: {name}{{{labels}}} at least {n}", s.name);
+async fn wait_for_metric(s: &Served, name: &str, labels: &str, n: f64) {
+    let what = format!("{}: {name}{{{labels}}} at least {n}", s.url);
     eventually(&what, async || match metric(s, name, labels).await {
         v if v >= n => Ok(()),
         v => Err(format!("it is {v}")),
@@ -82,7 +86,7 @@ fn record_fact(record: &Value) -> Value {
     json!({"kind": "fact", "ws": "acme", "change": "record", "record": record, "registered": false})
 }
 
-async fn item(s: &Server, token: &str, id: &str) -> Value {
+async fn item(s: &Served, token: &str, id: &str) -> Value {
     let res = s.client().item(token, "acme", id).await;
     assert_eq!(res.status, 200, "GET {id}");
     res.value()
@@ -151,29 +155,30 @@ async fn hostile_facts_change_nothing_in_the_store_and_nothing_after_a_reconcile
     other_ws["ws"] = "beta".into();
     let dismissal =
         json!({"kind": "fact", "ws": "acme", "change": "dismissed", "user": "bob", "id": x});
-    let servers_key = BusKey::derive(SECRET.as_bytes());
-    let other_key = BusKey::derive(b"another deployment's secret, 32 bytes or more");
+    let servers_key = |message: &[u8]| sealed(SECRET.as_bytes(), message);
+    let other_key =
+        |message: &[u8]| sealed(b"another deployment's secret, 32 bytes or more", message);
 
     publish(&redis, envelope("mallory", 1, record_fact(&finished))).await;
     publish(
         &redis,
-        other_key.seal(&envelope("mallory", 2, record_fact(&finished))),
+        other_key(&envelope("mallory", 2, record_fact(&finished))),
     )
     .await;
     publish(
         &redis,
-        other_key.seal(&envelope("mallory", 3, dismissal.clone())),
+        other_key(&envelope("mallory", 3, dismissal.clone())),
     )
     .await;
     publish(&redis, captured).await;
     publish(
         &redis,
-        servers_key.seal(&envelope("mallory", 1, record_fact(&future))),
+        servers_key(&envelope("mallory", 1, record_fact(&future))),
     )
     .await;
     publish(
         &redis,
-        servers_key.seal(&envelope("mallory", 2, record_fact(&other_ws))),
+        servers_key(&envelope("mallory", 2, record_fact(&other_ws))),
     )
     .await;
     let mut old = envelope("mallory", 3, record_fact(&finished));
@@ -181,7 +186,7 @@ async fn hostile_facts_change_nothing_in_the_store_and_nothing_after_a_reconcile
     let mut stale = stale;
     stale["at"] = (now_ms() - 3_600_000).into();
     old = serde_json::to_vec(&stale).unwrap();
-    publish(&redis, servers_key.seal(&old)).await;
+    publish(&redis, servers_key(&old)).await;
     for s in [&a, &b] {
         wait_for_metric(s, "pickup_bus_refused_total", "why=\"unsealed\"", 1.0).await;
         wait_for_metric(s, "pickup_bus_refused_total", "why=\"bad_tag\"", 2.0).await;
@@ -198,8 +203,8 @@ async fn hostile_facts_change_nothing_in_the_store_and_nothing_after_a_reconcile
     retitled["updated_at"] = chrono::Utc::now()
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
         .into();
-    let retitled = servers_key.seal(&envelope("mallory", 3, record_fact(&retitled)));
-    let dismissed = servers_key.seal(&envelope("mallory", 4, dismissal));
+    let retitled = servers_key(&envelope("mallory", 3, record_fact(&retitled)));
+    let dismissed = servers_key(&envelope("mallory", 4, dismissal));
     for forged in [retitled, dismissed] {
         taken_then_reconciled(&redis, &a, &b, forged).await;
     }
@@ -210,8 +215,8 @@ async fn hostile_facts_change_nothing_in_the_store_and_nothing_after_a_reconcile
     for (id, key) in [(&x, "x"), (&y, "y"), (&z, "z")] {
         for s in [&a, &b] {
             let got = item(s, &alice, id).await;
-            assert_eq!(got["status"], "running", "{key} on {}", s.name);
-            assert_eq!(got["title"], format!("item {key}"), "{key} on {}", s.name);
+            assert_eq!(got["status"], "running", "{key} on {}", s.url);
+            assert_eq!(got["title"], format!("item {key}"), "{key} on {}", s.url);
         }
     }
     let bob_page = cards(&b.recent_page(&on_b.token, "acme", "").await);
@@ -223,7 +228,7 @@ async fn hostile_facts_change_nothing_in_the_store_and_nothing_after_a_reconcile
 /// Publish `forged`, a fact the servers' key sealed, wait until both servers have taken it and
 /// the lease holder's second period reconcile since (so after its watcher applied it) found
 /// the drift and made the other reconcile too; then every live page is the REST page.
-async fn taken_then_reconciled(redis: &Redis, a: &Server, b: &Server, forged: Vec<u8>) {
+async fn taken_then_reconciled(redis: &Redis, a: &Served, b: &Served, forged: Vec<u8>) {
     let heard = |s| metric(s, "pickup_bus_facts_total", "dir=\"heard\"");
     let period = |s| metric(s, "pickup_live_reconciles_total", "why=\"period\"");
     let doubted = |s| metric(s, "pickup_live_reconciles_total", "why=\"doubt\"");
@@ -390,7 +395,7 @@ async fn the_lease_holder_reconciles_once_per_period() {
             assert!(
                 Instant::now() < deadline,
                 "{}: never heard the other server",
-                s.name
+                s.url
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -464,11 +469,12 @@ async fn a_redis_with_tls_and_a_password_carries_facts() {
 
     // The wrong password: refused, said at warn with the reason, never printed.
     let wrong = redis.url.replace("s3cret-pass", "wrong-pass");
-    let c = Server::start(&[
+    let c = server(&[
         ("PICKUP_BUS", wrong.as_str()),
         ("PICKUP_BUS_CA", ca.as_str()),
-        ("PICKUP_LOG", "warn"),
-    ]);
+    ])
+    .log_filter("warn")
+    .start();
     eventually("a warning", async || match c.log() {
         log if log.contains("bus: cannot") => Ok(()),
         log => Err(log),
@@ -486,8 +492,8 @@ async fn a_redis_with_tls_and_a_password_carries_facts() {
         readyz(&c).await
     );
     for s in [&a, &b, &c] {
-        assert!(!s.log().contains("s3cret-pass"), "{}: {}", s.name, s.log());
-        assert!(!s.log().contains("wrong-pass"), "{}: {}", s.name, s.log());
+        assert!(!s.log().contains("s3cret-pass"), "{}: {}", s.url, s.log());
+        assert!(!s.log().contains("wrong-pass"), "{}: {}", s.url, s.log());
     }
 }
 
@@ -518,19 +524,12 @@ async fn a_redis_with_a_password_carries_facts() {
 /// A bus without a key to seal facts with is refused at start, with what to set.
 #[test]
 fn a_bus_without_a_key_is_refused_at_start() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pickup"))
-        .arg("serve")
-        .env("PICKUP_ADDR", "127.0.0.1:0")
-        .env("PICKUP_STORE", format!("file://{}", dir.path().display()))
-        .env("PICKUP_JWKS_URL", "http://127.0.0.1:9/certs")
-        .env_remove("PICKUP_SECRET")
-        .env_remove("PICKUP_BUS_KEY")
-        .env("PICKUP_BUS", "redis://:hunter2@127.0.0.1:9")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{err}");
+    let err = server(&[
+        ("PICKUP_JWKS_URL", "http://127.0.0.1:9/certs"),
+        ("PICKUP_BUS", "redis://:hunter2@127.0.0.1:9"),
+    ])
+    .without_secret()
+    .refused();
     assert!(err.contains("PICKUP_BUS_KEY"), "{err}");
     assert!(!err.contains("hunter2"), "{err}");
 }
@@ -542,12 +541,8 @@ fn a_bus_without_a_key_is_refused_at_start() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_listens_once_on_the_bus_or_says_why_not() {
     let redis = Redis::start();
-    let env = [
-        ("PICKUP_BUS", redis.url.as_str()),
-        ("PICKUP_LOG", "warn"),
-        ("PICKUP_METRICS_ADDR", "127.0.0.1:0"),
-    ];
-    let a = Server::start(&env);
+    let env = [("PICKUP_BUS", redis.url.as_str())];
+    let a = server(&env).log_filter("warn").start();
     // Listening means on the bus: the first answer says so, no waiting.
     assert!(
         readyz(&a).await.contains("facts on the bus"),
@@ -575,7 +570,7 @@ async fn a_server_listens_once_on_the_bus_or_says_why_not() {
 
     // A Redis that accepts the connection and never answers: the start waits, then goes on.
     redis.pause();
-    let b = Server::start(&env);
+    let b = server(&env).log_filter("warn").start();
     let log = b.log();
     assert!(log.contains("the bus is not up"), "{log}");
     assert!(
@@ -595,17 +590,15 @@ async fn joining_a_bus_whose_peers_published_before_is_no_gap() {
     let redis = Redis::start();
     let env = [
         ("PICKUP_BUS", redis.url.as_str()),
-        ("PICKUP_METRICS_ADDR", "127.0.0.1:0"),
         ("PICKUP_RECONCILE_EVERY", "1h"),
     ];
-    let a = Server::start(&env);
+    let a = server(&env).start();
     wait_for_mode(&a, "facts on the bus").await;
     let writer = token("ada", "acme", true, "1h");
     for key in ["one", "two", "three"] {
         a.client().register(&writer, "acme", key).await;
     }
-    let store = format!("file://{}", a.dir.path().display());
-    let b = Server::start_on("b", &store, SECRET, &env);
+    let b = server(&env).store(&a.store_url()).start();
     let mut viewer = Viewer::open(&b, "bob").await;
     viewer.agrees_with(&b, "the items A registered").await;
     // Until B has heard A (a beat, numbered past A's three facts).

@@ -1,77 +1,44 @@
-//! Issue 25.3 and 25.4 over real processes: two `pickup serve` on one store, one of them under
-//! libfaketime (Debian's `faketime`, installed by `make test-deps`), its clock moved by a
-//! timestamp file it rereads (`FAKETIME_TIMESTAMP_FILE`, `FAKETIME_NO_CACHE=1`), so a test can
-//! step it mid-run the way NTP steps a clock. The monotonic clock is left alone
-//! (`DONT_FAKE_MONOTONIC=1`), as NTP leaves it.
+//! Issue 25.3 and 25.4: two servers on one store (served in this process as `pickup serve`
+//! serves), one of them telling the time by a clock that is off ([`OffsetClock`]), which a test
+//! can step mid-run the way NTP steps a clock. The monotonic clock, by which a server measures
+//! the store's, is left alone, as NTP leaves it.
 
 use crate::common;
 
-use crate::common::server::{Server, SECRET};
+use crate::common::client::token;
+use crate::common::in_process::{OffsetClock, Served, Serving};
 use app::contract::RecentPage;
 use axum::http::StatusCode;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
 
-const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
-
-/// A server on `store` whose clock is what `clock_file` says (`+0`, `-100s`, …).
-fn faked(name: &str, store: &str, clock_file: &Path) -> Server {
-    assert!(
-        Path::new(LIBFAKETIME).exists(),
-        "{LIBFAKETIME} is missing: `apt-get install faketime` (make test-deps does)"
-    );
-    Server::start_on(
-        name,
-        store,
-        SECRET,
-        &[
-            ("LD_PRELOAD", LIBFAKETIME),
-            ("FAKETIME_TIMESTAMP_FILE", clock_file.to_str().unwrap()),
-            ("FAKETIME_NO_CACHE", "1"),
-            ("DONT_FAKE_MONOTONIC", "1"),
-            ("NO_FAKE_STAT", "1"),
-            ("PICKUP_READ_CACHE", "0s"),
-            ("PICKUP_JANITOR_EVERY", "0s"),
-            ("PICKUP_LOG", "warn"),
-        ],
-    )
+/// A server on `store` whose clock is `clock`.
+fn faked(store: &str, clock: std::sync::Arc<OffsetClock>) -> Served {
+    quiet(store).clock(clock).start()
 }
 
-fn plain(name: &str, store: &str) -> Server {
-    Server::start_on(
-        name,
-        store,
-        SECRET,
-        &[("PICKUP_READ_CACHE", "0s"), ("PICKUP_JANITOR_EVERY", "0s")],
-    )
+fn plain(store: &str) -> Served {
+    quiet(store).start()
 }
 
-fn clock_file(dir: &Path, offset: &str) -> PathBuf {
-    let path = dir.join("faketime");
-    std::fs::write(&path, offset).unwrap();
-    path
+/// Every read to the store, no janitor: what each server does, the test sees.
+fn quiet(store: &str) -> Serving {
+    Serving::new(&["--read-cache", "0s"]).store(store)
 }
 
-async fn register(s: &Server, token: &str, key: &str) -> String {
-    let body = json!({"key": key, "title": format!("{key} on {}", s.name), "status": "running"});
+async fn register(s: &Served, token: &str, key: &str) -> String {
+    let body = json!({"key": key, "title": format!("{key} on {}", s.url), "status": "running"});
     let res = s.client().registered(token, "acme", &body).await;
-    assert_eq!(
-        res.status,
-        StatusCode::CREATED,
-        "{}: {}",
-        s.name,
-        res.text()
-    );
+    assert_eq!(res.status, StatusCode::CREATED, "{}: {}", s.url, res.text());
     res.json::<app::contract::ItemRecord>().id
 }
 
-async fn update(s: &Server, token: &str, id: &str, status: &str) -> (StatusCode, Value) {
+async fn update(s: &Served, token: &str, id: &str, status: &str) -> (StatusCode, Value) {
     let body = json!({"title": format!("{id} {status}"), "status": status, "progress": 0.5});
     let res = s.client().update(token, "acme", id, &body).await;
     (res.status, res.value())
 }
 
-async fn readyz(s: &Server) -> (StatusCode, String) {
+async fn readyz(s: &Served) -> (StatusCode, String) {
     let res = s.client().get("/readyz").send().await;
     (res.status, res.text())
 }
@@ -89,9 +56,9 @@ fn shown(page: &RecentPage) -> Vec<(String, String)> {
 async fn the_later_run_wins_whatever_the_servers_clocks() {
     let dir = tempfile::tempdir().unwrap();
     let store = format!("file://{}", dir.path().join("store").display());
-    let a = plain("a", &store);
-    let b = faked("b-100s", &store, &clock_file(dir.path(), "-100s"));
-    let token = a.token("alice", "acme", true);
+    let a = plain(&store);
+    let b = faked(&store, OffsetClock::new(-100_000));
+    let token = token("alice", "acme", true);
 
     let run1 = register(&a, &token, "nightly").await;
     let (status, failed) = update(&a, &token, &run1, "failed").await;
@@ -117,7 +84,7 @@ async fn the_later_run_wins_whatever_the_servers_clocks() {
             shown(&page),
             vec![(run2.clone(), "succeeded".to_string())],
             "{}: run 1 {run1}, run 2 {run2}",
-            s.name
+            s.url
         );
     }
     // The reads' deletes are done after the answers: run 2 must still be there, run 1 may go.
@@ -132,17 +99,17 @@ async fn the_later_run_wins_whatever_the_servers_clocks() {
 async fn a_clock_stepped_back_beyond_the_skew_stops_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let store = format!("file://{}", dir.path().join("store").display());
-    let clock = clock_file(dir.path(), "+0");
-    let b = faked("b-stepped", &store, &clock);
-    let a = plain("a", &store);
-    let token = a.token("alice", "acme", true);
+    let clock = OffsetClock::new(0);
+    let b = faked(&store, clock.clone());
+    let a = plain(&store);
+    let token = token("alice", "acme", true);
 
     let running = register(&b, &token, "deploy").await;
     assert_eq!(
         update(&b, &token, &running, "running").await.0,
         StatusCode::OK
     );
-    std::fs::write(&clock, "-600s").unwrap();
+    clock.set(-600_000);
     let (status, body) = update(&b, &token, &running, "running").await;
     assert_eq!(status, StatusCode::OK, "heartbeat after the step: {body}");
 
@@ -163,8 +130,8 @@ async fn a_clock_stepped_back_beyond_the_skew_stops_nothing() {
     for s in [&a, &b] {
         let page = s.client().recent(&token, "acme", "cap=8").await;
         let ids: Vec<String> = shown(&page).into_iter().map(|(id, _)| id).collect();
-        assert!(ids.contains(&running), "{}: {ids:?}", s.name);
-        assert!(ids.contains(&newer), "{}: {ids:?}", s.name);
+        assert!(ids.contains(&running), "{}: {ids:?}", s.url);
+        assert!(ids.contains(&newer), "{}: {ids:?}", s.url);
     }
     // B's earlier run of "deploy" is not deleted by anyone's reads.
     assert_eq!(
@@ -194,13 +161,14 @@ async fn a_clock_stepped_back_beyond_the_skew_stops_nothing() {
 async fn a_slow_store_is_not_a_clock_that_is_off() {
     use common::fault::{FaultStore, Op};
     use pickup::index::{Clock, Index, Limits, Producer, SystemClock, UserId, Workspace};
-    use pickup::index::{ListOrder, Store};
     use std::sync::Arc;
     let faults = Arc::new(FaultStore::new(Arc::new(
         object_store::memory::InMemory::new(),
     )));
-    let store = Store::wrap(faults.clone(), ListOrder::Sorted, "memory://");
-    let index = Index::new(store, Limits::default(), 8, Arc::new(SystemClock)).with_clock_check();
+    let index = Index::open("memory://", Limits::default(), 8, Arc::new(SystemClock))
+        .unwrap()
+        .through(|_| faults.clone())
+        .with_clock_check();
     let door = faults.hold(Op::Put, "clock/");
     let measuring = {
         let index = index.clone();
@@ -219,9 +187,7 @@ async fn a_slow_store_is_not_a_clock_that_is_off() {
     let item = app::contract::NewItem {
         key: "k".into(),
         title: "t".into(),
-        url: None,
-        status: None,
-        progress: None,
+        ..Default::default()
     };
     let record = index.register(&ws, &item, &ada).await.unwrap();
     let created = pickup::index::ItemId::parse(&record.id)

@@ -1,6 +1,6 @@
 //! Issue 25.1: answers lost on the way back are settled by reading back, wherever the retry
-//! that met them came from. A real `pickup serve` talks to moto (S3) or Azurite through a TCP
-//! proxy in this process that cuts some connections after forwarding the request and reading
+//! that met them came from. A server (served in this process as `pickup serve` serves) talks to
+//! moto (S3) or Azurite, with its store's endpoint pointed at a TCP proxy in this process that cuts some connections after forwarding the request and reading
 //! the store's answer (the store applied it; object_store resends the request on its own and
 //! meets its own write as "exists" or "precondition failed"), and some before forwarding it
 //! (the store never saw it). Every connection carries one request
@@ -9,15 +9,12 @@
 //! Run under `scripts/emulators.sh run -- cargo test -p pickup --test server dropped_connections::`;
 //! without the emulators each test says SKIPPED and passes.
 
-use crate::common;
-
 use crate::common::backends::backend;
-use crate::common::client::TestClient;
+use crate::common::client::{token, TestClient};
+use crate::common::in_process::Serving;
 use crate::common::proxy::upstream_of;
-use crate::common::server::Server;
 use axum::http::StatusCode;
-use pickup::index::Workspace;
-use pickup::index::{Scope, Store};
+use pickup::index::{Index, Limits, SystemClock, Workspace};
 use serde_json::json;
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -107,6 +104,22 @@ fn client(url: &str) -> TestClient {
     TestClient::with_http(url, http)
 }
 
+/// The ids of the records the store at `url` holds for `ws`, read straight from it (its
+/// records' keys, listed: every key of the workspace but its looks).
+async fn records_in(url: &str, ws: &Workspace) -> BTreeSet<String> {
+    let index = Index::open(url, Limits::default(), 8, Arc::new(SystemClock)).unwrap();
+    index
+        .versions(ws)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter_map(|(key, _)| match key {
+            pickup::index::Key::Record(_, id) => Some(id.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Register, then update with If-Match, through a server whose store connections are cut;
 /// then count what the store holds directly (no proxy).
 async fn lose_nothing(name: &str, endpoint_var: &str, pool_var: &str, test: &str) {
@@ -116,19 +129,13 @@ async fn lose_nothing(name: &str, endpoint_var: &str, pool_var: &str, test: &str
     let endpoint = std::env::var(endpoint_var).unwrap();
     let (proxied, cuts) = proxy(upstream_of(&endpoint)).await;
     let url = b.fresh_url("dropped");
-    let server = Server::start_on(
-        name,
-        &url,
-        common::server::SECRET,
-        &[
-            (endpoint_var, proxied.as_str()),
-            (pool_var, "0"),
-            // Reads go to the store every time, through the proxy.
-            ("PICKUP_READ_CACHE", "0s"),
-            ("PICKUP_JANITOR_EVERY", "0s"),
-        ],
-    );
-    let token = server.token("alice", "acme", true);
+    // Reads go to the store every time, through the proxy.
+    let server = Serving::new(&["--read-cache", "0s"])
+        .store(&url)
+        .store_option(endpoint_var, &proxied)
+        .store_option(pool_var, "0")
+        .start();
+    let token = token("alice", "acme", true);
     let c = client(&server.url);
     let regs = futures::future::join_all((0..REGISTRATIONS).map(|i| {
         let (c, token) = (c.clone(), token.clone());
@@ -165,15 +172,8 @@ async fn lose_nothing(name: &str, endpoint_var: &str, pool_var: &str, test: &str
         }
     }
 
-    let store = Store::open(&url).unwrap();
     let ws = Workspace::parse("acme").unwrap();
-    let records: BTreeSet<String> = store
-        .list(&Scope::Records(ws))
-        .await
-        .unwrap()
-        .ids()
-        .map(|id| id.to_string())
-        .collect();
+    let records = records_in(&url, &ws).await;
     let extra = records.difference(&acknowledged).count();
     let lost = acknowledged.difference(&records).count();
     println!(

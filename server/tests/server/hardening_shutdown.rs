@@ -1,11 +1,13 @@
-//! Rolling restarts under load lose no POST (issue 26): two `pickup serve` on one file store,
-//! 16 writers, 3 stops (SIGTERM, then the same server started again on the same port). Straight
+//! Rolling restarts under load lose no POST (issue 26): two servers on one file store (served
+//! in this process as `pickup serve` serves, each on a port of its own), 16 writers, 3 stops
+//! (told to stop as SIGTERM tells it, then the same server started again on the same port). Straight
 //! to Pickup, a writer whose connection is refused sends to the other server, as a load
 //! balancer would, and no request may be reset after it connected. Through Debian's nginx (an
 //! upstream of the two), no answer may be a 5xx.
 
+use crate::common::client::token;
+use crate::common::in_process::{Served, Serving};
 use crate::common::redis::free_port;
-use crate::common::server::{Server, SECRET};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -22,7 +24,7 @@ const ACKS_BETWEEN_STOPS: usize = 150;
 struct Deployment {
     store: tempfile::TempDir,
     ports: [u16; 2],
-    servers: Vec<Server>,
+    servers: Vec<Served>,
 }
 
 impl Deployment {
@@ -41,24 +43,19 @@ impl Deployment {
         d
     }
 
-    fn server(&self, i: usize) -> Server {
+    fn server(&self, i: usize) -> Served {
         let addr = format!("127.0.0.1:{}", self.ports[i]);
-        Server::start_on(
-            &format!("pickup-{i}"),
-            &format!("file://{}", self.store.path().display()),
-            SECRET,
-            &[
-                ("PICKUP_ADDR", &addr),
-                ("PICKUP_LOG", "info,pickup::http=debug"),
-            ],
-        )
+        Serving::new(&[])
+            .store(&format!("file://{}", self.store.path().display()))
+            .at(&addr)
+            .start()
     }
 
-    /// SIGTERM to server `i`, wait for it to exit (0), and start it again on its port.
-    fn restart(&mut self, i: usize) {
-        let status = self.servers[i].terminate();
-        assert!(status.success(), "graceful shutdown exits 0: {status:?}");
-        self.servers[i] = self.server(i);
+    /// Stops server `i` as SIGTERM would, waits until it has, and starts it again on its port.
+    async fn restart(&mut self, i: usize) {
+        self.servers[i].stop().await;
+        let next = tokio::task::block_in_place(|| self.server(i));
+        self.servers[i] = next;
     }
 
     fn urls(&self) -> Vec<String> {
@@ -152,7 +149,7 @@ fn writers(
 
 /// Runs the writers against `urls` while `d` is restarted `STOPS` times, alternating servers.
 async fn rolling_restarts(d: Deployment, urls: Vec<String>) -> (Arc<Tally>, Deployment) {
-    let token = d.servers[0].token("ci-bot", WS, true);
+    let token = token("ci-bot", WS, true);
     let tally = Arc::new(Tally::default());
     let stop = Arc::new(AtomicBool::new(false));
     let tasks = writers(urls, token, tally.clone(), stop.clone());
@@ -165,12 +162,7 @@ async fn rolling_restarts(d: Deployment, urls: Vec<String>) -> (Arc<Tally>, Depl
             assert!(Instant::now() < deadline, "writers stalled before stop {i}");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        d = tokio::task::spawn_blocking(move || {
-            d.restart(i % 2);
-            d
-        })
-        .await
-        .unwrap();
+        d.restart(i % 2).await;
     }
     stop.store(true, Ordering::SeqCst);
     for t in tasks {

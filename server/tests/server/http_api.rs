@@ -1,10 +1,9 @@
-//! The contract over HTTP: the app in this process (`oneshot`, or on a loopback port where a
-//! raw connection is the point) and, where the process is the point (signals, the accept loop's
-//! limits, two servers on one store), a real `pickup serve`.
+//! The contract over HTTP: the app in this process (`oneshot`, or served on a loopback port
+//! where a raw connection, the accept loop's limits, a shutdown or two servers on one store are
+//! the point).
 
 use crate::common::client::{now_secs, signed, token, Answer, TestClient};
 use crate::common::in_process::{InProcess, Served};
-use crate::common::server::{Server, SECRET};
 use axum::http::{Method, StatusCode};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -311,9 +310,9 @@ async fn recent_says_whom_the_token_is_for_and_when_it_expires() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigterm_during_a_burst_keeps_every_acknowledged_registration() {
-    let mut s = Server::start(&[]);
-    let token = s.token("alice", "acme", true);
+async fn a_shutdown_during_a_burst_keeps_every_acknowledged_registration() {
+    let mut s = Served::start(&[]);
+    let token = token("alice", "acme", true);
     let (acked_tx, mut acked_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
     let c = TestClient::url(&s.url);
     let mut tasks = Vec::new();
@@ -346,14 +345,13 @@ async fn sigterm_during_a_burst_keeps_every_acknowledged_registration() {
                 .expect("registrations were acknowledged"),
         );
     }
-    let status = s.terminate();
+    s.stop().await;
     for t in tasks {
         t.await.unwrap();
     }
     while let Ok(id) = acked_rx.try_recv() {
         acked.push(id);
     }
-    assert!(status.success(), "graceful shutdown exits 0: {status:?}");
     let root = s.dir.path();
     for id in &acked {
         assert!(
@@ -366,7 +364,7 @@ async fn sigterm_during_a_burst_keeps_every_acknowledged_registration() {
         );
     }
     eprintln!(
-        "SIGTERM during a burst: {} of 300 registrations acknowledged, all present",
+        "a shutdown during a burst: {} of 300 registrations acknowledged, all present",
         acked.len()
     );
 }
@@ -378,10 +376,9 @@ async fn sigterm_during_a_burst_keeps_every_acknowledged_registration() {
 #[tokio::test]
 async fn a_new_item_reaches_readers_of_another_server_within_a_second() {
     const FRESH_FOR: Duration = Duration::from_millis(250);
-    let reader = Server::start(&[("PICKUP_READ_CACHE", "250ms")]);
-    let store = format!("file://{}", reader.dir.path().display());
-    let writer = Server::start(&[("PICKUP_STORE", &store)]);
-    let token = reader.token("alice", "acme", true);
+    let reader = Served::start(&["--read-cache", "250ms"]);
+    let writer = Served::start_on(&reader.store_url(), &[]);
+    let token = token("alice", "acme", true);
     let (to_reader, to_writer) = (TestClient::url(&reader.url), TestClient::url(&writer.url));
     let recent = || async {
         let page = to_reader.recent(&token, "acme", "").await;
@@ -558,18 +555,17 @@ async fn recent_before_takes_a_real_id_and_gives_the_next_page() {
     assert!(body.contains("\"more\":false") && body.contains(&older));
 }
 
-/// A token from `pickup token` with extra arguments (and the test secret).
-fn token_with(args: &[&str]) -> String {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pickup"))
-        .args(["token", "--sub", "alice", "--ws", "acme"])
-        .args(args)
-        .env("PICKUP_SECRET", SECRET)
-        .env_remove("PICKUP_ISSUER")
-        .env_remove("PICKUP_AUDIENCE")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
+/// A token of `pickup token`'s claims for alice in acme, with an issuer and an audience.
+fn token_with(iss: Option<&str>, aud: Option<&str>) -> String {
+    let mut claims =
+        json!({"sub": "alice", "ws": ["acme"], "scope": "read", "exp": now_secs() + 3600});
+    if let Some(iss) = iss {
+        claims["iss"] = iss.into();
+    }
+    if let Some(aud) = aud {
+        claims["aud"] = aud.into();
+    }
+    signed(&claims)
 }
 
 #[tokio::test]
@@ -577,24 +573,22 @@ async fn issuer_and_audience_are_checked_when_configured() {
     let s = InProcess::start(&["--issuer", "https://idp.test", "--audience", "pickup"]).await;
     let c = s.client();
     let cases = [
-        (vec![], StatusCode::UNAUTHORIZED),
-        (vec!["--iss", "https://idp.test"], StatusCode::UNAUTHORIZED),
-        (vec!["--aud", "pickup"], StatusCode::UNAUTHORIZED),
+        (None, None, StatusCode::UNAUTHORIZED),
+        (Some("https://idp.test"), None, StatusCode::UNAUTHORIZED),
+        (None, Some("pickup"), StatusCode::UNAUTHORIZED),
         (
-            vec!["--iss", "https://other.test", "--aud", "pickup"],
+            Some("https://other.test"),
+            Some("pickup"),
             StatusCode::UNAUTHORIZED,
         ),
-        (
-            vec!["--iss", "https://idp.test", "--aud", "pickup"],
-            StatusCode::OK,
-        ),
+        (Some("https://idp.test"), Some("pickup"), StatusCode::OK),
     ];
-    for (args, want) in cases {
+    for (iss, aud, want) in cases {
         let path = "/api/v1/workspaces/acme/recent";
         let (got, body) = c
-            .send(Method::GET, path, Some(&token_with(&args)), None)
+            .send(Method::GET, path, Some(&token_with(iss, aud)), None)
             .await;
-        assert_eq!(got, want, "{args:?}: {body}");
+        assert_eq!(got, want, "{iss:?} {aud:?}: {body}");
     }
 }
 
@@ -609,9 +603,9 @@ async fn read_until_closed(tcp: &mut tokio::net::TcpStream, bound: Duration) -> 
     }
 }
 
-async fn half_sent_header(s: &Server) -> tokio::net::TcpStream {
+async fn half_sent_header(s: &Served) -> tokio::net::TcpStream {
     use tokio::io::AsyncWriteExt;
-    let addr = s.url.trim_start_matches("http://");
+    let addr = s.addr();
     let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
     tcp.write_all(format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\nX-Half: ").as_bytes())
         .await
@@ -621,7 +615,7 @@ async fn half_sent_header(s: &Server) -> tokio::net::TcpStream {
 
 #[tokio::test]
 async fn the_header_timeout_closes_a_connection_that_stalls_in_its_header() {
-    let s = Server::start(&[("PICKUP_HEADER_TIMEOUT", "1s")]);
+    let s = Served::start(&["--header-timeout", "1s"]);
     // Before connecting: the server's timer starts no earlier than the connection.
     let started = std::time::Instant::now();
     let mut tcp = half_sent_header(&s).await;
@@ -643,20 +637,16 @@ async fn the_header_timeout_closes_a_connection_that_stalls_in_its_header() {
 #[tokio::test]
 async fn a_half_sent_request_does_not_keep_the_server_from_stopping() {
     // The header timeout is long: only the shutdown deadline can end the stalled connection.
-    let mut s = Server::start(&[
-        ("PICKUP_SHUTDOWN_GRACE", "1s"),
-        ("PICKUP_HEADER_TIMEOUT", "10m"),
-    ]);
+    let mut s = Served::start(&["--shutdown-grace", "1s", "--header-timeout", "10m"]);
     let _stalled = half_sent_header(&s).await;
     // Connections are accepted in order: once a later one is answered, the stalled one is the
     // server's.
     let c = TestClient::url(&s.url);
     assert_eq!(c.status("/healthz").await, StatusCode::OK);
     let started = std::time::Instant::now();
-    let status = s
-        .terminate_within(Duration::from_secs(15))
-        .expect("the server was still running 15 s after SIGTERM");
-    assert!(status.success(), "{status:?}");
+    tokio::time::timeout(Duration::from_secs(15), s.stop())
+        .await
+        .expect("the server was still running 15 s after it was told to stop");
     assert!(
         started.elapsed() < Duration::from_secs(10),
         "took {:?}",
@@ -684,8 +674,8 @@ async fn a_request_whose_body_stalls_gets_408_after_the_request_timeout() {
 #[tokio::test]
 async fn connections_over_the_cap_wait_until_one_closes() {
     use tokio::io::AsyncWriteExt;
-    let s = Server::start(&[("PICKUP_MAX_CONNECTIONS", "1")]);
-    let addr = s.url.trim_start_matches("http://").to_string();
+    let s = Served::start(&["--max-connections", "1"]);
+    let addr = s.addr().to_string();
     // The one slot: a kept-alive connection, answered once, then idle.
     let mut first = tokio::net::TcpStream::connect(&addr).await.unwrap();
     first

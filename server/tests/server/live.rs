@@ -1,10 +1,9 @@
-//! Live streams over real HTTP: the app served in this process (two `pickup serve` processes
-//! where a signal or a second server is the point), a file store, server-sent events read as a
-//! browser's `fetch` reads them.
+//! Live streams over real HTTP: the app served in this process (two of them on one store where
+//! a second server is the point), a file store, server-sent events read as a browser's `fetch`
+//! reads them.
 
 use crate::common::client::TestClient;
 use crate::common::in_process::Served;
-use crate::common::server::Server;
 use crate::common::stream::{token, Events, PATIENCE};
 use serde_json::json;
 use std::time::Duration;
@@ -48,12 +47,8 @@ async fn a_stream_delivers_each_change_as_it_happens() {
 /// period, with nothing but B's watcher to carry it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_item_registered_on_one_server_reaches_a_viewer_of_another() {
-    let a = Server::start(&[("PICKUP_LIVE_EVERY", "1h")]);
-    let store = format!("file://{}", a.dir.path().display());
-    let b = Server::start(&[
-        ("PICKUP_STORE", store.as_str()),
-        ("PICKUP_LIVE_EVERY", "200ms"),
-    ]);
+    let a = Served::start(&["--live-every", "1h"]);
+    let b = Served::start_on(&a.store_url(), &["--live-every", "200ms"]);
     let mut events = Events::open(&b.url, "acme", &token("bob", "acme", false, "1h")).await;
     assert_eq!(events.page().await, vec![]);
     let ada = token("ada", "acme", true, "1h");
@@ -94,17 +89,16 @@ async fn a_non_member_gets_403_and_nothing_else() {
     assert_eq!(res.status, 401);
 }
 
-/// SIGTERM ends every stream with `reconnect` (so clients go to another server), and the server
-/// exits without waiting out its shutdown grace.
+/// A shutdown (SIGTERM) ends every stream with `reconnect` (so clients go to another server),
+/// and the server stops without waiting out its shutdown grace.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigterm_ends_streams_with_reconnect() {
-    let mut s = Server::start(&[("PICKUP_SHUTDOWN_GRACE", "60s")]);
+async fn a_shutdown_ends_streams_with_reconnect() {
+    let mut s = Served::start(&["--shutdown-grace", "60s"]);
     let mut events = Events::open(&s.url, "acme", &token("bob", "acme", false, "1h")).await;
     assert_eq!(events.page().await, vec![]);
-    let status = s
-        .terminate_within(Duration::from_secs(30))
-        .expect("exits well before its 60 s grace");
-    assert!(status.success(), "{status:?}");
+    tokio::time::timeout(Duration::from_secs(30), s.stop())
+        .await
+        .expect("stops well before its 60 s grace");
     let (event, _) = events.next().await.expect("a closing event");
     assert_eq!(event, "reconnect");
     assert_eq!(events.next().await, None);
@@ -319,53 +313,4 @@ async fn every_door_judges_a_cap_alike() {
         json!(1),
         "the view names the cap it was cut at"
     );
-}
-
-/// A watcher reads a record when a page needs it, not at its start: one the store cannot read
-/// then makes the stream say `unavailable`, never a page without its card; once the store
-/// reads it again (a later turn), the page has every card.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_record_a_live_page_cannot_read_is_unavailable_never_a_missing_card() {
-    use crate::common::{fault::Op, memory_index, new_item, producer, ws, T0};
-    use app::contract::{Filter, Status};
-    use pickup::index::ManualClock;
-    use pickup::live::{Event, Live, LiveConfig, StreamLimits};
-    use std::sync::Arc;
-
-    let (index, faults) = memory_index(&ManualClock::new(T0));
-    let ada = producer("ada");
-    for i in 0..12 {
-        let new = new_item(&format!("k{i}"), Status::Running);
-        index.register(&ws(), &new, &ada).await.unwrap();
-    }
-    faults.fail(Op::Get, "ws/acme/items/");
-    let config = LiveConfig {
-        every: Duration::from_millis(20),
-        reconcile_every: Duration::from_secs(3600),
-        reconcile_ceiling: Duration::from_secs(3600),
-        bus: None,
-        limits: StreamLimits {
-            server: 4,
-            workspace: 4,
-            viewer: 4,
-        },
-    };
-    let live = Live::new(Arc::new(index), config).unwrap();
-    let mut subs = live
-        .subscribe(&ws(), &ada.user, &[(Filter::All, Some(10))])
-        .unwrap();
-    async fn next(sub: &mut pickup::live::Subscription) -> Event {
-        let next = tokio::time::timeout(PATIENCE, sub.next()).await;
-        next.expect("an event in time").expect("an event")
-    }
-    assert_eq!(next(&mut subs[0]).await, Event::Unavailable);
-    faults.fail_clear();
-    let Event::Page(page) = next(&mut subs[0]).await else {
-        panic!("a page once the records read");
-    };
-    assert_eq!(
-        (page.cards.len(), page.more, page.partial),
-        (10, true, false)
-    );
-    live.stop();
 }

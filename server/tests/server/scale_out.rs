@@ -1,35 +1,32 @@
-//! Scale-out: two `pickup serve` processes on one shared store, as production runs them behind a
-//! load balancer. For each backend two processes can share (the local file system always;
+//! Scale-out: two servers (served in this process as `pickup serve` serves) on one shared store,
+//! as production runs them behind a load balancer. For each backend two processes can share (the local file system always;
 //! Azurite and moto when `scripts/emulators.sh run -- …` has started them; GCS when
 //! `PICKUP_TEST_GCS_URL` is set), in four phases:
 //!
-//! 1. [`start`]: two servers (the harness of `common::server`, which `http_api` uses
-//!    too) on one fresh root of the store, each running its janitor every few seconds.
+//! 1. [`start`]: two servers (`common::in_process::Served`, which `http_api` uses too) on one
+//!    fresh root of the store, each running its janitor every few seconds.
 //! 2. [`burst`]: 16 producers alternate between the two servers over HTTP: 480 registrations
 //!    in workspace `scale` (one in five is then PUT to `failed` on the other server, and with
 //!    `PICKUP_KEEP_FINISHED=1s` is dead a second later; one in ten is a re-run of the previous
 //!    key, made within the clock skew of it: both in flight, the re-run is shown and the
 //!    earlier run kept, since either may really be the newest), plus 32 in a small workspace
 //!    `scale-small`. Meanwhile readers call `GET /recent` on both servers, and every read
-//!    prunes what it found dead; `pickup prune --ws …` runs in a loop beside the janitors; a
+//!    prunes what it found dead; the sweep of `pickup prune --ws …` runs in a loop beside the
+//!    janitors; a
 //!    watcher lists the store itself: every registered item that is meant to stay live must be
 //!    in every listing taken after its registration was answered. Half-way, the producers wait
 //!    (on a watch channel, not a sleep) until the watcher has seen a dead item pruned, so
 //!    pruning provably overlaps registering.
-//! 3. [`confirm`]: after a last `pickup prune`, the store lists exactly the live items (none
+//! 3. [`confirm`]: after a last sweep, the store lists exactly the live items (none
 //!    lost, every dead one pruned), and both servers' `recent` show the same 50 newest of
 //!    `scale` (50 is the largest cap) and every live item of `scale-small`. The figures are
 //!    printed (`-- --nocapture`).
 //! 4. [`shutdown`]: both servers stop.
 
 use crate::common;
-use crate::common::client::{Answer, TestClient};
-
-use crate::common::server::{self, Server};
-use pickup::index::Index;
-use pickup::index::Store;
-use pickup::index::SystemClock;
-use pickup::index::Workspace;
+use crate::common::client::{token, Answer, TestClient};
+use crate::common::in_process::{flags, Served};
+use pickup::index::{Index, Limits, SystemClock, Workspace};
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -46,15 +43,22 @@ const READERS_PER_SERVER: usize = 1;
 const WS: &str = "scale";
 const WS_SMALL: &str = "scale-small";
 
-/// The settings both servers and every `pickup prune` get: the same limits on the same store.
-const LIMITS: [(&str, &str); 6] = [
+/// The settings both servers get: the limits of [`limits`], on the same store.
+const LIMITS: [(&str, &str); 5] = [
     ("PICKUP_KEEP_FINISHED", "1s"),
     ("PICKUP_TTL", "7d"),
     ("PICKUP_GRACE", "60s"),
     ("PICKUP_STALE_AFTER", "15m"),
     ("PICKUP_CAP", "8"),
-    ("PICKUP_LOG", "warn"),
 ];
+
+/// [`LIMITS`], as the sweeps of `pickup prune` judge by them.
+fn limits() -> Limits {
+    Limits {
+        keep_finished_ms: 1_000,
+        ..Limits::default()
+    }
+}
 
 /// One scale-out run at a time: they share two cores with the emulators.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -108,8 +112,7 @@ async fn scale_out(backend: &str) {
 struct Deployment {
     test: String,
     url: String,
-    secret: String,
-    servers: [Server; 2],
+    servers: [Served; 2],
     /// The servers' base URLs, for the tasks.
     bases: Arc<[String; 2]>,
     producer_token: String,
@@ -122,21 +125,20 @@ struct Deployment {
 fn start(test: String, b: &common::backends::Backend) -> Deployment {
     assert!(b.shared(), "{test}: two processes cannot share {}", b.name);
     let url = b.fresh_url("scale");
-    let secret = format!(
-        "{}{}",
-        common::backends::unique("s"),
-        common::backends::unique("t")
-    );
-    let serve = |name: &str, janitor_every: &str| {
-        let mut env = LIMITS.to_vec();
-        env.push(("PICKUP_JANITOR_EVERY", janitor_every));
-        Server::start_on(name, &url, &secret, &env)
+    let serve = |janitor_every: &str| {
+        let mut settings = LIMITS.to_vec();
+        settings.push(("PICKUP_JANITOR_EVERY", janitor_every));
+        let settings = flags(&settings);
+        Served::start_on(
+            &url,
+            &settings.iter().map(String::as_str).collect::<Vec<_>>(),
+        )
     };
-    let servers = [serve("server-a", "5s"), serve("server-b", "7s")];
+    let servers = [serve("5s"), serve("7s")];
     let bases = Arc::new([servers[0].url.clone(), servers[1].url.clone()]);
     let both = format!("{WS},{WS_SMALL}");
-    let producer_token = server::token(&secret, "producer", &both, true);
-    let reader_token = server::token(&secret, "reader", &both, false);
+    let producer_token = token("producer", &both, true);
+    let reader_token = token("reader", &both, false);
     let api = Api {
         http: reqwest::Client::builder()
             .no_proxy()
@@ -144,12 +146,12 @@ fn start(test: String, b: &common::backends::Backend) -> Deployment {
             .build()
             .unwrap(),
     };
-    let store = Store::open(&url).unwrap();
-    let own = Index::new(store, Default::default(), 8, Arc::new(SystemClock));
+    let own = Index::open(&url, limits(), 8, Arc::new(SystemClock))
+        .unwrap()
+        .with_clock_check();
     Deployment {
         test,
         url,
-        secret,
         servers,
         bases,
         producer_token,
@@ -159,23 +161,12 @@ fn start(test: String, b: &common::backends::Backend) -> Deployment {
     }
 }
 
-/// `pickup prune --ws WS` as an operator runs it; returns how many keys it deleted.
-async fn prune_cli(url: &str, secret: &str, ws: &str) -> usize {
-    let cmd = server::pickup(&["prune", "--ws", ws], url, secret, &LIMITS);
-    let out = tokio::process::Command::from(cmd).output().await.unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "pickup prune --ws {ws}: {stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-        .lines()
-        .last()
-        .and_then(|l| l.strip_prefix("deleted "))
-        .and_then(|l| l.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("pickup prune said {stdout:?}"))
+/// The sweep `pickup prune --ws WS` makes, as an operator runs it beside the servers; returns
+/// how many keys it deleted.
+async fn prune(index: &Index, ws: &str) -> usize {
+    let ws = Workspace::parse(ws).unwrap();
+    let sweep = index.sweep(&ws, false).await.unwrap();
+    sweep.deleted.values().sum()
 }
 
 #[derive(Clone)]
@@ -238,9 +229,9 @@ struct Ledger {
 }
 
 async fn listing(index: &Index, ws: &str) -> BTreeSet<String> {
-    let scope = pickup::index::Scope::Markers(Workspace::parse(ws).unwrap());
-    let found = index.store().list(&scope).await.unwrap();
-    found.ids().map(|id| id.to_string()).collect()
+    let ws = Workspace::parse(ws).unwrap();
+    let ids = index.items(&ws).await.unwrap();
+    ids.iter().map(|id| id.to_string()).collect()
 }
 
 // ---- phase 2: producers register while readers read and pruning overlaps ---------------------
@@ -353,15 +344,15 @@ fn readers(
 /// `pickup prune` of both workspaces in a loop beside the servers' janitors, until `done`:
 /// (runs, keys deleted).
 fn pruner(d: &Deployment, done: &Arc<AtomicBool>) -> JoinHandle<(usize, usize)> {
-    let (url, secret, done) = (d.url.clone(), d.secret.clone(), done.clone());
+    let (index, done) = (d.own.clone(), done.clone());
     tokio::spawn(async move {
         let (mut runs, mut deleted) = (0, 0);
         for _ in 0..500 {
             if done.load(Ordering::SeqCst) {
                 break;
             }
-            deleted += prune_cli(&url, &secret, WS).await;
-            deleted += prune_cli(&url, &secret, WS_SMALL).await;
+            deleted += prune(&index, WS).await;
+            deleted += prune(&index, WS_SMALL).await;
             runs += 1;
             tokio::time::sleep(Duration::from_secs(3)).await;
         }
@@ -555,8 +546,8 @@ async fn confirm(d: &Deployment, burst: &Burst) {
     // one last janitor pass.
     tokio::time::sleep(Duration::from_millis(1_500)).await;
     let last_prune = Instant::now();
-    prune_cli(&d.url, &d.secret, WS).await;
-    prune_cli(&d.url, &d.secret, WS_SMALL).await;
+    prune(&d.own, WS).await;
+    prune(&d.own, WS_SMALL).await;
     let last_prune = last_prune.elapsed();
 
     let final_big = listing(own, WS).await;
@@ -576,7 +567,7 @@ async fn confirm(d: &Deployment, burst: &Burst) {
 
     let [reads_a, reads_b] = burst.reads;
     println!(
-        "{test}: {} registrations over HTTP ({} in {WS}, {} in {WS_SMALL}) by {PRODUCERS} producers alternating between 2 servers in {:.1} s ({:.0}/s); {} failed (dead after 1 s), {} re-runs in flight beside a newer run (kept, not shown); {} reads (server a {reads_a}, server b {reads_b}); pickup prune ran {}×2 and deleted {} keys, beside both servers' janitors and every read's pruning; {pruned_during_burst} of {} dead markers in {WS} already pruned when the burst ended; watcher listed the store {} times and found {} live markers missing; readers, pruner and watcher stopped {:.1} s after the burst; the last `pickup prune` of both workspaces took {:.1} s; at the end: {} live in {WS} and {} in {WS_SMALL}, {} lost, {} dead left",
+        "{test}: {} registrations over HTTP ({} in {WS}, {} in {WS_SMALL}) by {PRODUCERS} producers alternating between 2 servers in {:.1} s ({:.0}/s); {} failed (dead after 1 s), {} re-runs in flight beside a newer run (kept, not shown); {} reads (server a {reads_a}, server b {reads_b}); pickup prune ran {}×2 and deleted {} keys, beside both servers' janitors and every read's pruning; {pruned_during_burst} of {} dead markers in {WS} already pruned when the burst ended; watcher listed the store {} times and found {} live markers missing; readers, pruner and watcher stopped {:.1} s after the burst; the last sweep of both workspaces took {:.1} s; at the end: {} live in {WS} and {} in {WS_SMALL}, {} lost, {} dead left",
         ledger.all.len(),
         want.registered_big,
         ledger.all.len() - want.registered_big,

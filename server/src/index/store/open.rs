@@ -74,12 +74,19 @@ macro_rules! configured {
 
 impl Store {
     /// Open the store a `PICKUP_STORE` URL names, with the cloud's options from the
-    /// environment (`AWS_*`, `GOOGLE_*`, `AZURE_*`).
-    pub(crate) fn open(url: &str) -> Result<Self, StoreUrlError> {
-        let options = std::env::vars().filter(|(k, _)| {
-            k.starts_with("AWS_") || k.starts_with("GOOGLE_") || k.starts_with("AZURE_")
-        });
-        Self::open_with(url, options.collect())
+    /// environment (`AWS_*`, `GOOGLE_*`, `AZURE_*`), `given` options winning over those.
+    pub(crate) fn open_overriding(
+        url: &str,
+        given: &[(String, String)],
+    ) -> Result<Self, StoreUrlError> {
+        let mut options: Vec<(String, String)> = std::env::vars()
+            .filter(|(k, _)| {
+                k.starts_with("AWS_") || k.starts_with("GOOGLE_") || k.starts_with("AZURE_")
+            })
+            .filter(|(k, _)| !given.iter().any(|(g, _)| g.eq_ignore_ascii_case(k)))
+            .collect();
+        options.extend(given.iter().cloned());
+        Self::open_with(url, options)
     }
 
     /// [`Store::open`] with the backend's options given (names as the environment spells them).
