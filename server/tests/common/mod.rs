@@ -1,5 +1,6 @@
-//! Test helpers: the backends, a fault-injecting store wrapper, a GCS-like generations store, a
-//! naive shared-list comparator, a TCP proxy that records each request, the one HTTP client of the
+//! Test helpers: the backends, a fault-injecting store layer, a GCS-like generations store, the
+//! raw object store under an index (`raw`: the documented layout, literally), a naive
+//! shared-list comparator, a TCP proxy that records each request, the one HTTP client of the
 //! tests, the app in-process, the `pickup serve` harness, and builders.
 #![allow(dead_code)]
 
@@ -11,6 +12,7 @@ pub mod in_process;
 pub mod live_view;
 pub mod naive;
 pub mod proxy;
+pub mod raw;
 pub mod redis;
 pub mod server;
 pub mod stream;
@@ -22,7 +24,6 @@ use pickup::index::Limits;
 use pickup::index::ManualClock;
 use pickup::index::Producer;
 use pickup::index::Workspace;
-use pickup::index::{ListOrder, Store};
 use std::sync::Arc;
 
 /// 2027-01-15, so test ids are realistic.
@@ -58,31 +59,36 @@ pub fn new_item(key: &str, status: Status) -> NewItem {
     }
 }
 
-pub fn index_on(
-    inner: Arc<dyn object_store::ObjectStore>,
-    order: ListOrder,
-    clock: &ManualClock,
-) -> Index {
-    index_of(Store::wrap(inner, order, "test://"), clock)
+/// An index on the store `url` names, opened as `PICKUP_STORE` opens it (`memory://` is a
+/// fresh store each time), telling the time by `clock`.
+pub fn index_at(url: &str, clock: &ManualClock) -> Index {
+    Index::open(url, Limits::default(), 8, Arc::new(clock.clone()))
+        .unwrap_or_else(|e| panic!("{url}: {e}"))
 }
 
-/// An index on `store`, whose transient faults are retried quickly: faults injected in tests
-/// are meant to be seen.
-pub fn index_of(store: Store, clock: &ManualClock) -> Index {
-    let store = store.with_retry(pickup::index::Retry {
-        retries: 3,
-        min_delay: std::time::Duration::from_millis(1),
-        max_delay: std::time::Duration::from_millis(5),
+/// `index` with its transient faults retried quickly: faults injected in tests are meant to be
+/// seen.
+pub fn quick(index: Index) -> Index {
+    index.with_retry(
+        3,
+        std::time::Duration::from_millis(1),
+        std::time::Duration::from_millis(5),
+    )
+}
+
+/// `index` (with [`quick`] retries) behind a fault layer, which also counts what passes
+/// through it.
+pub fn faulty(index: Index) -> (Index, Arc<fault::FaultStore>) {
+    let mut layer = None;
+    let index = quick(index).through(|inner| {
+        let faults = Arc::new(fault::FaultStore::new(inner));
+        layer = Some(faults.clone());
+        faults
     });
-    Index::new(store, Limits::default(), 8, Arc::new(clock.clone()))
-}
-
-/// `store` behind a fault wrapper (which also counts what passes through it).
-pub fn faulty(store: &Store, clock: &ManualClock) -> (Index, Arc<fault::FaultStore>) {
-    let (store, faults) = store
-        .clone()
-        .layer(|inner| Arc::new(fault::FaultStore::new(inner)));
-    (index_of(store, clock), faults)
+    (
+        index,
+        layer.expect("through hands its layer the object store"),
+    )
 }
 
 /// The keys of the tests, spelled as the old path helpers were.
@@ -105,74 +111,40 @@ pub mod key {
     }
 }
 
-/// The listings of the tests.
-pub mod scope {
-    use pickup::index::Scope;
-    use pickup::index::Workspace;
-
-    pub fn markers(ws: &Workspace) -> Scope {
-        Scope::Markers(ws.clone())
-    }
-    pub fn items(ws: &Workspace) -> Scope {
-        Scope::Records(ws.clone())
-    }
-    pub fn dismissals(ws: &Workspace) -> Scope {
-        Scope::AllDismissals(ws.clone())
-    }
-    pub fn all_owner_markers(ws: &Workspace) -> Scope {
-        Scope::AllOwnerMarkers(ws.clone())
-    }
-}
-
-/// The item ids listed in a scope, sorted (keys and strays alike).
-pub async fn names(store: &Store, scope: pickup::index::Scope) -> Vec<String> {
-    let found = store.list(&scope).await.unwrap();
-    let mut v: Vec<String> = found.ids().map(|id| id.to_string()).collect();
-    v.extend(found.strays);
-    v.sort();
-    v
-}
-
-/// Every key of every workspace.
-pub async fn all_keys(store: &Store) -> Vec<pickup::index::Key> {
-    use pickup::index::Scope;
+/// Every key of every workspace but the viewers' looks, as the index lists them
+/// ([`Index::workspaces`], then [`Index::versions`] of each).
+pub async fn all_keys(index: &Index) -> Vec<pickup::index::Key> {
     let mut out = Vec::new();
-    for ws in store.workspaces().await.unwrap() {
-        for scope in [
-            Scope::Markers(ws.clone()),
-            Scope::Records(ws.clone()),
-            Scope::AllDismissals(ws.clone()),
-            Scope::AllOwnerMarkers(ws.clone()),
-        ] {
-            out.extend(store.list(&scope).await.unwrap().keys);
-        }
+    for ws in index.workspaces().await.unwrap() {
+        out.extend(
+            index
+                .versions(&ws)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|(k, _)| k),
+        );
     }
     out
 }
 
-/// Memory store (lists in key order) behind a fault wrapper.
+/// Memory store (lists in key order) behind a fault layer.
 pub fn memory_index(clock: &ManualClock) -> (Index, Arc<fault::FaultStore>) {
-    let faults = Arc::new(fault::FaultStore::new(Arc::new(
-        object_store::memory::InMemory::new(),
-    )));
-    (index_on(faults.clone(), ListOrder::Sorted, clock), faults)
+    faulty(index_at("memory://", clock))
 }
 
-/// Local file system store in a fresh directory, behind a fault wrapper.
+/// Local file system store in a fresh directory, behind a fault layer.
 pub fn file_index(clock: &ManualClock) -> (Index, Arc<fault::FaultStore>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let fs = object_store::local::LocalFileSystem::new_with_prefix(dir.path()).unwrap();
-    let faults = Arc::new(fault::FaultStore::new(Arc::new(fs)));
-    (
-        index_on(faults.clone(), ListOrder::Unsorted, clock),
-        faults,
-        dir,
-    )
+    let url = format!("file://{}", dir.path().display());
+    let (index, faults) = faulty(index_at(&url, clock));
+    (index, faults, dir)
 }
 
-/// The markers of `acme`, straight from the store's own listing.
+/// The markers of `acme` (the names under `ws/acme/markers/`, sorted), straight from the
+/// listing of the object store the index speaks to.
 pub async fn markers(index: &Index) -> Vec<String> {
-    names(index.store(), scope::markers(&ws())).await
+    raw::Raw::of(index).names("ws/acme/markers").await
 }
 
 /// Mark an item finished at the clock's current time.
