@@ -7,7 +7,8 @@
 //! - `writes`: register, update, remove, dismiss: each run to its end, then announced to the
 //!   live watchers (and, through them, the bus);
 //! - `reads`: a page, a record, a live subscription, an id checked against the clock;
-//! - `ready`: how the server stands, for `/readyz` ([`Readiness`]).
+//! - `ready`: how the server stands, for `/readyz` ([`Readiness`]);
+//! - `tests`: writes that outlive their caller, and shutdown's drain of them.
 
 mod pickup;
 mod reads;
@@ -16,3 +17,6 @@ mod writes;
 
 pub(crate) use pickup::Pickup;
 pub(crate) use ready::Readiness;
+
+#[cfg(test)]
+mod tests;

@@ -1,5 +1,8 @@
 //! `FaultStore`: an `ObjectStore` wrapper (like object_store's own `PrefixStore`) that fails
 //! chosen calls and records every call, so tests can prove what the code did and did not do.
+//!
+//! The crate's own unit tests include this file too (`src/service/tests.rs`, for the writes the
+//! service runs to their end), so it uses nothing but object_store, futures and tokio.
 
 use async_trait::async_trait;
 use futures::stream::BoxStream;

@@ -57,7 +57,7 @@ pub async fn fast_producer_clock(b: &Backend) {
         );
     }
     // The janitor agrees.
-    let sweep = pickup::index::sweep(&reader, &ws(), true).await.unwrap();
+    let sweep = reader.sweep(&ws(), true).await.unwrap();
     assert!(sweep
         .deletes
         .iter()
@@ -109,7 +109,7 @@ pub async fn fast_reader_clock(b: &Backend) {
         "{}: held, not deleted",
         b.name
     );
-    let sweep = pickup::index::sweep(&fast, &ws(), false).await.unwrap();
+    let sweep = fast.sweep(&ws(), false).await.unwrap();
     assert_eq!(
         (sweep.deleted.values().sum::<usize>(), sweep.held),
         (0, 2),

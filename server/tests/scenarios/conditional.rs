@@ -2,12 +2,12 @@
 //! plain write where it cannot.
 
 use crate::common::backends::Backend;
+use crate::common::raw::path;
 use crate::common::*;
 use crate::support::*;
 use app::contract::Status;
 use pickup::index::IndexError;
 use pickup::index::ManualClock;
-use pickup::index::{Expect, StoreError};
 
 /// Create-only puts refuse a taken key everywhere. Conditional update: compare-and-set where the
 /// store can (a stale or made-up ETag is 412 and writes nothing), 501 where it cannot (files).
@@ -16,15 +16,9 @@ pub async fn update(b: &Backend) {
     let (index, store) = open(b, &clock);
     let r = reg(&index, "a", Status::Running, "a").await;
     let id = id_of(&r.id);
-    let again = store
-        .write(
-            &key::item(&ws(), &id),
-            bytes::Bytes::from_static(b"{}"),
-            Expect::Absent,
-        )
-        .await;
+    let again = store.create(&path(&key::item(&ws(), &id)), "{}").await;
     assert!(
-        matches!(again, Err(StoreError::Exists)),
+        matches!(again, Err(object_store::Error::AlreadyExists { .. })),
         "{}: create-only put of a taken key: {again:?}",
         b.name
     );

@@ -12,7 +12,7 @@ use pickup::index::Reason;
 /// dismissal of it along; the janitor removes dismissals of markers that are gone.
 pub async fn per_viewer_and_cleaned_up(b: &Backend) {
     let clock = ManualClock::new(T0);
-    let (index, _) = open(b, &clock);
+    let (index, store) = open(b, &clock);
     let page = |who: &'static str| {
         let index = index.clone();
         async move {
@@ -38,7 +38,7 @@ pub async fn per_viewer_and_cleaned_up(b: &Backend) {
     // deletes it (and only it) once it is older than the grace period.
     index.remove(&ws(), &r_id, &user("a")).await.unwrap();
     clock.advance(2 * 60_000);
-    let sweep = pickup::index::sweep(&index, &ws(), false).await.unwrap();
+    let sweep = index.sweep(&ws(), false).await.unwrap();
     assert_eq!(
         sweep.deletes,
         vec![(
@@ -81,7 +81,7 @@ pub async fn per_viewer_and_cleaned_up(b: &Backend) {
         b.name
     );
     index.apply(&read.prune).await;
-    let sweep = pickup::index::sweep(&index, &ws(), false).await.unwrap();
+    let sweep = index.sweep(&ws(), false).await.unwrap();
     // Its owner marker and that of k's older run go too: the reads did not know owners.
     let owner_a = user("a");
     assert_eq!(
@@ -104,7 +104,5 @@ pub async fn per_viewer_and_cleaned_up(b: &Backend) {
         b.name
     );
     assert_eq!(markers(&index).await, vec![k2.id.clone()]);
-    assert!(names(index.store(), scope::dismissals(&ws()))
-        .await
-        .is_empty());
+    assert!(store.names("ws/acme/dismissed").await.is_empty());
 }

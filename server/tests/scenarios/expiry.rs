@@ -3,6 +3,7 @@
 
 use crate::common::backends::Backend;
 use crate::common::fault::Op;
+use crate::common::raw::path;
 use crate::common::*;
 use crate::support::*;
 use app::contract::{Filter, Status};
@@ -48,14 +49,8 @@ pub async fn finished_long_ago(b: &Backend) {
     let finished = reg(&index, "finished", Status::Running, "a").await;
     finish(&index, &finished.id, Status::Succeeded).await;
     let garbled = reg(&index, "garbled", Status::Running, "a").await;
-    store
-        .write(
-            &key::item(&ws(), &id_of(&garbled.id)),
-            bytes::Bytes::from_static(b"{not json"),
-            pickup::index::Expect::Any,
-        )
-        .await
-        .unwrap();
+    let record = path(&key::item(&ws(), &id_of(&garbled.id)));
+    store.put(&record, "{not json").await;
     clock.advance(25 * HOUR);
     let mut live = Vec::new();
     for k in ["b", "c"] {
@@ -124,7 +119,7 @@ pub async fn finished_long_ago(b: &Backend) {
     // The janitor agrees: the garbled one is unknown and kept. It deletes only the owner
     // markers of the two items the read deleted (a read of everyone's items does not know
     // their owners).
-    let sweep = pickup::index::sweep(&index, &ws(), false).await.unwrap();
+    let sweep = index.sweep(&ws(), false).await.unwrap();
     let a = user("a");
     let mut want = vec![
         (

@@ -5,15 +5,11 @@ use crate::common::fault::Op;
 use crate::common::*;
 use crate::support::*;
 use app::contract::{Filter, Status};
-use pickup::index::Index;
-use pickup::index::Limits;
 use pickup::index::ManualClock;
-use pickup::index::Store;
-use std::sync::Arc;
 
 /// A listing error (injected through the fault layer, on every backend) fails a read and a
 /// sweep, and nothing is deleted on its strength. On the clouds, also a bucket or container that
-/// does not exist (memory has none; a missing directory is created by `Store::open`).
+/// does not exist (memory has none; a missing directory is created by `Index::open`).
 pub async fn listing_errors(b: &Backend) {
     let clock = ManualClock::new(T0);
     let (index, faults, _) = open_faulty(b, &clock);
@@ -23,7 +19,7 @@ pub async fn listing_errors(b: &Backend) {
     faults.forget_calls();
     let read = index.recent(&ws(), &alice(), Filter::All, None, None).await;
     assert!(read.is_err(), "{}: {read:?}", b.name);
-    let sweep = pickup::index::sweep(&index, &ws(), false).await;
+    let sweep = index.sweep(&ws(), false).await;
     assert!(sweep.is_err(), "{}: {sweep:?}", b.name);
     assert!(
         faults.calls_of(Op::Delete).is_empty(),
@@ -39,9 +35,8 @@ pub async fn listing_errors(b: &Backend) {
     }
     let scheme = b.base.split("://").next().unwrap();
     let url = format!("{scheme}://{}", unique("no-such"));
-    let store = Store::open(&url).unwrap();
-    let index = Index::new(store, Limits::default(), 8, Arc::new(clock.clone()));
+    let index = index_at(&url, &clock);
     let read = index.recent(&ws(), &alice(), Filter::All, None, None).await;
     assert!(read.is_err(), "{}: a missing bucket: {read:?}", b.name);
-    assert!(pickup::index::sweep(&index, &ws(), false).await.is_err());
+    assert!(index.sweep(&ws(), false).await.is_err());
 }

@@ -1,6 +1,7 @@
 //! The grace period: a marker whose record has not landed yet (or never will).
 
 use crate::common::backends::Backend;
+use crate::common::raw::path;
 use crate::common::*;
 use crate::support::*;
 use app::contract::Filter;
@@ -15,7 +16,7 @@ pub async fn recordless_marker(b: &Backend) {
     let clock = ManualClock::new(T0);
     let (index, store) = open(b, &clock);
     let id = ItemId::new(T0, SubKey::parse("early").unwrap()).unwrap();
-    store.mark(&key::marker(&ws(), &id)).await.unwrap();
+    store.put(&path(&key::marker(&ws(), &id)), "").await;
     clock.advance(30_000);
     let read = index
         .recent(&ws(), &alice(), Filter::All, None, None)
@@ -23,7 +24,7 @@ pub async fn recordless_marker(b: &Backend) {
         .unwrap();
     assert!(read.page.cards.is_empty() && !read.page.partial);
     assert!(read.prune.deletes.is_empty(), "{}: young, kept", b.name);
-    let sweep = pickup::index::sweep(&index, &ws(), false).await.unwrap();
+    let sweep = index.sweep(&ws(), false).await.unwrap();
     assert!(
         sweep.deletes.is_empty(),
         "{}: the janitor waits too",

@@ -1,6 +1,7 @@
 //! The janitor: whole workspaces, every kind of key, several at once.
 
 use crate::common::backends::Backend;
+use crate::common::raw::path;
 use crate::common::*;
 use crate::support::*;
 use app::contract::Status;
@@ -33,7 +34,7 @@ pub async fn sweeps_workspaces(b: &Backend) {
     let dup2 = reg("dup", Status::Running).await;
     let failed = reg("failed", Status::Failed).await;
     let ghost = ItemId::new(clock.now_ms(), SubKey::parse("ghost").unwrap()).unwrap();
-    store.mark(&key::marker(&ws(), &ghost)).await.unwrap();
+    store.put(&path(&key::marker(&ws(), &ghost)), "").await;
     let live = reg("live", Status::Running).await;
     let gone = reg("gone", Status::Running).await;
     index.dismiss(&ws(), &alice(), &id_of(&gone)).await.unwrap();
@@ -44,14 +45,15 @@ pub async fn sweeps_workspaces(b: &Backend) {
         .unwrap();
     clock.advance(25 * HOUR);
     let fresh = ItemId::new(clock.now_ms(), SubKey::parse("fresh").unwrap()).unwrap();
-    store.mark(&key::marker(&ws(), &fresh)).await.unwrap();
+    store.put(&path(&key::marker(&ws(), &fresh)), "").await;
     let beta = Workspace::parse("beta").unwrap();
     index
         .register(&beta, &new_item("x", Status::Running), &producer("a"))
         .await
         .unwrap();
 
-    let mut all: Vec<String> = pickup::index::workspaces(&index)
+    let mut all: Vec<String> = index
+        .workspaces()
         .await
         .unwrap()
         .iter()
@@ -85,7 +87,7 @@ pub async fn sweeps_workspaces(b: &Backend) {
     }
     want.sort_by(|a, b| a.0.cmp(&b.0));
     let before = markers(&index).await;
-    let dry = pickup::index::sweep(&index, &ws(), true).await.unwrap();
+    let dry = index.sweep(&ws(), true).await.unwrap();
     assert_eq!(dry.deletes, want, "{}: what and why", b.name);
     assert_eq!(dry.markers(), 7);
     assert_eq!(
@@ -96,10 +98,7 @@ pub async fn sweeps_workspaces(b: &Backend) {
     );
 
     let w = ws();
-    let (s1, s2) = tokio::join!(
-        pickup::index::sweep(&index, &w, false),
-        pickup::index::sweep(&index, &w, false)
-    );
+    let (s1, s2) = tokio::join!(index.sweep(&w, false), index.sweep(&w, false));
     let (s1, s2) = (s1.unwrap(), s2.unwrap());
     assert_eq!(
         (s1.failed, s2.failed),
@@ -110,11 +109,13 @@ pub async fn sweeps_workspaces(b: &Backend) {
     let mut left = vec![dup2.clone(), live.clone(), fresh.to_string()];
     left.sort();
     assert_eq!(markers(&index).await, left, "{}", b.name);
-    let dismissals: BTreeSet<String> = names(index.store(), scope::dismissals(&ws()))
-        .await
-        .into_iter()
-        .collect();
-    assert_eq!(dismissals, BTreeSet::from([live.clone()]), "{}", b.name);
-    let again = pickup::index::sweep(&index, &ws(), false).await.unwrap();
+    let dismissals: BTreeSet<String> = store.names("ws/acme/dismissed").await.into_iter().collect();
+    assert_eq!(
+        dismissals,
+        BTreeSet::from([format!("alice/{live}")]),
+        "{}",
+        b.name
+    );
+    let again = index.sweep(&ws(), false).await.unwrap();
     assert!(again.deletes.is_empty(), "{}: nothing left to do", b.name);
 }

@@ -10,9 +10,9 @@ use app::contract::{Filter, Status};
 use pickup::index::Clock;
 use pickup::index::ItemId;
 use pickup::index::ManualClock;
-use pickup::index::{UserId, Workspace};
+use pickup::index::{Key, UserId, Workspace};
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 const MINUTE: u64 = 60_000;
 const DAY: u64 = 24 * HOUR;
@@ -25,12 +25,15 @@ fn user(s: &str) -> UserId {
     UserId::parse(s).unwrap()
 }
 
-/// Every key of every workspace, by its path and item id.
-async fn all_keys(index: &pickup::index::Index) -> Vec<(String, ItemId)> {
-    crate::common::all_keys(index.store())
+/// Every key of every workspace, and its item id.
+async fn all_keys(index: &pickup::index::Index) -> Vec<(Key, ItemId)> {
+    crate::common::all_keys(index)
         .await
         .into_iter()
-        .map(|k| (k.path().to_string(), k.id().unwrap().clone()))
+        .map(|k| {
+            let id = k.id().unwrap().clone();
+            (k, id)
+        })
         .collect()
 }
 
@@ -114,21 +117,20 @@ pub async fn thirty_days_of_churn(b: &Backend) {
             index.apply(&read.prune).await;
         }
         if now % SWEEP_EVERY < EVERY {
-            for ws in pickup::index::workspaces(&index).await.unwrap() {
-                let sweep = pickup::index::sweep(&index, &ws, false).await.unwrap();
+            for ws in index.workspaces().await.unwrap() {
+                let sweep = index.sweep(&ws, false).await.unwrap();
                 assert_eq!(sweep.failed, 0, "transient faults are retried");
             }
             faults.forget_calls();
             // No live item lost a key: younger than the TTL, its marker and record are there.
             live.retain(|_, id| now - id.created_ms() <= limits.ttl_ms);
             let keys = all_keys(&index).await;
-            let present: std::collections::HashSet<&str> =
-                keys.iter().map(|(p, _)| p.as_str()).collect();
+            let present: HashSet<&Key> = keys.iter().map(|(k, _)| k).collect();
             for id in live.values() {
                 let mine = key::owner_marker(&acme, &user("prod"), id);
                 for key in [key::marker(&acme, id), key::item(&acme, id), mine] {
                     assert!(
-                        present.contains(key.path().as_ref()),
+                        present.contains(&key),
                         "day {}: live {key} was deleted",
                         (now - T0) / DAY
                     );
@@ -136,20 +138,20 @@ pub async fn thirty_days_of_churn(b: &Backend) {
             }
             // Nothing outlives its age by name: TTL plus grace, plus the time to the next sweep.
             let oldest_allowed = limits.ttl_ms + limits.grace_ms + limits.max_skew_ms + SWEEP_EVERY;
-            for (path, id) in &keys {
+            for (key, id) in &keys {
                 assert!(
                     now - id.created_ms() <= oldest_allowed,
-                    "day {}: {path} is {} h old",
+                    "day {}: {key:?} is {} h old",
                     (now - T0) / DAY,
                     (now - id.created_ms()) / HOUR
                 );
             }
             // Orphan records go once past the grace period (plus skew), at the next sweep.
-            for (path, id) in &keys {
-                if path.starts_with("ws/beta/items/") {
+            for (key, id) in &keys {
+                if matches!(key, Key::Record(ws, _) if *ws == beta) {
                     assert!(
                         now - id.created_ms() <= SWEEP_EVERY + limits.grace_ms + limits.max_skew_ms,
-                        "{path} is an old orphan"
+                        "{key:?} is an old orphan"
                     );
                 }
             }

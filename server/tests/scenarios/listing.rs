@@ -8,6 +8,7 @@ use crate::support::*;
 use app::contract::{Filter, Status};
 use futures::StreamExt;
 use pickup::index::ManualClock;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// 1,500 markers: registered 32 at a time; the full listing is timed (and on sorted stores
@@ -21,10 +22,10 @@ pub async fn early_stop_and_list_time(b: &Backend) {
     let t_reg = Instant::now();
     let ids: Vec<String> = futures::stream::iter(0..N)
         .map(|i| {
-            let store = store.clone();
+            let index = index.clone();
             async move {
                 // Each its own millisecond: item i is created at T0 + i.
-                let at = index_of(store, &ManualClock::new(T0 + i));
+                let at = index.with_clock(Arc::new(ManualClock::new(T0 + i)));
                 reg(&at, &format!("k{i}"), Status::Running, "a").await.id
             }
         })
@@ -38,13 +39,13 @@ pub async fn early_stop_and_list_time(b: &Backend) {
     let mut list_ms = Vec::new();
     for _ in 0..3 {
         let t = Instant::now();
-        let names = names(index.store(), scope::markers(&ws())).await;
+        let items = index.items(&ws()).await.unwrap();
         list_ms.push(t.elapsed().as_secs_f64() * 1e3);
-        assert_eq!(names.len(), N as usize, "{}", b.name);
+        assert_eq!(items.len(), N as usize, "{}", b.name);
     }
     if b.sorted {
         assert_eq!(
-            listed_in_order(&store, scope::markers(&ws())).await,
+            store.listed("ws/acme/markers").await,
             sorted_ids,
             "{}: a sorted store lists 1,500 markers in key order",
             b.name
@@ -52,7 +53,7 @@ pub async fn early_stop_and_list_time(b: &Backend) {
     }
 
     // Without a layer in between: on the clouds, the store's own pages, sized to the read.
-    let budget = pickup::index::Budget::new(8).candidates() + 1;
+    let budget = pickup::index::core::plan::Budget::new(8).candidates() + 1;
     let t = Instant::now();
     let direct = index
         .recent(&ws(), &alice(), Filter::All, Some(8), None)
@@ -62,15 +63,15 @@ pub async fn early_stop_and_list_time(b: &Backend) {
     if b.sorted {
         assert!(
             direct.listed <= budget,
-            "{}: the store returned {} keys of 1,500 markers for a read of 8 (in pages: {})",
+            "{}: the store returned {} keys of 1,500 markers for a read of 8 (in pages: {}): Index::open's list order is sorted",
             b.name,
             direct.listed,
-            store.lists_in_pages()
+            b.lists_in_pages()
         );
     }
     assert_eq!(direct.page.cards.len(), 8);
     assert!(direct.page.more);
-    let (counting, faults) = faulty(&store, &clock);
+    let (counting, faults) = faulty(index.clone());
     let t = Instant::now();
     let read = counting
         .recent(&ws(), &alice(), Filter::All, Some(8), None)
@@ -100,13 +101,13 @@ pub async fn early_stop_and_list_time(b: &Backend) {
     } else {
         assert_eq!(
             listed, N as usize,
-            "{}: an unsorted store lists all",
+            "{}: an unsorted store lists all (Index::open's list order is unsorted)",
             b.name
         );
     }
     // A janitor's sweep lists everything and reads every record (a dry run: all are live).
     let t = Instant::now();
-    let sweep = pickup::index::sweep(&index, &ws(), true).await.unwrap();
+    let sweep = index.sweep(&ws(), true).await.unwrap();
     let sweep_s = t.elapsed().as_secs_f64();
     assert_eq!((sweep.markers(), sweep.deletes.len()), (N as usize, 0));
     list_ms.sort_by(f64::total_cmp);
@@ -117,7 +118,7 @@ pub async fn early_stop_and_list_time(b: &Backend) {
         list_ms[0],
         list_ms[2],
         direct.listed,
-        if store.lists_in_pages() {
+        if b.lists_in_pages() {
             "in pages sized to the read"
         } else {
             "one listing"

@@ -14,10 +14,16 @@
 //! `SKIPPED on backend …` and why; `make test-rust` filters those out (`make test-backends` runs
 //! them) and says so.
 //!
-//! Each store is opened as `PICKUP_STORE` opens it (`Store::open(url)`), on a fresh root.
+//! Each index is opened as `PICKUP_STORE` opens it (`Index::open(url, …)`), on a fresh root.
 //! Scenarios that need to inject faults or count calls put [`common::fault::FaultStore`] between
-//! Pickup and the store with `Store::layer` ([`common::faulty`]): that works on every backend
-//! (on the clouds it lists plainly, not in pages, since the layer has no paginated listing).
+//! the index and its store with `Index::through` ([`common::faulty`]): that works on every
+//! backend (on the clouds it lists plainly, not in pages, since the layer has no paginated
+//! listing). What a scenario inspects or plants in the store, it reads and writes through the
+//! raw object store under the index ([`common::raw`]), by the layout DESIGN.md documents,
+//! spelled out: a change of layout fails them.
+//!
+//! A write whose caller goes away, and shutdown's drain of it, are the service's, which is not
+//! reachable from here: those are unit tests of the crate (`src/service/tests.rs`).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -121,8 +127,6 @@ scenarios! {
     a_lost_answer_is_settled => faults::lost_answer_is_settled,
     a_fault_past_the_bound_is_an_error => faults::past_the_bound,
     a_failed_delete_is_retried_later => faults::failed_delete_is_retried,
-    a_write_outlives_its_caller => faults::a_write_outlives_its_caller,
-    shutdown_lets_a_running_write_finish => faults::shutdown_lets_a_running_write_finish_after_the_connections_deadline,
     // Clocks, the janitor, and every key's end.
     a_fast_clock_keeps_a_live_re_run => clock_skew::fast_producer_clock,
     a_fast_reader_clock_deletes_nothing_by_age => clock_skew::fast_reader_clock,

@@ -2,6 +2,7 @@
 //! under its owner (`ws/{ws}/owners/{user}/`) for "Mine".
 
 use crate::common::backends::Backend;
+use crate::common::raw::path;
 use crate::common::*;
 use crate::support::*;
 use app::contract::{Filter, Status};
@@ -15,7 +16,18 @@ pub async fn only_the_owner(b: &Backend) {
     let (index, _) = open(b, &clock);
     let r = reg(&index, "a", Status::Running, "a").await;
     let id = id_of(&r.id);
-    let before = all_keys(index.store()).await;
+    let before = all_keys(&index).await;
+    let a = user("a");
+    assert_eq!(
+        before,
+        vec![
+            key::marker(&ws(), &id),
+            key::item(&ws(), &id),
+            key::owner_marker(&ws(), &a, &id),
+        ],
+        "{}: the item's keys, in key order",
+        b.name
+    );
     let res = index
         .update(&ws(), &id, &up(Status::Failed, 1.0), &user("mallory"), None)
         .await;
@@ -30,11 +42,11 @@ pub async fn only_the_owner(b: &Backend) {
         "{}: {res:?}",
         b.name
     );
-    assert_eq!(all_keys(index.store()).await, before, "{}", b.name);
+    assert_eq!(all_keys(&index).await, before, "{}", b.name);
     assert_eq!(index.get(&ws(), &id).await.unwrap().0.progress, None);
 
     index.remove(&ws(), &id, &user("a")).await.unwrap();
-    assert!(all_keys(index.store()).await.is_empty(), "{}", b.name);
+    assert!(all_keys(&index).await.is_empty(), "{}", b.name);
     let res = index
         .update(&ws(), &id, &up(Status::Failed, 1.0), &user("a"), None)
         .await;
@@ -50,7 +62,7 @@ pub async fn only_the_owner(b: &Backend) {
         b.name
     );
     assert!(
-        all_keys(index.store()).await.is_empty(),
+        all_keys(&index).await.is_empty(),
         "{}: nothing re-created",
         b.name
     );
@@ -60,15 +72,13 @@ pub async fn only_the_owner(b: &Backend) {
 /// so "Mine" finds them; and an owner marker goes with its item.
 pub async fn owner_markers(b: &Backend) {
     let clock = ManualClock::new(T0);
-    let (index, _) = open(b, &clock);
+    let (index, store) = open(b, &clock);
     let a = user("a");
     let r = reg(&index, "old", Status::Running, "a").await;
     let id = id_of(&r.id);
-    index
-        .store()
-        .delete(&key::owner_marker(&ws(), &a, &id))
-        .await
-        .unwrap();
+    store
+        .delete(&path(&key::owner_marker(&ws(), &a, &id)))
+        .await;
     let mine = |index: pickup::index::Index| {
         let a = a.clone();
         async move {
@@ -87,7 +97,7 @@ pub async fn owner_markers(b: &Backend) {
         "{}: no owner marker yet",
         b.name
     );
-    let sweep = pickup::index::sweep(&index, &ws(), false).await.unwrap();
+    let sweep = index.sweep(&ws(), false).await.unwrap();
     assert_eq!(sweep.backfilled, 1, "{}", b.name);
     assert_eq!(
         mine(index.clone()).await,
@@ -98,8 +108,8 @@ pub async fn owner_markers(b: &Backend) {
     // Finished long ago: the sweep deletes marker, record and owner marker.
     finish(&index, &r.id, Status::Succeeded).await;
     clock.advance(25 * HOUR);
-    pickup::index::sweep(&index, &ws(), false).await.unwrap();
-    let left = names(index.store(), scope::all_owner_markers(&ws())).await;
+    index.sweep(&ws(), false).await.unwrap();
+    let left = store.names("ws/acme/owners").await;
     assert!(left.is_empty(), "{}: {left:?}", b.name);
     assert!(markers(&index).await.is_empty(), "{}", b.name);
 }

@@ -2,10 +2,10 @@
 //! drops a registration made while it read, and running out of ids is a conflict.
 
 use crate::common::backends::Backend;
+use crate::common::raw::path;
 use crate::common::*;
 use crate::support::*;
 use app::contract::{Filter, Status};
-use pickup::index::Expect;
 use pickup::index::ManualClock;
 
 /// Register: create-only record then marker; two registrations of one key in one millisecond
@@ -44,7 +44,7 @@ pub async fn register_and_list(b: &Backend) {
     );
     if b.sorted {
         assert_eq!(
-            listed_in_order(&store, scope::markers(&ws())).await,
+            store.listed("ws/acme/markers").await,
             ids,
             "{}: a sorted store lists in key order",
             b.name
@@ -126,14 +126,7 @@ pub async fn taken_ids_are_a_conflict(b: &Backend) {
     for ms in T0..T0 + 5 {
         let id =
             pickup::index::ItemId::new(ms, pickup::index::SubKey::parse("k").unwrap()).unwrap();
-        store
-            .write(
-                &key::item(&ws(), &id),
-                bytes::Bytes::from_static(b"{}"),
-                Expect::Any,
-            )
-            .await
-            .unwrap();
+        store.put(&path(&key::item(&ws(), &id)), "{}").await;
     }
     let res = index
         .register(&ws(), &new_item("k", Status::Running), &producer("a"))

@@ -2,13 +2,12 @@
 
 use crate::common::backends::Backend;
 use crate::common::fault::FaultStore;
+use crate::common::raw::{path, Raw};
 use crate::common::*;
 use app::contract::{ItemRecord, ItemUpdate, Status};
 use pickup::index::Index;
 use pickup::index::ItemId;
-use pickup::index::Limits;
 use pickup::index::ManualClock;
-use pickup::index::{Expect, Scope, Store};
 use pickup::index::{SubKey, UserId};
 use std::sync::Arc;
 
@@ -46,29 +45,21 @@ pub async fn reg(index: &Index, key: &str, status: Status, who: &str) -> ItemRec
         .unwrap()
 }
 
-/// A fresh root on `b`, and an index on it telling the time by `clock` (the default retries).
-pub fn open(b: &Backend, clock: &ManualClock) -> (Index, Store) {
-    let (store, _) = b.open("run");
-    let index = Index::new(store.clone(), Limits::default(), 8, Arc::new(clock.clone()));
-    (index, store)
+/// A fresh root on `b`, and an index on it telling the time by `clock` (the default retries);
+/// also the object store under it.
+pub fn open(b: &Backend, clock: &ManualClock) -> (Index, Raw) {
+    let index = b.open("run", clock);
+    let raw = Raw::of(&index);
+    (index, raw)
 }
 
 /// A fresh root on `b` behind the fault layer, which injects faults and counts calls (its
-/// retries are quick: injected faults are meant to be seen). Also the store without the layer.
-pub fn open_faulty(b: &Backend, clock: &ManualClock) -> (Index, Arc<FaultStore>, Store) {
-    let (store, _) = b.open("run");
-    let (index, faults) = faulty(&store, clock);
-    (index, faults, store)
-}
-
-/// The ids of a scope in the order the store's listing yields them.
-pub async fn listed_in_order(store: &Store, scope: Scope) -> Vec<String> {
-    let mut pages = store.pages(&scope, None);
-    let mut out = Vec::new();
-    while let Some(found) = pages.next(1_000).await.unwrap() {
-        out.extend(found.ids().map(|id| id.to_string()));
-    }
-    out
+/// retries are quick: injected faults are meant to be seen). Also the object store under the
+/// layer, which neither injects nor counts.
+pub fn open_faulty(b: &Backend, clock: &ManualClock) -> (Index, Arc<FaultStore>, Raw) {
+    let (index, raw) = open(b, clock);
+    let (index, faults) = faulty(index);
+    (index, faults, raw)
 }
 
 /// Register `keys` at `at_ms`, `at_ms + 1`, … through an index whose clock says so.
@@ -99,14 +90,10 @@ pub fn keys_named(prefix: &str, n: usize) -> Vec<String> {
 
 /// Write `n` markers whose records do not parse, created at `from_ms`, `from_ms + 1`, ….
 pub async fn unreadable(index: &Index, n: u64, from_ms: u64) {
+    let raw = Raw::of(index);
     for i in 0..n {
         let id = ItemId::new(from_ms + i, SubKey::parse(&format!("bad{i}")).unwrap()).unwrap();
-        let store = index.store();
-        let garbled = bytes::Bytes::from_static(b"{");
-        store
-            .write(&key::item(&ws(), &id), garbled, Expect::Any)
-            .await
-            .unwrap();
-        store.mark(&key::marker(&ws(), &id)).await.unwrap();
+        raw.put(&path(&key::item(&ws(), &id)), "{").await;
+        raw.put(&path(&key::marker(&ws(), &id)), "").await;
     }
 }

@@ -2,10 +2,10 @@
 
 use crate::common::backends::Backend;
 use crate::common::fault::Op;
+use crate::common::raw::path;
 use crate::common::*;
 use crate::support::*;
 use app::contract::{Filter, Status};
-use pickup::index::Expect;
 use pickup::index::ManualClock;
 
 /// A record whose read fails (injected through the fault layer) keeps its marker and makes the
@@ -26,7 +26,7 @@ pub async fn read_error(b: &Backend) {
     assert_eq!(shown(&read.page), vec![b_item.id.clone()], "{}", b.name);
     assert!(read.prune.deletes.is_empty(), "{}", b.name);
     index.apply(&read.prune).await;
-    let sweep = pickup::index::sweep(&index, &ws(), false).await.unwrap();
+    let sweep = index.sweep(&ws(), false).await.unwrap();
     assert_eq!(sweep.unknown, 1, "{}", b.name);
     assert!(sweep.deletes.is_empty(), "{}", b.name);
     assert_eq!(markers(&index).await.len(), 2, "{}", b.name);
@@ -37,7 +37,7 @@ pub async fn read_error(b: &Backend) {
 /// A record with a status this version does not know is a card with a neutral badge.
 pub async fn do_not_hide_live_items(b: &Backend) {
     let clock = ManualClock::new(T0);
-    let (index, _) = open(b, &clock);
+    let (index, store) = open(b, &clock);
     let live = register_at(&index, &keys_named("live", 8), Status::Running, T0 - 1_000).await;
     unreadable(&index, 40, T0).await;
     let read = index
@@ -67,16 +67,12 @@ pub async fn do_not_hide_live_items(b: &Backend) {
     else {
         unreachable!()
     };
-    let path = key::item(&ws(), &id_of(newer));
-    let stored = index.store().read(&path).await.unwrap().unwrap();
-    let text = String::from_utf8(stored.bytes.to_vec()).unwrap();
+    let record = path(&key::item(&ws(), &id_of(newer)));
+    let stored = store.get(&record).await.expect("the record is there");
+    let text = String::from_utf8(stored.to_vec()).unwrap();
     let paused = text.replace("\"status\":\"running\"", "\"status\":\"paused\"");
     assert_ne!(paused, text);
-    index
-        .store()
-        .write(&path, paused.into_bytes().into(), Expect::Any)
-        .await
-        .unwrap();
+    store.put(&record, paused).await;
     let page = index
         .recent(&ws(), &alice(), Filter::All, Some(8), None)
         .await
