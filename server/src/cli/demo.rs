@@ -44,7 +44,7 @@ impl DemoArgs {
     }
 }
 
-pub(super) async fn demo(args: DemoArgs) -> anyhow::Result<()> {
+pub(super) async fn demo(args: DemoArgs, console: &crate::producer::Console) -> anyhow::Result<()> {
     let pace = args.pace();
-    command(args.serve, Some(pace)).await
+    command(args.serve, Some(pace), console).await
 }

@@ -1,6 +1,7 @@
 //! `pickup item`: one item registered, changed, read or removed, for scripts.
 
 use super::producer::{NewItemArgs, ServerArgs};
+use crate::producer::Console;
 use app::contract::{NewItem, Status};
 use clap::{Args, Subcommand};
 
@@ -96,10 +97,10 @@ fn finished_status(s: &str) -> Result<Status, String> {
         .ok_or_else(|| "one of succeeded, failed, cancelled".to_string())
 }
 
-pub(super) async fn item(command: ItemCommand) -> anyhow::Result<()> {
+pub(super) async fn item(command: ItemCommand, console: &Console) -> anyhow::Result<()> {
     use crate::producer::item::{self, Changes};
     let print = |record: app::contract::ItemRecord| -> anyhow::Result<()> {
-        println!("{}", serde_json::to_string(&record)?);
+        console.print(format_args!("{}", serde_json::to_string(&record)?));
         Ok(())
     };
     match command {
@@ -117,7 +118,8 @@ pub(super) async fn item(command: ItemCommand) -> anyhow::Result<()> {
                 status: Some(a.status),
                 progress: a.progress,
             };
-            println!("{}", item::start(&a.server.client()?, &ws, &new).await?);
+            let id = item::start(&a.server.client()?, &ws, &new).await?;
+            console.print(format_args!("{id}"));
             Ok(())
         }
         ItemCommand::Update(a) => {

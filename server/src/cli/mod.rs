@@ -28,6 +28,8 @@ pub use serve::ServeArgs;
 pub use store::StoreArgs;
 pub use token::TokenArgs;
 
+pub use crate::producer::Console;
+
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -73,16 +75,23 @@ pub fn init_logs(log_format: crate::logs::LogFormat) {
     crate::logs::init(log_format);
 }
 
-/// Runs the subcommand. `pickup run` exits with its command's status; the others succeed or
-/// fail.
+/// Runs the subcommand, writing on the process's standard output and error. `pickup run`
+/// exits with its command's status; the others succeed or fail.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    run_on(cli, &Console::std()).await
+}
+
+/// [`run`], writing on `console` (a test's buffers: the command in the test's own process).
+pub async fn run_on(cli: Cli, console: &Console) -> anyhow::Result<ExitCode> {
     let done = match cli.command {
-        Command::Run(args) => return run::run_command(args).await.map(ExitCode::from),
-        Command::Item(args) => item::item(args.command).await,
-        Command::Serve(args) => serve::command(args, None).await,
-        Command::Demo(args) => demo::demo(args).await,
-        Command::Token(t) => token::token(t),
-        Command::Prune(p) => prune::prune(p).await,
+        Command::Run(args) => {
+            return run::run_command(args, console).await.map(ExitCode::from);
+        }
+        Command::Item(args) => item::item(args.command, console).await,
+        Command::Serve(args) => serve::command(args, None, console).await,
+        Command::Demo(args) => demo::demo(args, console).await,
+        Command::Token(t) => token::token(t, console),
+        Command::Prune(p) => prune::prune(p, console).await,
     };
     done.map(|()| ExitCode::SUCCESS)
 }

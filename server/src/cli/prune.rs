@@ -2,6 +2,7 @@
 
 use super::store::StoreArgs;
 use crate::index::Workspace;
+use crate::producer::Console;
 use anyhow::Context;
 use clap::Args;
 
@@ -18,7 +19,7 @@ pub struct PruneArgs {
     pub store: StoreArgs,
 }
 
-pub(super) async fn prune(p: PruneArgs) -> anyhow::Result<()> {
+pub(super) async fn prune(p: PruneArgs, console: &Console) -> anyhow::Result<()> {
     let index = p.store.index()?;
     if !p.dry_run {
         let moved = index
@@ -26,7 +27,9 @@ pub(super) async fn prune(p: PruneArgs) -> anyhow::Result<()> {
             .await
             .context("moving keys of the old layout")?;
         if moved > 0 {
-            println!("moved {moved} keys of the old layout to ws/{{ws}}/");
+            console.print(format_args!(
+                "moved {moved} keys of the old layout to ws/{{ws}}/"
+            ));
         }
     }
     let targets = match &p.ws {
@@ -45,31 +48,37 @@ pub(super) async fn prune(p: PruneArgs) -> anyhow::Result<()> {
         } else {
             sweep.deleted.clone()
         };
-        println!(
+        console.print(format_args!(
             "{ws}: listed {}; {verb} {}; {} unreadable (kept)",
             per_kind(&sweep.listed),
             per_kind(&counts),
             sweep.unknown
-        );
+        ));
         for (key, reason) in &sweep.deletes {
-            println!("  {verb} {key}: {reason}");
+            console.print(format_args!("  {verb} {key}: {reason}"));
         }
         if sweep.backfilled > 0 {
             let verb = if p.dry_run { "would write" } else { "wrote" };
-            println!("  {verb} {} missing owner markers", sweep.backfilled);
+            console.print(format_args!(
+                "  {verb} {} missing owner markers",
+                sweep.backfilled
+            ));
         }
         total += counts.values().sum::<usize>();
         if sweep.failed > 0 {
-            println!("  {} deletes failed; run again later", sweep.failed);
+            console.print(format_args!(
+                "  {} deletes failed; run again later",
+                sweep.failed
+            ));
         }
         if sweep.held > 0 {
-            println!(
+            console.print(format_args!(
                 "  {} deletes by age held: this machine's clock disagrees with the store's by more than PICKUP_MAX_SKEW",
                 sweep.held
-            );
+            ));
         }
     }
-    println!("{verb} {total} keys");
+    console.print(format_args!("{verb} {total} keys"));
     Ok(())
 }
 

@@ -3,7 +3,7 @@
 use super::parse::positive_duration;
 use super::producer::{NewItemArgs, ServerArgs};
 use crate::index::{BodyError, Workspace};
-use crate::producer::{Item, Timing};
+use crate::producer::{Console, Item, Timing};
 use app::contract::{stored_text, stored_url, MAX_TITLE_CHARS};
 use clap::Args;
 use std::time::Duration;
@@ -35,7 +35,7 @@ pub struct RunArgs {
 
 /// `pickup run`: names are checked before the command starts (a typo is an error, not an
 /// unreported run); the server is not needed to start it.
-pub(super) async fn run_command(args: RunArgs) -> anyhow::Result<u8> {
+pub(super) async fn run_command(args: RunArgs, console: &Console) -> anyhow::Result<u8> {
     let NewItemArgs {
         ws,
         key,
@@ -66,6 +66,7 @@ pub(super) async fn run_command(args: RunArgs) -> anyhow::Result<u8> {
         timing,
         args.command,
         args.pass_credentials,
+        console,
     )
     .await
 }

@@ -125,6 +125,7 @@ impl ServeArgs {
 pub(super) async fn command(
     args: ServeArgs,
     demo: Option<crate::demo::Pace>,
+    console: &crate::producer::Console,
 ) -> anyhow::Result<()> {
     if let Some(addr) = &args.metrics_addr {
         crate::metrics::listen(addr).await?;
@@ -137,15 +138,15 @@ pub(super) async fn command(
     let local = listener.local_addr()?;
     if demo.is_some() {
         // The token travels in the fragment, which the browser never sends to a server.
-        println!(
+        console.print(format_args!(
             "Pickup demo: open http://{local}/#ws=demo&token={}",
             app.demo_token()
-        );
+        ));
     }
-    println!(
+    console.print(format_args!(
         "pickup listening on http://{local} (store {})",
         app.store_url()
-    );
+    ));
     app.serve(listener, crate::serve::shutdown_signal()).await;
     Ok(())
 }

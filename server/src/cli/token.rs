@@ -1,6 +1,7 @@
 //! `pickup token`: a token of Pickup's own, for scripts and tests.
 
 use crate::index::{Clock, SystemClock, Workspace};
+use crate::producer::Console;
 use crate::wiring::Tokens;
 use clap::Args;
 use std::time::Duration;
@@ -31,7 +32,7 @@ pub struct TokenArgs {
 
 /// `pickup token`: the names are checked before anything is signed, so a typo is an error,
 /// not a token no server accepts.
-pub(super) fn token(t: TokenArgs) -> anyhow::Result<()> {
+pub(super) fn token(t: TokenArgs, console: &Console) -> anyhow::Result<()> {
     for ws in &t.ws {
         Workspace::parse(ws)?;
     }
@@ -50,6 +51,6 @@ pub(super) fn token(t: TokenArgs) -> anyhow::Result<()> {
         t.ttl,
         SystemClock.now_ms() / 1000,
     );
-    println!("{token}");
+    console.print(format_args!("{token}"));
     Ok(())
 }

@@ -1,9 +1,9 @@
 //! Live streams end to end within the crate: a watcher over an index whose store fails on
-//! demand (`crate::testing::FailingReads`), as a subscriber sees it.
+//! demand (the tests' fault layer, `crate::testing::fault`), as a subscriber sees it.
 
 use super::{Event, Live, LiveConfig, StreamLimits, Subscription};
 use crate::index::{Index, Limits, ManualClock, Producer, UserId, Workspace};
-use crate::testing::FailingReads;
+use crate::testing::fault::{FaultStore, Op};
 use app::contract::{Filter, NewItem, Status};
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,7 +23,7 @@ async fn a_record_a_live_page_cannot_read_is_unavailable_never_a_missing_card() 
     let index = Index::open("memory://", Limits::default(), 8, clock)
         .unwrap()
         .through(|inner| {
-            let f = Arc::new(FailingReads::new(inner));
+            let f = Arc::new(FaultStore::new(inner));
             faults = Some(f.clone());
             f
         });
@@ -42,7 +42,7 @@ async fn a_record_a_live_page_cannot_read_is_unavailable_never_a_missing_card() 
         };
         index.register(&ws, &new, &ada).await.unwrap();
     }
-    faults.fail("ws/acme/items/");
+    faults.fail(Op::Get, "ws/acme/items/");
     let config = LiveConfig {
         every: Duration::from_millis(20),
         reconcile_every: Duration::from_secs(3600),
@@ -59,7 +59,7 @@ async fn a_record_a_live_page_cannot_read_is_unavailable_never_a_missing_card() 
         .subscribe(&ws, &ada.user, &[(Filter::All, Some(10))])
         .unwrap();
     assert_eq!(next(&mut subs[0]).await, Event::Unavailable);
-    faults.heal();
+    faults.fail_clear();
     let Event::Page(page) = next(&mut subs[0]).await else {
         panic!("a page once the records read");
     };

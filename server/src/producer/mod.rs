@@ -4,19 +4,11 @@
 //! (`pickup item …`); [`run`] wraps a command (`pickup run`), with [`reporter`] keeping the
 //! server told beside it. Pure rules, tested alone: [`progress`] (progress lines and files,
 //! throttling), [`outcome`] (exit status to item status), [`adopt`] (recognising a
-//! registration whose answer was lost).
-
-/// `eprintln!` that never panics. After a hang-up the terminal is gone and writing to it
-/// fails; the wrapper must still finish the item.
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
-    }};
-}
+//! registration whose answer was lost). [`Console`] is where the commands write.
 
 mod adopt;
 mod client;
+mod console;
 pub(crate) mod item;
 mod outcome;
 mod progress;
@@ -24,5 +16,6 @@ mod reporter;
 mod run;
 
 pub(crate) use client::Client;
+pub use console::Console;
 pub(crate) use reporter::{Item, Timing};
 pub(crate) use run::run;

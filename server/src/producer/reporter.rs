@@ -6,6 +6,7 @@
 
 use crate::producer::adopt::adoptable;
 use crate::producer::client::{Client, ClientError};
+use crate::producer::console::Console;
 use crate::producer::outcome::{titled, Outcome};
 use crate::producer::progress::Throttle;
 use app::contract::{Filter, ItemUpdate, NewItem, Status};
@@ -56,6 +57,8 @@ fn delays() -> impl Iterator<Item = Duration> + Send {
 
 pub(super) struct Reporter {
     client: Client,
+    /// Where its words go.
+    console: Console,
     item: Item,
     timing: Timing,
     id: Option<String>,
@@ -82,9 +85,10 @@ pub(super) struct Reporter {
 }
 
 impl Reporter {
-    pub(super) fn new(client: Client, item: Item, timing: Timing) -> Self {
+    pub(super) fn new(client: Client, item: Item, timing: Timing, console: Console) -> Self {
         Reporter {
             client,
+            console,
             item,
             timing,
             id: None,
@@ -284,11 +288,11 @@ impl Reporter {
 
     fn answered(&mut self) {
         if self.failing {
-            say!(
+            self.console.say(format_args!(
                 "pickup run: {} answers again; item {} is up to date",
                 self.client.server(),
                 self.id.as_deref().unwrap_or("?")
-            );
+            ));
         }
         self.failing = false;
         self.delays = Box::new(delays());
@@ -317,7 +321,8 @@ impl Reporter {
                 (true, None) => "the run goes unreported",
                 (true, Some(_)) => "the item is left as it is",
             };
-            say!("pickup run: cannot {what}{hint}: {e}; {then}");
+            self.console
+                .say(format_args!("pickup run: cannot {what}{hint}: {e}; {then}"));
             return;
         }
         if !self.failing {
@@ -331,7 +336,8 @@ impl Reporter {
             } else {
                 "the command runs on, and the wrapper tries again with back-off, in case the server heals".to_string()
             };
-            say!("pickup run: cannot {what}: {e}; {then}");
+            self.console
+                .say(format_args!("pickup run: cannot {what}: {e}; {then}"));
             self.failing = true;
         }
         let delay = self.delays.next().unwrap_or(Duration::from_secs(30));
@@ -371,11 +377,11 @@ impl Reporter {
             match result {
                 Ok(id) => {
                     if self.failing {
-                        say!(
+                        self.console.say(format_args!(
                             "pickup run: {} answers again; item {id} is {}",
                             self.client.server(),
                             outcome.status.as_str()
-                        );
+                        ));
                     }
                     return Ending::Finished(id);
                 }
@@ -399,10 +405,10 @@ impl Reporter {
             }
             None => "the item was never registered".to_string(),
         };
-        say!(
+        self.console.say(format_args!(
             "pickup run: gave up finishing the item after {} ({why}); {state}",
             humantime::format_duration(self.timing.finish_timeout)
-        );
+        ));
         Ending::Unfinished
     }
 }

@@ -24,6 +24,7 @@
 //! The server's answers never hold the command up: the [`Reporter`] runs beside it.
 
 use crate::producer::client::Client;
+use crate::producer::console::Console;
 use crate::producer::outcome::{outcome, Exit};
 use crate::producer::progress;
 use crate::producer::reporter::{Ending, Item, Reporter, Timing};
@@ -38,7 +39,7 @@ use signal_hook::low_level::siginfo::{Cause, Origin};
 use std::ffi::OsString;
 use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
 use tokio::process::ChildStdout;
 use tokio::sync::{mpsc, watch};
 
@@ -70,6 +71,7 @@ pub(crate) async fn run(
     timing: Timing,
     command: Vec<OsString>,
     pass_credentials: bool,
+    console: &Console,
 ) -> anyhow::Result<u8> {
     let (program, args) = command
         .split_first()
@@ -83,10 +85,10 @@ pub(crate) async fn run(
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {
-            say!(
+            console.say(format_args!(
                 "pickup run: cannot start {}: {e}",
                 program.to_string_lossy()
-            );
+            ));
             signals_handle.close();
             // What shells exit with when a command is missing (127) or cannot be run (126).
             return Ok(if e.kind() == std::io::ErrorKind::NotFound {
@@ -100,9 +102,10 @@ pub(crate) async fn run(
 
     let (progress_tx, progress_rx) = watch::channel(None);
     let (ended_tx, ended_rx) = tokio::sync::oneshot::channel();
-    let reporter = tokio::spawn(Reporter::new(client, item, timing).run(progress_rx, ended_rx));
+    let reporter = Reporter::new(client, item, timing, console.clone());
+    let reporter = tokio::spawn(reporter.run(progress_rx, ended_rx));
     let stdout = child.stdout.take().expect("stdout is piped");
-    let mut pump = tokio::spawn(pass_through(stdout, progress_tx.clone()));
+    let mut pump = tokio::spawn(pass_through(stdout, progress_tx.clone(), console.clone()));
     let (stop_watching, stop) = tokio::sync::oneshot::channel::<()>();
     let watcher = tokio::spawn(watch_file(
         progress_file.path().to_path_buf(),
@@ -125,7 +128,7 @@ pub(crate) async fn run(
     let outcome = outcome(Exit::from(status), interrupted);
     let exit_code = outcome.exit_code;
     let _ = ended_tx.send(outcome);
-    finish_reporting(reporter, &mut signal_rx).await;
+    finish_reporting(reporter, &mut signal_rx, console).await;
     signals_handle.close();
     Ok(exit_code)
 }
@@ -197,6 +200,7 @@ async fn wait_passing_signals(
 async fn finish_reporting(
     mut reporter: tokio::task::JoinHandle<Ending>,
     signal_rx: &mut mpsc::UnboundedReceiver<Origin>,
+    console: &Console,
 ) {
     let stopped_again = async {
         while let Some(origin) = signal_rx.recv().await {
@@ -209,7 +213,9 @@ async fn finish_reporting(
     tokio::select! {
         _ = &mut reporter => {}
         () = stopped_again => {
-            say!("pickup run: interrupted again: leaving without finishing the item");
+            console.say(format_args!(
+                "pickup run: interrupted again: leaving without finishing the item"
+            ));
         }
     }
 }
@@ -217,8 +223,11 @@ async fn finish_reporting(
 /// Copies the command's output to the wrapper's as it comes, and reports each progress line.
 /// When the wrapper's own output is closed, the pipe is closed too, so the command learns it
 /// as it would have without the wrapper.
-async fn pass_through(mut from: ChildStdout, progress: watch::Sender<Option<f64>>) {
-    let mut out = tokio::io::stdout();
+async fn pass_through(
+    mut from: ChildStdout,
+    progress: watch::Sender<Option<f64>>,
+    console: Console,
+) {
     let mut buf = vec![0; 8192];
     let mut lines = progress::Lines::default();
     let mut warned = false;
@@ -227,7 +236,7 @@ async fn pass_through(mut from: ChildStdout, progress: watch::Sender<Option<f64>
             progress.send_replace(Some(p));
         }
         Some(Err(e)) if !warned => {
-            say!("pickup run: {e}");
+            console.say(format_args!("pickup run: {e}"));
             warned = true;
         }
         _ => {}
@@ -237,12 +246,14 @@ async fn pass_through(mut from: ChildStdout, progress: watch::Sender<Option<f64>
             Ok(0) => break,
             Ok(n) => n,
             Err(e) => {
-                say!("pickup run: cannot read the command's output: {e}");
+                console.say(format_args!(
+                    "pickup run: cannot read the command's output: {e}"
+                ));
                 break;
             }
         };
         lines.feed(&buf[..n], &mut report);
-        if out.write_all(&buf[..n]).await.is_err() || out.flush().await.is_err() {
+        if console.write(&buf[..n]).await.is_err() {
             break;
         }
     }

@@ -8,19 +8,13 @@ use super::pickup::Drained;
 use super::Pickup;
 use crate::auth::{Auth, Write};
 use crate::index::{Index, Limits, ManualClock};
+use crate::testing::fault::{FaultStore, Held, Op};
 use app::contract::{NewItem, Status};
-use fault::{FaultStore, Held, Op};
 use futures::TryStreamExt;
 use object_store::path::Path;
 use object_store::ObjectStore;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// The scenario suite's fault layer, the very same: these tests hold a write as the scenarios
-/// did.
-#[allow(unreachable_pub, dead_code)]
-#[path = "../../tests/common/fault.rs"]
-mod fault;
 
 /// 2027-01-15, so ids are realistic.
 const T0: u64 = 1_800_000_000_000;

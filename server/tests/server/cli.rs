@@ -1,33 +1,51 @@
-//! The `pickup` binary as scripts use it.
+//! The `pickup` binary as scripts use it: its commands run in this process as the binary runs
+//! them (their output and errors read from buffers), and as a process where the signal is the
+//! point.
 
 use crate::common;
 
+use crate::common::cli;
+use crate::common::client::token;
+use crate::common::in_process::Serving;
+use app::contract::{NewItem, Status};
+use pickup::index::{Clock, Index, Limits, ManualClock, Producer, SystemClock, UserId, Workspace};
 use std::process::Command;
-
-fn pickup() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_pickup"));
-    c.env_remove("PICKUP_SECRET")
-        .env_remove("PICKUP_STORE")
-        .env("PICKUP_LOG", "warn");
-    c
-}
+use std::sync::Arc;
 
 fn file_count(dir: &std::path::Path) -> usize {
     common::server::walk(dir).len()
 }
 
-/// A file store in a fresh directory, seeded with the demo workspace, and its URL.
+/// A file store in a fresh directory, and its URL: a workspace `demo` with three items of
+/// three owners, one of them run twice (the first run finished 20 minutes ago, superseded by
+/// the one running now).
 async fn demo_store() -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("file://{}", dir.path().display());
-    let store = pickup::index::Store::open(&url).unwrap();
-    let index = pickup::index::Index::new(
-        store,
-        Default::default(),
-        8,
-        std::sync::Arc::new(pickup::index::SystemClock),
-    );
-    pickup::demo::seed(&index).await.unwrap();
+    let index = Index::open(&url, Limits::default(), 8, Arc::new(SystemClock)).unwrap();
+    let ws = Workspace::parse("demo").unwrap();
+    let now = SystemClock.now_ms();
+    for (key, who, status, minutes_ago) in [
+        ("nightly-train", "ada", Status::Succeeded, 20),
+        ("nightly-train", "ada", Status::Running, 5),
+        ("upload", "you", Status::Running, 3),
+        ("report", "bob", Status::Queued, 1),
+    ] {
+        let then = index
+            .clone()
+            .with_clock(Arc::new(ManualClock::new(now - minutes_ago * 60_000)));
+        let item = NewItem {
+            key: key.into(),
+            title: format!("{key} of {who}"),
+            status: Some(status),
+            ..NewItem::default()
+        };
+        let producer = Producer {
+            user: UserId::parse(who).unwrap(),
+            name: who.to_uppercase(),
+        };
+        then.register(&ws, &item, &producer).await.unwrap();
+    }
     (dir, url)
 }
 
@@ -36,26 +54,16 @@ async fn prune_dry_run_on_the_demo_store_says_what_and_why_and_deletes_nothing()
     let (dir, url) = demo_store().await;
     let before = file_count(dir.path());
 
-    let out = pickup()
-        .args(["prune", "--all", "--dry-run", "--store", &url])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let ran = cli::pickup(&["prune", "--all", "--dry-run", "--store", &url]).await;
+    let stdout = ran.stdout();
+    assert!(ran.exited(0), "{stdout}{:?}", ran.code);
     assert!(stdout.contains("would delete ws/demo/markers/"), "{stdout}");
     assert!(stdout.contains("superseded by the newer run"), "{stdout}");
     assert_eq!(file_count(dir.path()), before, "a dry run deletes nothing");
 
-    let out = pickup()
-        .args(["prune", "--ws", "demo", "--store", &url])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let ran = cli::pickup(&["prune", "--ws", "demo", "--store", &url]).await;
+    assert!(ran.exited(0), "{:?}", ran.code);
+    let stdout = ran.stdout();
     assert!(
         stdout.contains("deleted 1 markers, 1 records, 0 dismissals, 1 owner markers"),
         "counts per kind: {stdout}"
@@ -67,134 +75,90 @@ async fn prune_dry_run_on_the_demo_store_says_what_and_why_and_deletes_nothing()
     );
 }
 
-#[test]
-fn token_prints_the_jwt_alone() {
-    let out = pickup()
-        .args(["token", "--sub", "alice", "--ws", "acme,beta", "--write"])
-        .env("PICKUP_SECRET", "x".repeat(32))
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let stdout = String::from_utf8(out.stdout).unwrap();
+#[tokio::test]
+async fn token_prints_the_jwt_alone() {
+    let secret = "x".repeat(32);
+    let args = [
+        "token",
+        "--sub",
+        "alice",
+        "--ws",
+        "acme,beta",
+        "--write",
+        "--secret",
+        &secret,
+    ];
+    let ran = cli::pickup(&args).await;
+    assert!(ran.exited(0), "{:?}", ran.code);
+    let stdout = ran.stdout();
     let token = stdout.trim_end_matches('\n');
     assert_eq!(token.split('.').count(), 3, "{stdout:?}");
     assert!(!token.contains(char::is_whitespace));
 }
 
-#[test]
-fn start_up_errors_say_what_to_fix() {
-    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
-    let cases: [Case; 3] = [
+/// A mistake in a command's settings is said, with what to fix, before anything starts.
+#[tokio::test]
+async fn start_up_errors_say_what_to_fix() {
+    let store = tempfile::tempdir().unwrap();
+    let store = format!("file://{}", store.path().display());
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken = taken.local_addr().unwrap().to_string();
+    let secret = "s".repeat(32);
+    let cases: [(&[&str], &str); 4] = [
         (
-            &["token", "--sub", "a", "--ws", "acme"],
-            &[("PICKUP_SECRET", "short")],
+            &["token", "--sub", "a", "--ws", "acme", "--secret", "short"],
             "at least 32 bytes",
         ),
-        (&["serve"], &[], "PICKUP_SECRET is not set"),
+        (&["serve", "--store", &store], "PICKUP_SECRET is not set"),
         (
-            &["serve", "--store", "nonsense"],
-            &[("PICKUP_SECRET", &"s".repeat(32))],
+            &["serve", "--store", "nonsense", "--secret", &secret],
             "is not a URL",
         ),
+        (
+            &[
+                "serve", "--addr", &taken, "--store", &store, "--secret", &secret,
+            ],
+            "already in use",
+        ),
     ];
-    for (args, env, says) in cases {
-        let out = pickup()
-            .args(args)
-            .envs(env.iter().copied())
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{args:?}");
-        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    for (args, says) in cases {
+        let ran = cli::pickup(args).await;
+        let said = ran.refusal();
+        assert!(said.contains(says), "{args:?}: {said}");
     }
-}
-
-#[test]
-fn a_busy_port_is_a_clear_error() {
-    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = taken.local_addr().unwrap().to_string();
-    let dir = tempfile::tempdir().unwrap();
-    let out = pickup()
-        .args([
-            "serve",
-            "--addr",
-            &addr,
-            "--store",
-            &format!("file://{}", dir.path().display()),
-        ])
-        .env("PICKUP_SECRET", "s".repeat(32))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert!(stderr.contains("already in use"), "{stderr}");
 }
 
 /// Start-up refuses these before it listens: a clear error naming the value, no panic.
 #[test]
 fn bad_serve_settings_are_refused_before_listening() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = format!("file://{}", dir.path().display());
     let cases: &[(&str, &str, &str)] = &[
-        ("PICKUP_MAX_CONNECTIONS", "0", "max-connections"),
+        ("--max-connections", "0", "max-connections"),
         (
-            "PICKUP_FRAME_ANCESTORS",
+            "--frame-ancestors",
             "'self'; script-src *",
             "PICKUP_FRAME_ANCESTORS",
         ),
-        ("PICKUP_ALLOWED_ORIGINS", "*", "may not be \"*\""),
+        ("--allowed-origins", "*", "may not be \"*\""),
+        ("--allowed-origins", "http://a.test, *", "may not be \"*\""),
         (
-            "PICKUP_ALLOWED_ORIGINS",
-            "http://a.test, *",
-            "may not be \"*\"",
-        ),
-        (
-            "PICKUP_ALLOWED_ORIGINS",
+            "--allowed-origins",
             "http://a.test, https://b.test/app",
             "\"https://b.test/app\" is not an origin",
         ),
-        (
-            "PICKUP_ALLOWED_ORIGINS",
-            "a.test",
-            "\"a.test\" is not an origin",
-        ),
+        ("--allowed-origins", "a.test", "\"a.test\" is not an origin"),
     ];
-    for &(var, value, says) in cases {
-        let mut child = pickup()
-            .args(["serve", "--addr", "127.0.0.1:0", "--store", &store])
-            .env("PICKUP_SECRET", "s".repeat(32))
-            .env(var, value)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        // A server that accepted the value would serve forever: give it a bound, then fail.
-        let started = std::time::Instant::now();
-        while child.try_wait().unwrap().is_none() {
-            if started.elapsed() > std::time::Duration::from_secs(20) {
-                let _ = child.kill();
-                panic!("{var}={value}: the server started instead of refusing it");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        let out = child.wait_with_output().unwrap();
-        let (stdout, stderr) = (
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr),
-        );
-        assert!(!out.status.success(), "{var}={value}: {stdout}");
-        assert!(stderr.contains(says), "{var}={value}: {stderr}");
-        assert!(!stderr.contains("panicked"), "{var}={value}: {stderr}");
-        assert!(!stdout.contains("listening"), "{var}={value}: {stdout}");
+    for &(flag, value, says) in cases {
+        let said = Serving::new(&[flag, value]).refused();
+        assert!(said.contains(says), "{flag} {value}: {said}");
+        assert!(!said.contains("panicked"), "{flag} {value}: {said}");
     }
 }
 
 /// A store an older Pickup wrote (kind first: `markers/{ws}/{id}`, `items/{ws}/{id}.json`,
 /// `owners/{ws}/{user}/{id}`) keeps its items: `pickup serve` moves them to `ws/{ws}/…`
 /// before it answers, and lists the same cards as before.
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_moves_a_store_of_the_old_layout_and_lists_the_same_cards() {
-    use common::server::{token, Server, SECRET};
     let (dir, url) = demo_store().await;
     let ids = |page: &serde_json::Value| -> Vec<String> {
         let cards = page["cards"].as_array().unwrap();
@@ -203,10 +167,10 @@ async fn serve_moves_a_store_of_the_old_layout_and_lists_the_same_cards() {
             .map(|c| c["id"].as_str().unwrap().to_string())
             .collect()
     };
-    let viewer = token(SECRET, "demo-viewer", "demo", false);
-    let mut first = Server::start_on("new", &url, SECRET, &[]);
-    let before = ids(&first.recent_page(&viewer, "demo", "cap=50").await);
-    first.terminate();
+    let viewer = token("demo-viewer", "demo", false);
+    let mut first = Serving::new(&[]).store(&url).start();
+    let before = ids(&first.client().page(&viewer, "demo", "cap=50").await.value());
+    first.stop().await;
     assert!(!before.is_empty());
 
     // Back to the old layout: `ws/demo/{kind}/{rest}` becomes `{kind}/demo/{rest}`.
@@ -221,13 +185,41 @@ async fn serve_moves_a_store_of_the_old_layout_and_lists_the_same_cards() {
     }
     std::fs::remove_dir_all(&new_root).unwrap();
 
-    let mut upgraded = Server::start_on("upgraded", &url, SECRET, &[]);
-    let after = ids(&upgraded.recent_page(&viewer, "demo", "cap=50").await);
-    upgraded.terminate();
+    let mut upgraded = Serving::new(&[]).store(&url).start();
+    let after = ids(&upgraded
+        .client()
+        .page(&viewer, "demo", "cap=50")
+        .await
+        .value());
+    upgraded.stop().await;
     assert_eq!(after, before, "the same cards after the move");
     let left: Vec<_> = common::server::walk(dir.path())
         .into_iter()
         .filter(|f| !f.starts_with(&new_root))
         .collect();
     assert!(left.is_empty(), "old keys left behind: {left:?}");
+}
+
+/// `pickup serve` is told to stop by SIGTERM (an orchestrator) or SIGINT (Ctrl-C): it ends its
+/// streams, finishes what is in flight and exits 0 (what it finishes is `App::serve`'s, which
+/// the tests of the shutdown drive in this process).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_stops_on_sigterm_and_sigint_and_exits_0() {
+    for signal in ["-TERM", "-INT"] {
+        let mut s = common::server::Server::start(&[]);
+        let viewer = common::server::token(common::server::SECRET, "ada", "acme", false);
+        let mut events = common::stream::Events::open(&s.url, "acme", &viewer).await;
+        assert_eq!(events.page().await, vec![]);
+        let status = Command::new("kill")
+            .args([signal, &s.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let (event, _) = events.next().await.expect("a closing event");
+        assert_eq!(event, "reconnect", "{signal}");
+        let exited = tokio::task::spawn_blocking(move || s.child.wait().unwrap())
+            .await
+            .unwrap();
+        assert!(exited.success(), "{signal}: {exited:?}");
+    }
 }

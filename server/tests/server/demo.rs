@@ -1,10 +1,9 @@
-//! `pickup demo` is alive: a real process with short periods, read through the REST API as the
-//! widget's viewer reads it. Its workers' progress moves, a run finishes and the next one
+//! `pickup demo` is alive: the demo served in this process as `pickup demo` serves it, with
+//! short periods, read through the REST API as the widget's viewer reads it. Its workers' progress moves, a run finishes and the next one
 //! starts, and nothing but the one item meant to stall is ever shown stalled.
 
-use crate::common;
-
-use crate::common::server::Server;
+use crate::common::client::token;
+use crate::common::in_process::Serving;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -21,12 +20,18 @@ async fn the_demo_keeps_its_items_working() {
     // A beat every 100 ms, a run in 4 beats: the seed's runs (62% and 30% done) finish within a
     // few beats, and their workers start their next jobs. Stalled after 2 s without a beat: a
     // seeded run nobody took over (its heartbeat is minutes old) would be stalled at once.
-    let demo = Server::start_demo(&[
-        ("PICKUP_DEMO_EVERY", "100ms"),
-        ("PICKUP_DEMO_RUN_FOR", "400ms"),
-        ("PICKUP_STALE_AFTER", "2s"),
-    ]);
-    let you = demo.token("you", "demo", false);
+    let demo = Serving::new(&[
+        "--demo-every",
+        "100ms",
+        "--demo-run-for",
+        "400ms",
+        "--stale-after",
+        "2s",
+    ])
+    .demo()
+    .start();
+    let you = token("you", "demo", false);
+    let c = demo.client();
     let deadline = Instant::now() + WITHIN;
     let mut poll = tokio::time::interval(Duration::from_millis(50));
     // Each run's first progress seen, by id: on a loaded machine the seeded training run may
@@ -40,7 +45,7 @@ async fn the_demo_keeps_its_items_working() {
             "within {WITHIN:?}: a run's progress moved {moved}, nightly-train finished {finished}, thumbnails started {started}"
         );
         poll.tick().await;
-        let page = demo.recent_page(&you, "demo", "cap=50").await;
+        let page = c.page(&you, "demo", "cap=50").await.value();
         for c in page["cards"].as_array().unwrap() {
             if c["stalled"] == true {
                 assert_eq!(
@@ -68,29 +73,19 @@ async fn the_demo_keeps_its_items_working() {
         started |= card(&page, "thumbnails").is_some_and(|c| c["status"] == "running");
     }
     assert!(
-        card(
-            &demo.recent_page(&you, "demo", "cap=50").await,
-            "etl-orders"
-        )
-        .is_some_and(|c| c["stalled"] == true),
+        card(&c.page(&you, "demo", "cap=50").await.value(), "etl-orders")
+            .is_some_and(|c| c["stalled"] == true),
         "the one meant to stall still is"
     );
 }
 
 #[test]
 fn a_demo_pace_that_would_stall_its_cards_is_refused_at_start() {
-    let out = common::server::pickup(
-        &["demo", "--addr", "127.0.0.1:0"],
-        "memory://",
-        common::server::SECRET,
-        &[("PICKUP_DEMO_EVERY", "10m"), ("PICKUP_STALE_AFTER", "15m")],
-    )
-    .output()
-    .unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let refused = Serving::new(&["--demo-every", "10m", "--stale-after", "15m"])
+        .demo()
+        .refused();
     assert!(
-        stderr.contains("under half of PICKUP_STALE_AFTER"),
-        "{stderr}"
+        refused.contains("under half of PICKUP_STALE_AFTER"),
+        "{refused}"
     );
 }

@@ -5,7 +5,6 @@
 //! command gets.
 
 use crate::common::cli;
-use crate::common::client::TestClient;
 use crate::common::in_process::{Listening, Served};
 use axum::body::Body;
 use axum::http::{header, HeaderMap, StatusCode};
@@ -136,9 +135,9 @@ async fn a_redirect_to_another_origin_is_an_error_and_the_token_stays_home() {
     .await;
     let a = a_peer.url.clone();
     let args = ["item", "start", "--ws", WS, "--key", "k", "--title", "T"];
-    let said = cli::producer(&a, "the-token", &args)
-        .await
-        .expect_err("refused: no id");
+    let ran = cli::producer(&a, "the-token", &args).await;
+    assert_eq!(ran.stdout(), "", "no id printed");
+    let said = ran.refusal();
     assert!(
         said.contains("redirected (307) to") && said.contains(&b),
         "names where it pointed: {said}"
@@ -198,9 +197,8 @@ async fn a_server_message_is_printed_with_its_control_characters_escaped() {
     }))
     .await;
     let url = peer.url.clone();
-    let stderr = cli::producer(&url, "the-token", &["item", "get", "--ws", WS, "x"])
-        .await
-        .expect_err("refused");
+    let ran = cli::producer(&url, "the-token", &["item", "get", "--ws", WS, "x"]).await;
+    let stderr = ran.refusal();
     for raw in ['\u{1b}', '\r', '\u{7}', '\u{202E}'] {
         assert!(!stderr.contains(raw), "raw {raw:?} in {stderr:?}");
     }

@@ -10,6 +10,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod accept;
 mod bus;
 mod bus_peers;
 mod cli;
@@ -20,14 +21,17 @@ mod docs;
 mod dropped_connections;
 mod hardening;
 mod hardening_shutdown;
+mod headers;
 mod http_api;
+mod items;
 mod jwks;
 mod live;
 mod logs;
 mod looks;
 mod metrics;
 mod openapi;
-mod producers;
+mod run;
+mod run_process;
 mod scale_out;
 mod settings;
 mod site;

@@ -6,6 +6,7 @@ use crate::common;
 use crate::common::client::token;
 use crate::common::in_process::InProcess;
 use axum::http::{Method, StatusCode};
+use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The methods an OpenAPI path item documents.

@@ -1,58 +1,26 @@
-//! Issue 25.7: `pickup serve` refuses, at start-up, settings that can lose data, with an error
+//! Issue 25.7: a server refuses, at start-up (before it listens), settings that can lose data, with an error
 //! that names the settings and a fix; and a store that refuses is said so at once (25.2).
 
 use crate::common;
 
+use crate::common::in_process::Serving;
 use crate::common::proxy;
-use crate::common::server::{pickup, SECRET};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
-
-/// Run `cmd` to its end, or fail the test if it is still running (it started serving) after
-/// `bound`: a refusal is at start-up, so a server that starts is the failure.
-fn refused_within(mut cmd: Command, bound: Duration) -> Output {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + bound;
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        if Instant::now() > deadline {
-            child.kill().unwrap();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "still running after {bound:?}: it started instead of refusing: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 /// A registration may take up to the request timeout; the janitor deletes a record without a
 /// marker once older than grace + skew. 10 s + 5 s < 30 s: refused, naming all three.
 #[test]
 fn a_request_timeout_longer_than_grace_plus_skew_is_refused() {
+    let serving = Serving::new(&[
+        "--grace",
+        "10s",
+        "--max-skew",
+        "5s",
+        "--request-timeout",
+        "30s",
+    ]);
     let dir = tempfile::tempdir().unwrap();
     let store = format!("file://{}", dir.path().display());
-    let cmd = pickup(
-        &["serve"],
-        &store,
-        SECRET,
-        &[
-            ("PICKUP_ADDR", "127.0.0.1:0"),
-            ("PICKUP_GRACE", "10s"),
-            ("PICKUP_MAX_SKEW", "5s"),
-            ("PICKUP_REQUEST_TIMEOUT", "30s"),
-        ],
-    );
-    let out = refused_within(cmd, Duration::from_secs(20));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "started: {err}");
+    let err = serving.store(&store).refused();
     for named in [
         "PICKUP_REQUEST_TIMEOUT (30s)",
         "PICKUP_GRACE (10s)",
@@ -122,26 +90,19 @@ async fn a_missing_bucket_is_refused_at_start_up(
         return;
     }
     let (proxied, recorder) = proxy::recording(proxy::upstream_of(&at)).await;
-    let mut cmd = pickup(
-        &["serve"],
-        url,
-        SECRET,
-        &[
-            ("PICKUP_ADDR", "127.0.0.1:0"),
-            (endpoint, proxied.as_str()),
-            // One request per connection, so the proxy sees each one.
-            (pool, "0"),
-        ],
-    );
+    // The endpoint, and its aliases (which name the emulator itself), are the proxy: this
+    // server's own options win over the environment's. One request per connection, so the
+    // proxy sees each one.
+    let mut serving = Serving::new(&[])
+        .store(url)
+        .store_option(endpoint, &proxied)
+        .store_option(pool, "0");
     for alias in aliases {
-        cmd.env_remove(alias);
+        serving = serving.store_option(alias, &proxied);
     }
-    // Bounded only to catch a server that started: object_store gives up within 3 min.
-    let out = tokio::task::spawn_blocking(move || refused_within(cmd, Duration::from_secs(240)))
+    let err = tokio::task::spawn_blocking(move || serving.refused())
         .await
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{name}: started: {err}");
     assert!(
         err.contains("the store refused: the bucket or container does not exist"),
         "{name}: {err}"

@@ -302,7 +302,7 @@ pub(crate) struct Listing {
 impl Listing {
     /// Names as a listing gives them (the tests' way in; the server's is [`Listing::from_ids`]).
     #[cfg(test)]
-    pub fn from_names<S: AsRef<str>>(names: &[S]) -> Self {
+    pub(crate) fn from_names<S: AsRef<str>>(names: &[S]) -> Self {
         let mut listing = Listing::default();
         for name in names {
             match ItemId::parse(name.as_ref()) {
