@@ -161,7 +161,11 @@ impl TestClient {
 
     /// `POST /items` of `body` as `token`: the raw answer.
     pub async fn registered(&self, token: &str, ws: &str, body: &impl Serialize) -> Answer {
-        self.post(&items(ws)).bearer(token).json(body).send().await
+        self.post(&path::items(ws))
+            .bearer(token)
+            .json(body)
+            .send()
+            .await
     }
 
     /// Registers the running item `key` (titled `item {key}`), which must be accepted.
@@ -174,8 +178,7 @@ impl TestClient {
 
     /// `PUT /items/{id}` of `body` as `token`.
     pub async fn update(&self, token: &str, ws: &str, id: &str, body: &impl Serialize) -> Answer {
-        let path = item(ws, id);
-        self.request(Method::PUT, &path)
+        self.request(Method::PUT, &path::item(ws, id))
             .bearer(token)
             .json(body)
             .send()
@@ -184,13 +187,12 @@ impl TestClient {
 
     /// `GET /items/{id}` as `token`.
     pub async fn item(&self, token: &str, ws: &str, id: &str) -> Answer {
-        self.get(&item(ws, id)).bearer(token).send().await
+        self.get(&path::item(ws, id)).bearer(token).send().await
     }
 
     /// `DELETE /items/{id}` as `token`.
     pub async fn remove(&self, token: &str, ws: &str, id: &str) -> Answer {
-        let path = item(ws, id);
-        self.request(Method::DELETE, &path)
+        self.request(Method::DELETE, &path::item(ws, id))
             .bearer(token)
             .send()
             .await
@@ -198,7 +200,7 @@ impl TestClient {
 
     /// `GET /recent?{query}` as `token`: the raw answer.
     pub async fn page(&self, token: &str, ws: &str, query: &str) -> Answer {
-        let path = format!("/api/v1/workspaces/{ws}/recent?{query}");
+        let path = format!("{}?{query}", path::recent(ws));
         self.get(&path).bearer(token).send().await
     }
 
@@ -229,7 +231,7 @@ impl TestClient {
                 _ => (k.to_string(), Value::from(*v)),
             })
             .collect();
-        self.post(&format!("/api/{name}"))
+        self.post(path::server_fn(name))
             .token(token)
             .json(&args)
             .send()
@@ -292,12 +294,43 @@ fn is_stream(headers: &HeaderMap) -> bool {
         .is_some_and(|t| t == "text/event-stream")
 }
 
-fn items(ws: &str) -> String {
-    format!("/api/v1/workspaces/{ws}/items")
-}
+/// The contract's paths (`app::contract::names::route`, and the server functions' own), with
+/// their names filled in as given: a test's hostile names too.
+pub mod path {
+    use app::contract::names::route;
+    use leptos::server_fn::ServerFn;
 
-fn item(ws: &str, id: &str) -> String {
-    format!("/api/v1/workspaces/{ws}/items/{id}")
+    pub fn items(ws: &str) -> String {
+        route::fill(route::ITEMS, ws, None)
+    }
+    pub fn item(ws: &str, id: &str) -> String {
+        route::fill(route::ITEM, ws, Some(id))
+    }
+    pub fn dismiss(ws: &str, id: &str) -> String {
+        route::fill(route::DISMISS, ws, Some(id))
+    }
+    pub fn recent(ws: &str) -> String {
+        route::fill(route::RECENT, ws, None)
+    }
+    pub fn live(ws: &str) -> String {
+        route::fill(route::LIVE, ws, None)
+    }
+    pub fn looked(ws: &str) -> String {
+        route::fill(route::LOOKED, ws, None)
+    }
+    pub fn drawing(ws: &str) -> String {
+        route::fill(route::DRAWING, ws, None)
+    }
+    /// The widget's server function `name` (`recent`, `dismiss`, `looked`, `look`).
+    pub fn server_fn(name: &str) -> &'static str {
+        match name {
+            "recent" => <app::api::Recent as ServerFn>::PATH,
+            "dismiss" => <app::api::Dismiss as ServerFn>::PATH,
+            "looked" => <app::api::Looked as ServerFn>::PATH,
+            "look" => <app::api::Look as ServerFn>::PATH,
+            other => panic!("no server function {other}"),
+        }
+    }
 }
 
 /// A request being built: headers, a token, a body.

@@ -4,6 +4,7 @@
 use super::in_process::Served;
 use super::stream::{token, Events};
 use super::wait::eventually;
+use app::contract::LiveEvent;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -65,7 +66,9 @@ impl Viewer {
         while !want(&self.latest) {
             let left = deadline.saturating_duration_since(Instant::now());
             match tokio::time::timeout(left, self.events.next()).await {
-                Ok(Some((name, page))) if name == "page" => self.latest = cards(&page),
+                Ok(Some((name, page))) if name == LiveEvent::Page.as_str() => {
+                    self.latest = cards(&page)
+                }
                 Ok(Some(_)) => {}
                 Ok(None) => panic!("{what}: the stream ended"),
                 Err(_) => panic!("{what}: the live page stayed {:?}", self.latest),
@@ -84,7 +87,9 @@ impl Viewer {
             }
             let left = deadline.saturating_duration_since(Instant::now());
             match tokio::time::timeout(left, self.events.next()).await {
-                Ok(Some((name, page))) if name == "page" => self.latest = cards(&page),
+                Ok(Some((name, page))) if name == LiveEvent::Page.as_str() => {
+                    self.latest = cards(&page)
+                }
                 Ok(Some(_)) => {}
                 Ok(None) => panic!("{what}: the stream ended"),
                 Err(_) => panic!(

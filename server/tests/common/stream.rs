@@ -2,6 +2,7 @@
 //! on a socket (a [`super::in_process::Served`] app or a `pickup serve` child).
 
 use super::client::{token_for, Answer};
+use app::contract::LiveEvent;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -43,7 +44,7 @@ impl Events {
         query: &str,
     ) -> Result<Events, Answer> {
         let mut req = client()
-            .get(format!("{url}/api/v1/workspaces/{ws}/live?{query}"))
+            .get(format!("{url}{}?{query}", super::client::path::live(ws)))
             .header("accept", "text/event-stream");
         if let Some(token) = token {
             req = req.bearer_auth(token);
@@ -101,7 +102,7 @@ impl Events {
     /// The next page's card ids and statuses.
     pub async fn page(&mut self) -> Vec<(String, String)> {
         let (event, data) = self.next().await.expect("the stream ended");
-        assert_eq!(event, "page", "{data}");
+        assert_eq!(event, LiveEvent::Page.as_str(), "{data}");
         data["cards"]
             .as_array()
             .unwrap()

@@ -2,6 +2,7 @@
 //! header-read timeout, the request timeout, the connection cap, a shutdown that is not held
 //! up and keeps every acknowledged write, and a second server on the same store.
 
+use crate::common::client::path;
 use crate::common::client::{token, TestClient};
 use crate::common::in_process::Served;
 use axum::http::StatusCode;
@@ -20,7 +21,7 @@ async fn a_shutdown_during_a_burst_keeps_every_acknowledged_registration() {
         tasks.push(tokio::spawn(async move {
             let body = json!({"key": format!("k{i}"), "title": "t"});
             let res = c
-                .post("/api/v1/workspaces/acme/items")
+                .post(&path::items("acme"))
                 .bearer(&token)
                 .json(&body)
                 .try_send()
@@ -177,7 +178,8 @@ async fn a_request_whose_body_stalls_gets_408_after_the_request_timeout() {
     let addr = s.addr();
     let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
     let head = format!(
-        "POST /api/v1/workspaces/acme/items HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\nConnection: close\r\n\r\n{{\"key\""
+        "POST {} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\nConnection: close\r\n\r\n{{\"key\"",
+        path::items("acme")
     );
     tcp.write_all(head.as_bytes()).await.unwrap();
     let answer = read_until_closed(&mut tcp, Duration::from_secs(10))

@@ -3,10 +3,12 @@
 //! fact (or a reconcile the bus itself asks for) can carry a change from one server to
 //! another's viewer; each viewer's page must come to equal the REST page.
 
+use crate::common::client::path;
 use crate::common::in_process::Served;
 use crate::common::live_view::{wait_for_mode, Viewer};
 use crate::common::redis::Redis;
 use crate::common::stream::{token, Events};
+use app::contract::LiveEvent;
 use serde_json::json;
 
 fn servers(redis: &Redis, b_flags: &[&str]) -> (Served, Served) {
@@ -38,7 +40,7 @@ async fn put(s: &Served, token: &str, id: &str, status: &str) {
 }
 
 async fn call(s: &Served, method: axum::http::Method, path: &str, token: &str) {
-    let path = format!("/api/v1/workspaces/acme/{path}");
+    let path = format!("{}/{path}", path::items("acme").trim_end_matches("/items"));
     let res = s.client().request(method, &path).bearer(token).send().await;
     assert!(res.status.is_success(), "{path}: {}", res.status);
 }
@@ -158,7 +160,7 @@ async fn a_heartbeat_going_stale_reaches_the_live_page_with_no_write() {
     let mut pages = Vec::new();
     let found = tokio::time::timeout(std::time::Duration::from_secs(20), async {
         while let Some((name, page)) = events.next().await {
-            if name == "page" && stalled(&page) {
+            if name == LiveEvent::Page.as_str() && stalled(&page) {
                 return;
             }
             pages.push(page);

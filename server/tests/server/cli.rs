@@ -3,6 +3,7 @@
 //! point.
 
 use crate::common;
+use app::contract::LiveEvent;
 
 use crate::common::cli;
 use crate::common::client::token;
@@ -216,7 +217,7 @@ async fn serve_stops_on_sigterm_and_sigint_and_exits_0() {
             .unwrap();
         assert!(status.success());
         let (event, _) = events.next().await.expect("a closing event");
-        assert_eq!(event, "reconnect", "{signal}");
+        assert_eq!(event, LiveEvent::Reconnect.as_str(), "{signal}");
         let exited = tokio::task::spawn_blocking(move || s.child.wait().unwrap())
             .await
             .unwrap();

@@ -2,6 +2,7 @@
 //! `tower::ServiceExt::oneshot`): who may call what, and what a refusal says. No socket and no
 //! child process: `http_api.rs` keeps the tests where the process is the point.
 
+use crate::common::client::path;
 use crate::common::client::{now_secs, signed, token, TestClient};
 use crate::common::in_process::InProcess;
 use axum::http::{Method, StatusCode};
@@ -35,51 +36,16 @@ fn routes(id: &str) -> Vec<Call> {
         writes,
     };
     vec![
-        c(
-            Method::POST,
-            "/api/v1/workspaces/acme/items".into(),
-            Some(new),
-            true,
-        ),
-        c(
-            Method::PUT,
-            format!("/api/v1/workspaces/acme/items/{id}"),
-            Some(up),
-            true,
-        ),
-        c(
-            Method::GET,
-            format!("/api/v1/workspaces/acme/items/{id}"),
-            None,
-            false,
-        ),
-        c(
-            Method::DELETE,
-            format!("/api/v1/workspaces/acme/items/{id}"),
-            None,
-            true,
-        ),
-        c(
-            Method::GET,
-            "/api/v1/workspaces/acme/recent".into(),
-            None,
-            false,
-        ),
-        c(
-            Method::POST,
-            format!("/api/v1/workspaces/acme/items/{id}/dismiss"),
-            None,
-            false,
-        ),
-        c(
-            Method::GET,
-            "/api/v1/workspaces/acme/looked".into(),
-            None,
-            false,
-        ),
+        c(Method::POST, path::items("acme"), Some(new), true),
+        c(Method::PUT, path::item("acme", &id), Some(up), true),
+        c(Method::GET, path::item("acme", &id), None, false),
+        c(Method::DELETE, path::item("acme", &id), None, true),
+        c(Method::GET, path::recent("acme"), None, false),
+        c(Method::POST, path::dismiss("acme", &id), None, false),
+        c(Method::GET, path::looked("acme"), None, false),
         c(
             Method::PUT,
-            "/api/v1/workspaces/acme/looked".into(),
+            path::looked("acme"),
             Some(json!({"at": "2026-01-02T03:04:05Z"})),
             false,
         ),
@@ -215,7 +181,7 @@ async fn authorization_matrix_refuses_and_writes_nothing() {
     assert_eq!(s.files(), before, "nothing was written or deleted");
 
     // A non-member learns nothing: the same answer for a workspace that exists and one that does not.
-    let item_of = |ws: &str| Call::get(format!("/api/v1/workspaces/{ws}/items/{id}"));
+    let item_of = |ws: &str| Call::get(path::item(&ws, &id));
     let (a, _) = send(&c, &item_of("acme"), Some(&other_ws)).await;
     let (b, _) = send(&c, &item_of("nothing-here"), Some(&other_ws)).await;
     assert_eq!((a, b), (StatusCode::FORBIDDEN, StatusCode::FORBIDDEN));
@@ -231,9 +197,9 @@ async fn the_token_is_checked_before_the_body() {
     let outsider = token("eve", "other", true);
     let item = c.register(&alice, "acme", "k").await;
     let id = &item.id;
-    let put = format!("/api/v1/workspaces/acme/items/{id}");
-    let post = "/api/v1/workspaces/acme/items".to_string();
-    let looked = "/api/v1/workspaces/acme/looked".to_string();
+    let put = path::item("acme", &id);
+    let post = path::items("acme");
+    let looked = path::looked("acme");
     let odd = json!({"title": "t", "status": "running", "surprise": true});
     for (token, want) in [
         (None, StatusCode::UNAUTHORIZED),

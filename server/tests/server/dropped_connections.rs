@@ -10,6 +10,7 @@
 //! without the emulators each test says SKIPPED and passes.
 
 use crate::common::backends::backend;
+use crate::common::client::path;
 use crate::common::client::{token, TestClient};
 use crate::common::in_process::Serving;
 use crate::common::proxy::upstream_of;
@@ -156,10 +157,7 @@ async fn lose_nothing(name: &str, endpoint_var: &str, pool_var: &str, test: &str
         assert_eq!(got.status, StatusCode::OK, "{name}: GET {id}");
         let etag = got.header("etag").unwrap().to_string();
         let put = c
-            .request(
-                axum::http::Method::PUT,
-                &format!("/api/v1/workspaces/acme/items/{id}"),
-            )
+            .request(axum::http::Method::PUT, &path::item("acme", &id))
             .bearer(&token)
             .header("if-match", etag)
             .json(&json!({"title": "updated", "status": "succeeded"}))

@@ -5,6 +5,7 @@
 //! command gets.
 
 use crate::common::cli;
+use crate::common::client::path;
 use crate::common::in_process::{Listening, Served};
 use axum::body::Body;
 use axum::http::{header, HeaderMap, StatusCode};
@@ -127,7 +128,7 @@ async fn a_redirect_to_another_origin_is_an_error_and_the_token_stays_home() {
     }))
     .await;
     let b = b_peer.url.clone();
-    let to = format!("{b}/api/v1/workspaces/{WS}/items");
+    let to = format!("{b}{}", path::items(WS));
     let a_peer = serve(axum::Router::new().fallback(move || {
         let to = to.clone();
         async move { (StatusCode::TEMPORARY_REDIRECT, [(header::LOCATION, to)]) }

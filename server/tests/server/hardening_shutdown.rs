@@ -5,6 +5,7 @@
 //! balancer would, and no request may be reset after it connected. Through Debian's nginx (an
 //! upstream of the two), no answer may be a 5xx.
 
+use crate::common::client::path;
 use crate::common::client::token;
 use crate::common::in_process::{Served, Serving};
 use crate::common::redis::free_port;
@@ -105,7 +106,7 @@ fn writers(
                     for attempt in 0..urls.len() * 50 {
                         let url = &urls[(w + attempt) % urls.len()];
                         let res = c
-                            .post(format!("{url}/api/v1/workspaces/{WS}/items"))
+                            .post(format!("{url}{}", path::items(WS)))
                             .bearer_auth(&token)
                             .json(&body)
                             .send()

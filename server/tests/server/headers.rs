@@ -2,8 +2,10 @@
 //! origins allowed and no others, the headers another origin's page may read, the CSP and the
 //! caching of pages and API answers.
 
+use crate::common::client::path;
 use crate::common::client::{now_secs, signed, token};
 use crate::common::in_process::InProcess;
+use app::contract::{EXPIRES_IN, TOKEN_EXPIRES, VIEWER};
 use axum::http::{Method, StatusCode};
 use serde_json::json;
 
@@ -17,7 +19,7 @@ async fn cors_only_for_allowed_origins() {
     .await;
     let c = s.client();
     let preflight = |origin: &'static str| {
-        c.request(Method::OPTIONS, "/api/recent")
+        c.request(Method::OPTIONS, path::server_fn("recent"))
             .header("origin", origin)
             .header("access-control-request-method", "POST")
             .header(
@@ -45,7 +47,7 @@ async fn cors_only_for_allowed_origins() {
     assert!(no.header("access-control-allow-origin").is_none());
     let reader = token("alice", "acme", false);
     let get = c
-        .get("/api/v1/workspaces/acme/recent")
+        .get(&path::recent("acme"))
         .bearer(&reader)
         .header("origin", "http://evil.test")
         .send()
@@ -55,7 +57,7 @@ async fn cors_only_for_allowed_origins() {
     // If-Match of an update), the request id, and how long until the TTL deletes the run.
     let writer = token("alice", "acme", true);
     let registered = c
-        .post("/api/v1/workspaces/acme/items")
+        .post(&path::items("acme"))
         .bearer(&writer)
         .header("origin", "http://allowed.test")
         .json(&json!({"key": "k", "title": "t", "status": "running"}))
@@ -66,10 +68,10 @@ async fn cors_only_for_allowed_origins() {
         .header("access-control-expose-headers")
         .map(str::to_ascii_lowercase)
         .unwrap_or_default();
-    for header in ["x-request-id", "pickup-expires-in"] {
+    for header in ["x-request-id", EXPIRES_IN] {
         assert!(registered.headers.contains_key(header), "{header} not sent");
     }
-    for header in ["etag", "x-request-id", "pickup-expires-in"] {
+    for header in ["etag", "x-request-id", EXPIRES_IN] {
         assert!(
             exposed.contains(header),
             "{header} not exposed: {exposed:?}"
@@ -95,7 +97,7 @@ async fn recent_says_whom_the_token_is_for_and_when_it_expires() {
         let c = &c;
         async move {
             let page = c
-                .get("/api/v1/workspaces/acme/recent?cap=1")
+                .get(&format!("{}?cap=1", path::recent("acme")))
                 .bearer(&token)
                 .header("origin", "http://allowed.test")
                 .send()
@@ -105,14 +107,14 @@ async fn recent_says_whom_the_token_is_for_and_when_it_expires() {
                 .header("access-control-expose-headers")
                 .map(str::to_ascii_lowercase)
                 .unwrap_or_default();
-            for header in ["pickup-viewer", "pickup-token-expires"] {
+            for header in [VIEWER, TOKEN_EXPIRES] {
                 assert!(
                     exposed.contains(header),
                     "{header} not exposed: {exposed:?}"
                 );
             }
-            let viewer = page.header("pickup-viewer").map(str::to_string);
-            let expires = page.header("pickup-token-expires").map(str::to_string);
+            let viewer = page.header(VIEWER).map(str::to_string);
+            let expires = page.header(TOKEN_EXPIRES).map(str::to_string);
             (viewer, expires)
         }
     };
@@ -131,7 +133,7 @@ async fn pages_carry_a_csp_and_api_answers_are_not_stored() {
     let s = InProcess::start(&["--frame-ancestors", "'self'  https://host.test"]).await;
     let c = s.client();
     let token = token("alice", "acme", false);
-    let get = |path: &'static str| c.get(path).bearer(&token).send();
+    let get = |path: &str| c.get(path).bearer(&token).send();
     for path in ["/", "/index.html", "/pickup.js", "/embed.html"] {
         let res = get(path).await;
         let csp = res
@@ -154,12 +156,8 @@ async fn pages_carry_a_csp_and_api_answers_are_not_stored() {
         );
         assert!(res.header("x-request-id").is_some(), "{path}");
     }
-    for path in [
-        "/api/v1/workspaces/acme/recent",
-        "/api/v1/workspaces/beta/recent",
-        "/readyz",
-        "/api/nothing/here",
-    ] {
+    let (acme, beta) = (path::recent("acme"), path::recent("beta"));
+    for path in [acme.as_str(), beta.as_str(), "/readyz", "/api/nothing/here"] {
         let res = get(path).await;
         assert_eq!(res.header("cache-control"), Some("no-store"), "{path}");
         assert_eq!(

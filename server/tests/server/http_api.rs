@@ -1,6 +1,7 @@
 //! The contract over HTTP, from the app in this process (`oneshot`, or served on a loopback
 //! port where a raw connection is the point): what each route refuses, and what it answers.
 
+use crate::common::client::path;
 use crate::common::client::{now_secs, signed, token, Answer};
 use crate::common::in_process::{InProcess, Served};
 use axum::http::{Method, StatusCode};
@@ -28,10 +29,7 @@ async fn hostile_names_and_bodies_are_refused_and_write_nothing() {
         "acme%20",
     ];
     for ws in bad_names {
-        for path in [
-            format!("/api/v1/workspaces/{ws}/items"),
-            format!("/api/v1/workspaces/{ws}/recent"),
-        ] {
+        for path in [path::items(ws), path::recent(ws)] {
             let method = if path.ends_with("items") {
                 Method::POST
             } else {
@@ -51,7 +49,7 @@ async fn hostile_names_and_bodies_are_refused_and_write_nothing() {
         "8299999999999_..",
         &long,
     ] {
-        let path = format!("/api/v1/workspaces/acme/items/{bad_id}");
+        let path = path::item("acme", &bad_id);
         let (got, body) = c.send(Method::GET, &path, Some(&token), None).await;
         assert_eq!(
             (got, body["error"].as_str()),
@@ -60,7 +58,7 @@ async fn hostile_names_and_bodies_are_refused_and_write_nothing() {
         );
     }
     let post = |body: String| {
-        c.post("/api/v1/workspaces/acme/items")
+        c.post(&path::items("acme"))
             .bearer(&token)
             .raw_json(body)
             .send()
@@ -126,7 +124,7 @@ async fn hostile_names_and_bodies_are_refused_and_write_nothing() {
     assert!(head.contains("too_large"), "{head}");
     // The unconditional update exists; the file store cannot do If-Match: 501, not a plain write.
     let res = c
-        .request(Method::PUT, &format!("/api/v1/workspaces/acme/items/{id}"))
+        .request(Method::PUT, &path::item("acme", &id))
         .bearer(&token)
         .header("if-match", "\"whatever\"")
         .json(&json!({"title": "changed", "status": "running"}))
@@ -147,7 +145,8 @@ async fn too_large_answer(addr: &str, token: &str, length: usize) -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
     let head = format!(
-        "POST /api/v1/workspaces/acme/items HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n\r\n"
+        "POST {} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n\r\n",
+        path::items("acme")
     );
     tcp.write_all(head.as_bytes()).await.unwrap();
     let mut answer = vec![0u8; 4096];
@@ -260,7 +259,7 @@ async fn only_real_ids_are_written() {
         (&never, StatusCode::NOT_FOUND),
         (&future, StatusCode::BAD_REQUEST),
     ] {
-        let base = format!("/api/v1/workspaces/acme/items/{id}");
+        let base = path::item("acme", &id);
         let calls = [
             (
                 Method::PUT,
@@ -364,7 +363,7 @@ async fn issuer_and_audience_are_checked_when_configured() {
         (Some("https://idp.test"), Some("pickup"), StatusCode::OK),
     ];
     for (iss, aud, want) in cases {
-        let path = "/api/v1/workspaces/acme/recent";
+        let path = &path::recent("acme");
         let (got, body) = c
             .send(Method::GET, path, Some(&token_with(iss, aud)), None)
             .await;
@@ -428,7 +427,7 @@ async fn an_unreadable_if_match_is_refused_not_ignored() {
     let c = s.client();
     let alice = token("alice", "acme", true);
     let id = c.register(&alice, "acme", "cas").await.id;
-    let path = format!("/api/v1/workspaces/acme/items/{id}");
+    let path = path::item("acme", &id);
     let before = std::fs::read(
         s.files()
             .into_iter()

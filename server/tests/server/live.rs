@@ -2,9 +2,11 @@
 //! a second server is the point), a file store, server-sent events read as a browser's `fetch`
 //! reads them.
 
+use crate::common::client::path;
 use crate::common::client::TestClient;
 use crate::common::in_process::Served;
 use crate::common::stream::{token, Events, PATIENCE};
+use app::contract::LiveEvent;
 use serde_json::json;
 use std::time::Duration;
 
@@ -31,7 +33,7 @@ async fn a_stream_delivers_each_change_as_it_happens() {
     assert_eq!(events.page().await.len(), 2);
     // The viewer dismisses b from another tab: this stream drops it.
     let res = c
-        .post(&format!("/api/v1/workspaces/acme/items/{b}/dismiss"))
+        .post(&path::dismiss("acme", &b))
         .bearer(&viewer)
         .send()
         .await;
@@ -63,7 +65,7 @@ async fn an_expiring_token_ends_its_stream() {
     let mut events = Events::open(&s.url, "acme", &token("bob", "acme", false, "2s")).await;
     assert_eq!(events.page().await, vec![]);
     let (event, data) = events.next().await.expect("a closing event");
-    assert_eq!(event, "unauthenticated", "{data}");
+    assert_eq!(event, LiveEvent::Unauthenticated.as_str(), "{data}");
     assert_eq!(data["error"], "unauthenticated");
     assert_eq!(events.next().await, None, "the stream ends");
 }
@@ -100,7 +102,7 @@ async fn a_shutdown_ends_streams_with_reconnect() {
         .await
         .expect("stops well before its 60 s grace");
     let (event, _) = events.next().await.expect("a closing event");
-    assert_eq!(event, "reconnect");
+    assert_eq!(event, LiveEvent::Reconnect.as_str());
     assert_eq!(events.next().await, None);
 }
 
@@ -236,7 +238,7 @@ async fn one_stream_carries_several_pages_each_as_recent_gives_it() {
         let mut pages = std::collections::BTreeMap::new();
         while pages.len() < 2 {
             let (event, data) = events.next().await.expect("the stream ended");
-            assert_eq!(event, "page", "{data}");
+            assert_eq!(event, LiveEvent::Page.as_str(), "{data}");
             let view = (
                 data["filter"].as_str().unwrap().to_string(),
                 data["cap"].as_u64().unwrap(),
@@ -289,7 +291,7 @@ async fn every_door_judges_a_cap_alike() {
     }
     let recent = c.page(&ada, "acme", "cap=0").await.value();
     let server_fn = c
-        .post("/api/recent")
+        .post(path::server_fn("recent"))
         .bearer(&ada)
         .json(&json!({"ws": "acme", "filter": "all", "cap": 0, "before": null}))
         .send()

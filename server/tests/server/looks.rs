@@ -2,19 +2,23 @@
 //! and the widget's server functions `looked` and `look`. Each viewer reads and writes only
 //! their own look (the token's user), and an error is never answered as "never looked".
 
+use crate::common::client::path;
 use crate::common::client::{token, Answer, TestClient};
 use crate::common::in_process::InProcess;
 use axum::http::{Method, StatusCode};
 use serde_json::{json, Value};
 
-const LOOKED: &str = "/api/v1/workspaces/acme/looked";
+/// `/api/v1/workspaces/acme/looked`, from the contract.
+fn looked_path() -> String {
+    path::looked("acme")
+}
 
 async fn get(c: &TestClient, token: Option<&str>) -> Answer {
-    c.get(LOOKED).token(token).send().await
+    c.get(&looked_path()).token(token).send().await
 }
 
 async fn put(c: &TestClient, token: Option<&str>, body: Value) -> Answer {
-    c.request(Method::PUT, LOOKED)
+    c.request(Method::PUT, &looked_path())
         .token(token)
         .json(&body)
         .send()
@@ -185,7 +189,7 @@ async fn looks_are_refused_as_the_other_routes_refuse() {
     // Over the body limit, as every route.
     let huge = format!(r#"{{"at": "{}"}}"#, "9".repeat(70 * 1024));
     let res = c
-        .request(Method::PUT, LOOKED)
+        .request(Method::PUT, &looked_path())
         .bearer(&alice)
         .raw_json(huge)
         .send()
@@ -195,11 +199,7 @@ async fn looks_are_refused_as_the_other_routes_refuse() {
         (StatusCode::PAYLOAD_TOO_LARGE, "too_large".to_string())
     );
     // A bad workspace name.
-    let res = c
-        .get("/api/v1/workspaces/AC%2FME/looked")
-        .bearer(&alice)
-        .send()
-        .await;
+    let res = c.get(&path::looked("AC%2FME")).bearer(&alice).send().await;
     assert_eq!(res.status, StatusCode::BAD_REQUEST);
     assert_eq!(s.files(), before, "nothing was written");
 }

@@ -1,11 +1,13 @@
 //! A live stream lasts no longer than the key that allowed it.
 
 use super::*;
+use crate::common::client::path;
+use app::contract::LiveEvent;
 
 /// The live stream of `acme` on the server at `url`, which must be opened.
 async fn live(url: &str, token: &str) -> reqwest::Response {
     let res = crate::common::stream::client()
-        .get(format!("{url}/api/v1/workspaces/acme/live"))
+        .get(format!("{url}{}", path::live("acme")))
         .bearer_auth(token)
         .send()
         .await
@@ -54,7 +56,7 @@ async fn a_live_stream_ends_when_its_key_leaves_the_key_set() {
         closing_event(doomed, std::time::Duration::from_secs(20))
             .await
             .as_deref(),
-        Some("unauthenticated"),
+        Some(LiveEvent::Unauthenticated.as_str()),
         "the withdrawn key's stream ends"
     );
     // The other stream is still open after the refreshes that ended the first.
@@ -96,7 +98,7 @@ async fn a_busy_live_stream_ends_at_the_refresh_that_drops_its_key() {
     let _ = busy.await;
     assert_eq!(
         closing.as_deref(),
-        Some("unauthenticated"),
+        Some(LiveEvent::Unauthenticated.as_str()),
         "the busy stream of a withdrawn key ends"
     );
 }
