@@ -37,11 +37,11 @@ fn routes(id: &str) -> Vec<Call> {
     };
     vec![
         c(Method::POST, path::items("acme"), Some(new), true),
-        c(Method::PUT, path::item("acme", &id), Some(up), true),
-        c(Method::GET, path::item("acme", &id), None, false),
-        c(Method::DELETE, path::item("acme", &id), None, true),
+        c(Method::PUT, path::item("acme", id), Some(up), true),
+        c(Method::GET, path::item("acme", id), None, false),
+        c(Method::DELETE, path::item("acme", id), None, true),
         c(Method::GET, path::recent("acme"), None, false),
-        c(Method::POST, path::dismiss("acme", &id), None, false),
+        c(Method::POST, path::dismiss("acme", id), None, false),
         c(Method::GET, path::looked("acme"), None, false),
         c(
             Method::PUT,
@@ -181,7 +181,7 @@ async fn authorization_matrix_refuses_and_writes_nothing() {
     assert_eq!(s.files(), before, "nothing was written or deleted");
 
     // A non-member learns nothing: the same answer for a workspace that exists and one that does not.
-    let item_of = |ws: &str| Call::get(path::item(&ws, &id));
+    let item_of = |ws: &str| Call::get(path::item(ws, &id));
     let (a, _) = send(&c, &item_of("acme"), Some(&other_ws)).await;
     let (b, _) = send(&c, &item_of("nothing-here"), Some(&other_ws)).await;
     assert_eq!((a, b), (StatusCode::FORBIDDEN, StatusCode::FORBIDDEN));
@@ -197,7 +197,7 @@ async fn the_token_is_checked_before_the_body() {
     let outsider = token("eve", "other", true);
     let item = c.register(&alice, "acme", "k").await;
     let id = &item.id;
-    let put = path::item("acme", &id);
+    let put = path::item("acme", id);
     let post = path::items("acme");
     let looked = path::looked("acme");
     let odd = json!({"title": "t", "status": "running", "surprise": true});

@@ -157,7 +157,7 @@ async fn lose_nothing(name: &str, endpoint_var: &str, pool_var: &str, test: &str
         assert_eq!(got.status, StatusCode::OK, "{name}: GET {id}");
         let etag = got.header("etag").unwrap().to_string();
         let put = c
-            .request(axum::http::Method::PUT, &path::item("acme", &id))
+            .request(axum::http::Method::PUT, &path::item("acme", id))
             .bearer(&token)
             .header("if-match", etag)
             .json(&json!({"title": "updated", "status": "succeeded"}))

@@ -49,7 +49,7 @@ async fn hostile_names_and_bodies_are_refused_and_write_nothing() {
         "8299999999999_..",
         &long,
     ] {
-        let path = path::item("acme", &bad_id);
+        let path = path::item("acme", bad_id);
         let (got, body) = c.send(Method::GET, &path, Some(&token), None).await;
         assert_eq!(
             (got, body["error"].as_str()),
@@ -259,7 +259,7 @@ async fn only_real_ids_are_written() {
         (&never, StatusCode::NOT_FOUND),
         (&future, StatusCode::BAD_REQUEST),
     ] {
-        let base = path::item("acme", &id);
+        let base = path::item("acme", id);
         let calls = [
             (
                 Method::PUT,
