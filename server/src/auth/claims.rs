@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 /// The claims of Pickup's own (HS256) tokens.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(super) struct Claims {
+pub(super) struct TokenClaims {
     pub sub: String,
     #[serde(default)]
     pub name: Option<String>,

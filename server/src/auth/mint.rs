@@ -1,6 +1,6 @@
 //! Tokens of Pickup's own, as `pickup token` and `pickup demo` make them.
 
-use super::claims::Claims;
+use super::claims::TokenClaims;
 use super::verify::Auth;
 use jsonwebtoken::{encode, Algorithm, Header};
 use std::time::Duration;
@@ -23,7 +23,7 @@ impl Auth {
             .secret
             .as_ref()
             .expect("minting needs PICKUP_SECRET (Auth::new)");
-        let claims = Claims {
+        let claims = TokenClaims {
             sub: sub.to_string(),
             name: name.map(str::to_string),
             ws: ws.to_vec(),

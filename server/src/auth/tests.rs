@@ -1,7 +1,7 @@
 //! Tokens minted, verified and mapped to callers, end to end within the module.
 
 use super::caller::{Access, Caller};
-use super::claims::Claims;
+use super::claims::TokenClaims;
 use super::*;
 use crate::error::{Error, Result};
 use crate::index::Workspace;
@@ -76,7 +76,7 @@ fn refuses_bad_tokens() {
     assert!(Auth::new(b"short").is_err());
 }
 
-fn signed(auth: &Auth, claims: &Claims) -> String {
+fn signed(auth: &Auth, claims: &TokenClaims) -> String {
     encode(
         &Header::new(Algorithm::HS256),
         claims,
@@ -85,8 +85,8 @@ fn signed(auth: &Auth, claims: &Claims) -> String {
     .unwrap()
 }
 
-fn claims(name: Option<&str>) -> Claims {
-    Claims {
+fn claims(name: Option<&str>) -> TokenClaims {
+    TokenClaims {
         sub: "alice".into(),
         name: name.map(str::to_string),
         ws: vec!["acme".into()],
@@ -102,13 +102,13 @@ fn claims(name: Option<&str>) -> Claims {
 #[test]
 fn not_before_is_honoured() {
     let auth = Auth::new(&[7u8; 32]).unwrap();
-    let later = Claims {
+    let later = TokenClaims {
         nbf: Some(now() + 300),
         ..claims(None)
     };
     let err = v(&auth, Some(&signed(&auth, &later))).unwrap_err();
     assert!(err.to_string().contains("ImmatureSignature"), "{err}");
-    let now_valid = Claims {
+    let now_valid = TokenClaims {
         nbf: Some(now() - 1),
         ..claims(None)
     };
@@ -121,7 +121,7 @@ fn issuer_and_audience_are_required_when_configured() {
     let strict = Auth::new(&[7u8; 32])
         .unwrap()
         .with_issuer_and_audience(Some("https://idp.test".into()), Some("pickup".into()));
-    let with = |iss: Option<&str>, aud: Option<&str>| Claims {
+    let with = |iss: Option<&str>, aud: Option<&str>| TokenClaims {
         iss: iss.map(str::to_string),
         aud: aud.map(str::to_string),
         ..claims(None)

@@ -602,15 +602,15 @@ mod tests {
 
     /// A page question and a compute that counts its runs and says which run made the page
     /// (in `generated_at`); while `held`, a run waits for `gate`.
-    struct Pages {
+    struct Computations {
         runs: Arc<AtomicUsize>,
         held: Arc<std::sync::atomic::AtomicBool>,
         gate: Arc<tokio::sync::Notify>,
     }
 
-    impl Pages {
+    impl Computations {
         fn new() -> Self {
-            Pages {
+            Computations {
                 runs: Arc::default(),
                 held: Arc::default(),
                 gate: Arc::default(),
@@ -649,7 +649,7 @@ mod tests {
     #[tokio::test]
     async fn a_page_is_computed_once_per_question_window_and_generation() {
         let (_, cache, scope, _) = setup(Duration::from_secs(60));
-        let pages = Pages::new();
+        let pages = Computations::new();
         let (a, b) = tokio::join!(
             cache.page(ask(&scope, vec![]), || pages.compute()),
             cache.page(ask(&scope, vec![]), || pages.compute())
@@ -685,7 +685,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn as_a_window_turns_the_page_before_answers_and_this_windows_is_computed_behind_it() {
         let (_, cache, scope, _) = setup(Duration::from_millis(400));
-        let pages = Pages::new();
+        let pages = Computations::new();
         let first = cache.page(ask(&scope, vec![]), || pages.compute()).await;
         assert_eq!(run_of(&first.unwrap()), "1");
         tokio::time::advance(Duration::from_millis(310)).await;
@@ -726,7 +726,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn the_page_before_never_answers_fresh_for_after_its_window_began_nor_after_a_write() {
         let (_, cache, scope, _) = setup(Duration::from_millis(400));
-        let pages = Pages::new();
+        let pages = Computations::new();
         cache
             .page(ask(&scope, vec![]), || pages.compute())
             .await
@@ -767,7 +767,7 @@ mod tests {
             })
             .await;
         assert!(failed.is_err());
-        let pages = Pages::new();
+        let pages = Computations::new();
         cache
             .page(ask(&scope, vec![]), || pages.compute())
             .await

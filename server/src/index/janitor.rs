@@ -107,7 +107,7 @@ impl Index {
 async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep> {
     let now = index.clock.now_ms();
     let limits = &index.limits;
-    let listed = Listed::of(index, ws).await?;
+    let listed = Inventory::of(index, ws).await?;
     let ages = Ages {
         now_ms: now,
         ttl_ms: limits.ttl_ms,
@@ -138,7 +138,7 @@ async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep> {
 }
 
 /// What a sweep lists of a workspace.
-struct Listed {
+struct Inventory {
     looks: Vec<ListedLook>,
     dismissals: Vec<(UserId, ItemId)>,
     owned: Vec<(UserId, ItemId)>,
@@ -146,12 +146,12 @@ struct Listed {
     markers: Found,
 }
 
-impl Listed {
+impl Inventory {
     /// Looks, dismissals and records first, markers last: a key listed before the markers
     /// whose marker is then missing has really lost it (ids are never reused), so it is safe
     /// to judge; a look listed before a workspace's markers turn out to be none was written
     /// while it had none.
-    async fn of(index: &Index, ws: &Workspace) -> Result<Listed> {
+    async fn of(index: &Index, ws: &Workspace) -> Result<Inventory> {
         let looks = index.store.looks(ws).await?;
         let dismissals = list(index, Scope::AllDismissals(ws.clone()))
             .await?
@@ -172,7 +172,7 @@ impl Listed {
             })
             .collect();
         let markers = index.store.list(&Scope::Markers(ws.clone())).await?;
-        Ok(Listed {
+        Ok(Inventory {
             looks,
             dismissals,
             owned,
@@ -260,7 +260,7 @@ async fn judge_markers(
 /// lack.
 fn orphans(
     ws: &Workspace,
-    listed: Listed,
+    listed: Inventory,
     judged: Judged,
     now: u64,
     limits: &Limits,

@@ -36,7 +36,7 @@ pub(crate) struct Timing {
 
 /// How reporting ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Ending {
+pub(super) enum Finish {
     /// The item with this id has its final status.
     Finished(String),
     /// The server did not answer in time, or refused: the item is not finished (or was never
@@ -110,7 +110,7 @@ impl Reporter {
         mut self,
         mut progress: watch::Receiver<Option<f64>>,
         mut ended: oneshot::Receiver<Outcome>,
-    ) -> Ending {
+    ) -> Finish {
         let mut progress_open = true;
         let finish_timeout = self.timing.finish_timeout;
         let (outcome, deadline) = loop {
@@ -144,7 +144,7 @@ impl Reporter {
         match outcome {
             Some(outcome) => self.finish(&outcome, deadline).await,
             // The wrapper is leaving without an outcome (it cannot: it always sends one).
-            None => Ending::Unfinished,
+            None => Finish::Unfinished,
         }
     }
 
@@ -346,11 +346,11 @@ impl Reporter {
 
     /// Sends the final status, trying until `deadline` (the finish timeout after the command
     /// ended).
-    async fn finish(&mut self, outcome: &Outcome, deadline: Instant) -> Ending {
+    async fn finish(&mut self, outcome: &Outcome, deadline: Instant) -> Finish {
         let title = titled(&self.item.title, outcome.note.as_deref());
         loop {
             if self.refused {
-                return Ending::Unfinished;
+                return Finish::Unfinished;
             }
             let attempt = async {
                 match self.id.clone() {
@@ -383,7 +383,7 @@ impl Reporter {
                             outcome.status.as_str()
                         ));
                     }
-                    return Ending::Finished(id);
+                    return Finish::Finished(id);
                 }
                 Err(e) => {
                     let detail = e.to_string();
@@ -391,14 +391,14 @@ impl Reporter {
                     match self.retry_at {
                         Some(at) if at < deadline => tokio::time::sleep_until(at).await,
                         Some(_) => return self.unfinished(&detail),
-                        None => return Ending::Unfinished,
+                        None => return Finish::Unfinished,
                     }
                 }
             }
         }
     }
 
-    fn unfinished(&self, why: &str) -> Ending {
+    fn unfinished(&self, why: &str) -> Finish {
         let state = match &self.id {
             Some(id) => {
                 format!("item {id} stays running (shown as stalled once its heartbeat is old)")
@@ -409,7 +409,7 @@ impl Reporter {
             "pickup run: gave up finishing the item after {} ({why}); {state}",
             humantime::format_duration(self.timing.finish_timeout)
         ));
-        Ending::Unfinished
+        Finish::Unfinished
     }
 }
 

@@ -27,7 +27,7 @@ use crate::producer::client::Client;
 use crate::producer::console::Console;
 use crate::producer::outcome::{outcome, Exit};
 use crate::producer::progress;
-use crate::producer::reporter::{Ending, Item, Reporter, Timing};
+use crate::producer::reporter::{Finish, Item, Reporter, Timing};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use signal_hook::consts::{
@@ -198,7 +198,7 @@ async fn wait_passing_signals(
 
 /// Lets the reporter finish the item, unless the wrapper is asked to stop again meanwhile.
 async fn finish_reporting(
-    mut reporter: tokio::task::JoinHandle<Ending>,
+    mut reporter: tokio::task::JoinHandle<Finish>,
     signal_rx: &mut mpsc::UnboundedReceiver<Origin>,
     console: &Console,
 ) {

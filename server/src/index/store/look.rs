@@ -16,13 +16,13 @@ use serde::{Deserialize, Serialize};
 /// The body of a look, as stored.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Body {
+struct LookJson {
     at: String,
 }
 
 /// A look as a sweep lists it: whose it is, and when the store last wrote it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Listed {
+pub(crate) struct ListedLook {
     pub key: Key,
     /// The object's last-modified time, by the store's clock (ms since the epoch).
     pub written_ms: u64,
@@ -41,7 +41,7 @@ impl Store {
         user: &UserId,
         at: DateTime<Utc>,
     ) -> Result<()> {
-        let body = serde_json::to_vec(&Body { at: look_time(at) }).expect("a look serialises");
+        let body = serde_json::to_vec(&LookJson { at: look_time(at) }).expect("a look serialises");
         let key = Key::Look(ws.clone(), user.clone());
         self.put(&key.path(), Bytes::from(body), PutMode::Overwrite)
             .await
@@ -63,7 +63,7 @@ impl Store {
             key: key.to_string(),
             reason,
         };
-        let body: Body =
+        let body: LookJson =
             serde_json::from_slice(&stored.bytes).map_err(|e| unreadable(e.to_string()))?;
         let at =
             DateTime::parse_from_rfc3339(&body.at).map_err(|e| unreadable(format!("at: {e}")))?;
@@ -72,7 +72,7 @@ impl Store {
 
     /// Every viewer's look at `ws`, with when each was written (one listing; read by none).
     /// Names under `ws/{ws}/looked/` that are not looks are logged and left out.
-    pub(crate) async fn looks(&self, ws: &Workspace) -> Result<Vec<Listed>> {
+    pub(crate) async fn looks(&self, ws: &Workspace) -> Result<Vec<ListedLook>> {
         let scope = Scope::Looks(ws.clone());
         let metas: Vec<_> = {
             let _timer = Timer::start(Op::List);
@@ -82,7 +82,7 @@ impl Store {
         let mut found = Vec::new();
         for meta in metas {
             match Key::parse(&meta.location).filter(|k| scope.contains(k)) {
-                Some(key) => found.push(Listed {
+                Some(key) => found.push(ListedLook {
                     key,
                     written_ms: meta.last_modified.timestamp_millis().max(0) as u64,
                 }),

@@ -24,8 +24,8 @@ mod retry;
 pub(crate) use error::Result;
 pub(super) use error::StoreError;
 pub(super) use key::{Found, Scope};
-pub(super) use look::{look_time, Listed as ListedLook};
-pub(super) use pages::Pages;
+pub(super) use look::{look_time, ListedLook};
+pub(super) use pages::Paging;
 pub(super) use retry::Retry;
 
 use crate::index::{ItemId, Key, Version, Workspace};
@@ -159,8 +159,8 @@ impl Store {
     // ---- reads ----------------------------------------------------------------------------
 
     /// A scope's keys, a page at a time; with `after`, only items older than that one.
-    pub(super) fn pages(&self, scope: &Scope, after: Option<&ItemId>) -> Pages {
-        Pages::new(self, scope, after)
+    pub(super) fn pages(&self, scope: &Scope, after: Option<&ItemId>) -> Paging {
+        Paging::new(self, scope, after)
     }
 
     /// A scope's keys, all of them.

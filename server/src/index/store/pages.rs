@@ -2,7 +2,7 @@
 //!
 //! object_store's `list` asks S3 and GCS for pages of up to 1,000 keys and Azure for up to
 //! 5,000, so a read that needs 24 names would pay for a first page that grows with the
-//! workspace. On those three, [`Pages`] uses `list_paginated` with `max_keys` set to what the
+//! workspace. On those three, [`Paging`] uses `list_paginated` with `max_keys` set to what the
 //! reader asks for, and follows the page token while it asks for more. Elsewhere (memory, the
 //! local file system) it takes what it is asked for from the plain listing.
 
@@ -22,7 +22,7 @@ const MAX_PAGE: usize = 1_000;
 
 /// A listing of one scope, read a page at a time. On a sorted store the keys come in key
 /// order (newest item first); on others, in no order, and the caller sorts.
-pub(crate) struct Pages {
+pub(crate) struct Paging {
     scope: Scope,
     /// Only keys of items older than this one (the cursor of "Show older").
     after: Option<ItemId>,
@@ -46,7 +46,7 @@ enum Source {
     Stream(futures::stream::Fuse<BoxStream<'static, object_store::Result<ObjectMeta>>>),
 }
 
-impl Pages {
+impl Paging {
     pub(super) fn new(store: &Store, scope: &Scope, after: Option<&ItemId>) -> Self {
         let offset = after.and_then(|id| scope.key_of(id)).map(|k| k.path());
         let source = match &store.pages {
@@ -74,7 +74,7 @@ impl Pages {
                 Source::Stream(listing.fuse())
             }
         };
-        Pages {
+        Paging {
             scope: scope.clone(),
             after: after.cloned(),
             source,

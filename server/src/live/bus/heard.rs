@@ -4,7 +4,7 @@
 
 use super::listen::JOINING;
 use super::sequence::{sequence, Sender, Sequence};
-use super::wire::{Body, Envelope};
+use super::wire::{Envelope, Message};
 use super::{Bus, Heard};
 use crate::index::Workspace;
 use crate::live::fact::Fact;
@@ -56,10 +56,10 @@ impl Bus {
         if from == self.me {
             return self.heard_itself(tx);
         }
-        if matches!(body, Body::Fact(_)) && self.drops_this_fact() {
+        if matches!(body, Message::Fact(_)) && self.drops_this_fact() {
             return;
         }
-        match self.order(&from, seq, matches!(body, Body::Beat)) {
+        match self.order(&from, seq, matches!(body, Message::Beat)) {
             Sequence::Replayed => return self.refuse("replayed", &from, format!("seq {seq}")),
             Sequence::Gap => {
                 metrics::counter!(crate::metrics::BUS_FACTS, "dir" => "gap").increment(1);
@@ -139,16 +139,16 @@ impl Bus {
     }
 
     /// What a peer's message says, to the watchers, once it passes what a request would.
-    fn hand_on(&self, body: Body, from: &str, tx: &mpsc::Sender<Heard>) {
+    fn hand_on(&self, body: Message, from: &str, tx: &mpsc::Sender<Heard>) {
         match body {
-            Body::Beat => {}
-            Body::Doubt { ws } => match Workspace::parse(&ws) {
+            Message::Beat => {}
+            Message::Doubt { ws } => match Workspace::parse(&ws) {
                 Ok(ws) => {
                     self.tell(tx, Heard::Doubt(ws));
                 }
                 Err(e) => self.refuse("invalid", from, e),
             },
-            Body::Fact(wire) => match Fact::from_wire(*wire, &self.index) {
+            Message::Fact(wire) => match Fact::from_wire(*wire, &self.index) {
                 Ok(fact) => {
                     metrics::counter!(crate::metrics::BUS_FACTS, "dir" => "heard").increment(1);
                     self.tell(tx, Heard::Fact(fact));

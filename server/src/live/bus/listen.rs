@@ -1,7 +1,7 @@
 //! The bus as a connection: the subscription (retried when lost), the task that publishes what
 //! is queued in order, the beats that tell whether this server hears itself.
 
-use super::wire::Body;
+use super::wire::Message;
 use super::{Bus, Heard};
 use futures::StreamExt;
 use redis::AsyncCommands;
@@ -87,7 +87,7 @@ impl Bus {
                     tokio::select! {
                         () = stop.cancelled() => return,
                         _ = tick.tick() => {
-                            bus.send(Body::Beat);
+                            bus.send(Message::Beat);
                             bus.watch_itself(&tx);
                             bus.forget_the_silent();
                         }
@@ -112,7 +112,7 @@ impl Bus {
                         *self.joined.lock().expect("bus lock") = Instant::now();
                         self.subscribed.store(true, Ordering::SeqCst);
                         // The bus is up once this server hears itself: say so at once.
-                        self.send(Body::Beat);
+                        self.send(Message::Beat);
                         let mut messages = pubsub.on_message();
                         let mut deaf = tokio::time::interval(BEAT_EVERY);
                         loop {

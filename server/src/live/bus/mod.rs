@@ -39,7 +39,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio::sync::mpsc;
-use wire::{Body, Envelope};
+use wire::{Envelope, Message};
 
 /// Messages waiting to be published, at most: past it, one is dropped (its sequence number is
 /// spent, so the peers see the gap and reconcile).
@@ -136,18 +136,18 @@ impl Bus {
     /// A failure is logged: they will see the gap in this server's sequence and reconcile, or
     /// are polling anyway while the bus is down.
     pub(super) fn publish(&self, fact: &Fact) {
-        self.send(Body::Fact(Box::new(WireFact::from(fact))));
+        self.send(Message::Fact(Box::new(WireFact::from(fact))));
     }
 
     pub(super) fn doubt(&self, ws: &Workspace) {
-        self.send(Body::Doubt { ws: ws.to_string() });
+        self.send(Message::Doubt { ws: ws.to_string() });
     }
 
     /// Numbered, sealed and queued under one lock, so the queue's order is the numbers' order.
-    fn send(&self, body: Body) {
+    fn send(&self, body: Message) {
         let mut outbox = self.outbox.lock().expect("bus lock");
-        let is_fact = matches!(body, Body::Fact(_));
-        if !matches!(body, Body::Beat) {
+        let is_fact = matches!(body, Message::Fact(_));
+        if !matches!(body, Message::Beat) {
             outbox.0 += 1;
         }
         let msg = serde_json::to_vec(&Envelope {

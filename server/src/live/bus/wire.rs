@@ -11,12 +11,12 @@ pub(super) struct Envelope {
     /// When it was sent, by the sender's clock (ms since the epoch): a replay is dated.
     pub(super) at: u64,
     #[serde(flatten)]
-    pub(super) body: Body,
+    pub(super) body: Message,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub(super) enum Body {
+pub(super) enum Message {
     Fact(Box<WireFact>),
     /// "I have published `seq` messages": nothing to apply.
     Beat,
