@@ -1,6 +1,8 @@
 //! Issue 25.1: answers lost on the way back are settled by reading back, wherever the retry
-//! that met them came from. A server (served in this process as `pickup serve` serves) talks to
-//! moto (S3) or Azurite, with its store's endpoint pointed at a TCP proxy in this process that cuts some connections after forwarding the request and reading
+//! that met them came from. A server (served in this process as `pickup serve` serves; for
+//! Azurite a `pickup serve` process, since object_store reads the emulator's address from the
+//! environment alone) talks to moto (S3) or Azurite, with its store's endpoint pointed at a TCP
+//! proxy in this process that cuts some connections after forwarding the request and reading
 //! the store's answer (the store applied it; object_store resends the request on its own and
 //! meets its own write as "exists" or "precondition failed"), and some before forwarding it
 //! (the store never saw it). Every connection carries one request
@@ -14,6 +16,7 @@ use crate::common::client::path;
 use crate::common::client::{token, TestClient};
 use crate::common::in_process::Serving;
 use crate::common::proxy::upstream_of;
+use crate::common::server::{Server, SECRET};
 use axum::http::StatusCode;
 use pickup::index::{Index, Limits, SystemClock, Workspace};
 use serde_json::json;
@@ -130,14 +133,29 @@ async fn lose_nothing(name: &str, endpoint_var: &str, pool_var: &str, test: &str
     let endpoint = std::env::var(endpoint_var).unwrap();
     let (proxied, cuts) = proxy(upstream_of(&endpoint)).await;
     let url = b.fresh_url("dropped");
-    // Reads go to the store every time, through the proxy.
-    let server = Serving::new(&["--read-cache", "0s"])
-        .store(&url)
-        .store_option(endpoint_var, &proxied)
-        .store_option(pool_var, "0")
-        .start();
+    // Reads go to the store every time, through the proxy. Azure's emulator endpoint is read by
+    // object_store from the process's environment alone (AZURITE_BLOB_STORAGE_URL): that
+    // server is a process of its own, with the proxy in its environment.
+    let (in_process, process);
+    let server_url = if name == "azure" {
+        let env = [
+            (endpoint_var, proxied.as_str()),
+            (pool_var, "0"),
+            ("PICKUP_READ_CACHE", "0s"),
+            ("PICKUP_JANITOR_EVERY", "0s"),
+        ];
+        process = Server::start_on(name, &url, SECRET, &env);
+        &process.url
+    } else {
+        in_process = Serving::new(&["--read-cache", "0s"])
+            .store(&url)
+            .store_option(endpoint_var, &proxied)
+            .store_option(pool_var, "0")
+            .start();
+        &in_process.url
+    };
     let token = token("alice", "acme", true);
-    let c = client(&server.url);
+    let c = client(server_url);
     let regs = futures::future::join_all((0..REGISTRATIONS).map(|i| {
         let (c, token) = (c.clone(), token.clone());
         async move {

@@ -93,16 +93,22 @@ async fn a_missing_bucket_is_refused_at_start_up(
     // The endpoint, and its aliases (which name the emulator itself), are the proxy: this
     // server's own options win over the environment's. One request per connection, so the
     // proxy sees each one.
-    let mut serving = Serving::new(&[])
-        .store(url)
-        .store_option(endpoint, &proxied)
-        .store_option(pool, "0");
-    for alias in aliases {
-        serving = serving.store_option(alias, &proxied);
-    }
-    let err = tokio::task::spawn_blocking(move || serving.refused())
-        .await
-        .unwrap();
+    // Azure's emulator endpoint is read by object_store from the process's environment alone
+    // (AZURITE_BLOB_STORAGE_URL): that server is a process of its own.
+    let err = if name == "azure" {
+        refused_as_a_process(url, &[(endpoint, proxied.as_str()), (pool, "0")], aliases).await
+    } else {
+        let mut serving = Serving::new(&[])
+            .store(url)
+            .store_option(endpoint, &proxied)
+            .store_option(pool, "0");
+        for alias in aliases {
+            serving = serving.store_option(alias, &proxied);
+        }
+        tokio::task::spawn_blocking(move || serving.refused())
+            .await
+            .unwrap()
+    };
     assert!(
         err.contains("the store refused: the bucket or container does not exist"),
         "{name}: {err}"
@@ -125,4 +131,35 @@ async fn a_missing_bucket_is_refused_at_start_up(
             "{name}: a request the store refused was sent again: {exchanges:#?}"
         );
     }
+}
+
+/// `pickup serve` on `url` with `env`, which must refuse to start: its error.
+async fn refused_as_a_process(url: &str, env: &[(&str, &str)], unset: &[&str]) -> String {
+    let mut cmd = common::server::pickup(&["serve"], url, common::server::SECRET, env);
+    cmd.env("PICKUP_ADDR", "127.0.0.1:0");
+    for name in unset {
+        cmd.env_remove(name);
+    }
+    // Bounded only to catch a server that started: object_store gives up within 3 min.
+    let out = tokio::task::spawn_blocking(move || {
+        use std::process::Stdio;
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(240);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                child.kill().unwrap();
+                panic!("still running after 240 s: it started instead of refusing");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(!out.status.success(), "it started: {out:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
