@@ -207,7 +207,11 @@ impl Reporter {
                 if current {
                     self.last_write = Some(now);
                     self.sent_progress = Some(progress);
-                    self.throttle.sent(now);
+                    // Only a write that carried a progress starts the throttle's period: the
+                    // first progress reported after a registration without one goes at once.
+                    if progress.is_some() {
+                        self.throttle.sent(now);
+                    }
                 } else {
                     // An adopted item: the server's copy may be behind, so update at once.
                     self.last_write = None;

@@ -206,6 +206,45 @@ async fn run_reports_progress_from_output_lines_and_from_the_progress_file() {
     assert_eq!(c["progress"], 0.8);
 }
 
+/// The first progress a command reports reaches the card at once, even when it comes just
+/// after the registration (which carried none): the registration is no progress sent, so the
+/// throttle (a minute here, as is the heartbeat: far longer than the test waits) does not hold it
+/// back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_sends_its_first_progress_at_once_after_the_registration() {
+    let s = Served::start(&[]);
+    let (registered, done) = (Gate::new(), Gate::new());
+    let script = format!(
+        r#"{}; echo "pickup:progress 0.5"; {}; exit 3"#,
+        registered.read(),
+        done.read()
+    );
+    // The throttle's period and the heartbeat a minute: only the progress itself can bring 0.5.
+    let mut args = run_args("first", &[], &script);
+    for flag in ["--progress-every", "--heartbeat"] {
+        let at = args.iter().position(|a| *a == flag).unwrap();
+        args[at + 1] = "60s";
+    }
+    let running = Running::producer(&s.url, &writer(), &args);
+    card_until(&s, "first", "registered, with no progress", |c| {
+        c["status"] == "running" && c["progress"].is_null()
+    })
+    .await;
+    registered.open_async().await;
+    card_until(&s, "first", "at 0.5 while running", |c| {
+        c["status"] == "running" && c["progress"] == 0.5
+    })
+    .await;
+    done.open_async().await;
+    let ran = running.ended().await;
+    assert!(ran.exited(3), "{:?}", ran.code);
+    let c = card(&s, "first").await.unwrap();
+    assert_eq!(
+        (&c["status"], &c["progress"]),
+        (&json!("failed"), &json!(0.5))
+    );
+}
+
 /// A loopback address nothing listens on (yet).
 pub fn free_addr() -> String {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
