@@ -10,7 +10,8 @@
 //!
 //! Both kinds may be accepted at once. HS* is never checked against a JWKS key, and an
 //! asymmetric `alg` never against the secret, so neither can stand in for the other.
-//! For both: `exp` and `sub` are required, `nbf` honoured when present (5 s leeway), `iss` and
+//! For both: `exp` and `sub` are required (a token is refused from its `exp` on, with no
+//! leeway, at every door), `nbf` honoured when present (5 s leeway), `iss` and
 //! `aud` required and checked when the server is configured with an issuer or an audience (and
 //! `aud` is not checked otherwise).
 //!

@@ -115,6 +115,34 @@ fn not_before_is_honoured() {
     assert!(v(&auth, Some(&signed(&auth, &now_valid))).is_ok());
 }
 
+/// A token is refused from its `exp` on, with no leeway, as a live stream ends then (REST took
+/// it for 5 s more); `nbf` keeps its few seconds for an issuer's clock a little ahead.
+#[test]
+fn a_token_is_refused_at_its_exp_and_nbf_has_a_few_seconds() {
+    let auth = Auth::new(&[7u8; 32]).unwrap();
+    let at = |exp: u64, nbf: Option<u64>| {
+        let token = TokenClaims {
+            exp,
+            nbf,
+            ..claims(None)
+        };
+        v(&auth, Some(&signed(&auth, &token)))
+    };
+    for exp in [now(), now() - 1, now() - 4] {
+        let err = at(exp, None).unwrap_err();
+        assert!(
+            err.to_string().contains("ExpiredSignature"),
+            "exp {exp}: {err}"
+        );
+    }
+    assert!(at(now() + 2, None).is_ok());
+    assert!(
+        at(now() + 600, Some(now() + 3)).is_ok(),
+        "nbf 3 s ahead: within its leeway"
+    );
+    assert!(at(now() + 600, Some(now() + 30)).is_err());
+}
+
 #[test]
 fn issuer_and_audience_are_required_when_configured() {
     let plain = Auth::new(&[7u8; 32]).unwrap();

@@ -19,12 +19,16 @@ pub(super) struct Secret {
     decoding: DecodingKey,
 }
 
+/// How many seconds early a token's `nbf` may be met: the one leeway of the token checks.
+const NBF_LEEWAY_SECS: u64 = 5;
+
 #[derive(Clone)]
 pub struct Auth {
     pub(super) secret: Option<Secret>,
     jwks: Option<Arc<Jwks>>,
     mapping: ClaimMapping,
-    /// exp, sub, nbf, leeway, and iss/aud when configured; the algorithm is set per token.
+    /// exp, sub, nbf (with its leeway), and iss/aud when configured; the algorithm is set per
+    /// token.
     validation: Validation,
     pub(super) issuer: Option<String>,
     pub(super) audience: Option<String>,
@@ -68,7 +72,11 @@ impl Auth {
         validation.set_required_spec_claims(&["exp", "sub"]);
         validation.validate_nbf = true;
         validation.validate_aud = false;
-        validation.leeway = 5;
+        // `nbf` has a few seconds' leeway (an issuer's clock a little ahead of this server's);
+        // `exp` none: a token is refused from its `exp` on, at every door, as a live stream
+        // ends then (jsonwebtoken refuses when `exp - reject < now - leeway`, so `exp <= now`).
+        validation.leeway = NBF_LEEWAY_SECS;
+        validation.reject_tokens_expiring_in_less_than = NBF_LEEWAY_SECS + 1;
         Auth {
             secret: None,
             jwks,

@@ -186,6 +186,29 @@ async fn looks_are_refused_as_the_other_routes_refuse() {
             "{body}"
         );
     }
+    // A field a server function does not take is refused at that door too, for each call.
+    let at = "2026-01-02T03:04:05Z";
+    for (name, args) in [
+        ("look", vec![("ws", "acme"), ("at", at), ("user", "bob")]),
+        ("looked", vec![("ws", "acme"), ("user", "bob")]),
+        (
+            "recent",
+            vec![("ws", "acme"), ("filter", "all"), ("owner", "bob")],
+        ),
+        (
+            "dismiss",
+            vec![("ws", "acme"), ("id", "x"), ("force", "yes")],
+        ),
+    ] {
+        let res = c.server_fn(name, &args, Some(&alice)).await;
+        assert_eq!(
+            (res.status, res.error()),
+            (StatusCode::BAD_REQUEST, "invalid_body".to_string()),
+            "{name} {args:?}: {}",
+            res.text()
+        );
+        assert!(res.text().contains("unknown field"), "{}", res.text());
+    }
     // Over the body limit, as every route.
     let huge = format!(r#"{{"at": "{}"}}"#, "9".repeat(70 * 1024));
     let res = c
