@@ -5,6 +5,7 @@ use crate::index::Workspace;
 use crate::producer::Console;
 use anyhow::Context;
 use clap::Args;
+use std::collections::BTreeSet;
 
 #[derive(Args)]
 pub struct PruneArgs {
@@ -21,7 +22,25 @@ pub struct PruneArgs {
 
 pub(super) async fn prune(p: PruneArgs, console: &Console) -> anyhow::Result<()> {
     let index = p.store.index()?;
-    if !p.dry_run {
+    // A real run moves the old layout's keys first; a dry run lists those moves and then
+    // sweeps as if they were done (what the real run's sweep would find).
+    let mut moving = BTreeSet::new();
+    if p.dry_run {
+        let keys = index
+            .legacy_keys()
+            .await
+            .context("listing keys of the old layout")?;
+        if !keys.is_empty() {
+            console.print(format_args!(
+                "would move {} keys of the old layout to ws/{{ws}}/ first",
+                keys.len()
+            ));
+        }
+        for (old, key) in keys {
+            console.print(format_args!("  would move {old} to {key}"));
+            moving.insert(key.ws().clone());
+        }
+    } else {
         let moved = index
             .move_legacy()
             .await
@@ -34,7 +53,16 @@ pub(super) async fn prune(p: PruneArgs, console: &Console) -> anyhow::Result<()>
     }
     let targets = match &p.ws {
         Some(ws) => vec![Workspace::parse(ws)?],
-        None => index.workspaces().await.context("listing workspaces")?,
+        None => {
+            let mut all: BTreeSet<Workspace> = index
+                .workspaces()
+                .await
+                .context("listing workspaces")?
+                .into_iter()
+                .collect();
+            all.extend(moving);
+            all.into_iter().collect()
+        }
     };
     let verb = if p.dry_run { "would delete" } else { "deleted" };
     let mut total = 0;

@@ -107,7 +107,21 @@ impl Index {
 async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep> {
     let now = index.clock.now_ms();
     let limits = &index.limits;
-    let listed = Inventory::of(index, ws).await?;
+    // A real run moves the keys of the old layout first (the CLI's `prune`, the janitor each
+    // period), so a dry run sees them under their new names: else it would take a look or a
+    // dismissal of an item still under its old name for an orphan.
+    let moving: HashSet<Key> = if dry_run {
+        index
+            .store
+            .legacy_keys()
+            .await?
+            .into_iter()
+            .filter(|k| k.ws() == ws)
+            .collect()
+    } else {
+        HashSet::new()
+    };
+    let listed = Inventory::of(index, ws, &moving).await?;
     let ages = Ages {
         now_ms: now,
         ttl_ms: limits.ttl_ms,
@@ -127,7 +141,7 @@ async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep> {
     for (id, reason) in plan.delete.clone() {
         sweep.deletes.push((Key::Marker(ws.clone(), id), reason));
     }
-    let judged = judge_markers(index, ws, &plan, now, &mut sweep).await;
+    let judged = judge_markers(index, ws, &plan, now, &moving, &mut sweep).await;
     let missing = orphans(ws, listed, judged, now, limits, &mut sweep);
     sweep.deletes.sort_by(|(a, _), (b, _)| a.cmp(b));
     sweep.backfilled = missing.len();
@@ -151,27 +165,35 @@ impl Inventory {
     /// whose marker is then missing has really lost it (ids are never reused), so it is safe
     /// to judge; a look listed before a workspace's markers turn out to be none was written
     /// while it had none.
-    async fn of(index: &Index, ws: &Workspace) -> Result<Inventory> {
+    /// `moving`: keys of the old layout counted under their new names (a dry run's).
+    async fn of(index: &Index, ws: &Workspace, moving: &HashSet<Key>) -> Result<Inventory> {
         let looks = index.store.looks(ws).await?;
-        let dismissals = list(index, Scope::AllDismissals(ws.clone()))
-            .await?
+        let with_moving = |mut keys: Vec<Key>, kind: KeyKind| {
+            keys.extend(moving.iter().filter(|k| k.kind() == kind).cloned());
+            keys.sort();
+            keys.dedup();
+            keys
+        };
+        let dismissals = list(index, Scope::AllDismissals(ws.clone())).await?;
+        let dismissals = with_moving(dismissals, KeyKind::Dismissal)
             .into_iter()
             .filter_map(user_and_id)
             .collect();
-        let owned = list(index, Scope::AllOwnerMarkers(ws.clone()))
-            .await?
+        let owned = list(index, Scope::AllOwnerMarkers(ws.clone())).await?;
+        let owned = with_moving(owned, KeyKind::OwnerMarker)
             .into_iter()
             .filter_map(user_and_id)
             .collect();
-        let records = list(index, Scope::Records(ws.clone()))
-            .await?
+        let records = list(index, Scope::Records(ws.clone())).await?;
+        let records = with_moving(records, KeyKind::Record)
             .into_iter()
             .filter_map(|k| match k {
                 Key::Record(_, id) => Some(id),
                 _ => None,
             })
             .collect();
-        let markers = index.store.list(&Scope::Markers(ws.clone())).await?;
+        let mut markers = index.store.list(&Scope::Markers(ws.clone())).await?;
+        markers.keys = with_moving(markers.keys, KeyKind::Marker);
         Ok(Inventory {
             looks,
             dismissals,
@@ -211,6 +233,7 @@ async fn judge_markers(
     ws: &Workspace,
     plan: &Plan,
     now: u64,
+    moving: &HashSet<Key>,
     sweep: &mut Sweep,
 ) -> Judged {
     let limits = &index.limits;
@@ -222,7 +245,11 @@ async fn judge_markers(
         .collect();
     let mut verdicts: HashMap<ItemId, Verdict> = futures::stream::iter(to_judge)
         .map(|id| async move {
-            let lookup = index.lookup(ws, &id).await;
+            let record = Key::Record(ws.clone(), id.clone());
+            let lookup = match moving.contains(&record) {
+                true => index.store.read_moved(&record).await.into(),
+                false => index.lookup(ws, &id).await,
+            };
             let verdict = judge(&id, lookup, now, limits);
             (id, verdict)
         })

@@ -194,6 +194,16 @@ impl Index {
         Ok(self.store.move_legacy().await?.moved)
     }
 
+    /// What [`Index::move_legacy`] would move: each key of the old layout, by its old path,
+    /// and the key it becomes.
+    pub async fn legacy_keys(&self) -> Result<Vec<(String, crate::index::Key)>> {
+        let keys = self.store.legacy_keys().await?;
+        Ok(keys
+            .into_iter()
+            .filter_map(|k| Some((k.legacy_path()?.to_string(), k)))
+            .collect())
+    }
+
     /// Whether `ws` lists any marker (one small listing, stopped at the first).
     pub async fn has_markers(&self, ws: &Workspace) -> Result<bool> {
         let mut markers = self.store.pages(&Scope::Markers(ws.clone()), None);

@@ -174,16 +174,8 @@ async fn serve_moves_a_store_of_the_old_layout_and_lists_the_same_cards() {
     first.stop().await;
     assert!(!before.is_empty());
 
-    // Back to the old layout: `ws/demo/{kind}/{rest}` becomes `{kind}/demo/{rest}`.
+    to_old_layout(dir.path());
     let new_root = dir.path().join("ws");
-    for file in common::server::walk(&new_root) {
-        let rel = file.strip_prefix(&new_root).unwrap();
-        let mut parts = rel.iter();
-        let (ws, kind) = (parts.next().unwrap(), parts.next().unwrap());
-        let old = dir.path().join(kind).join(ws).join(parts.as_path());
-        std::fs::create_dir_all(old.parent().unwrap()).unwrap();
-        std::fs::rename(&file, &old).unwrap();
-    }
     std::fs::remove_dir_all(&new_root).unwrap();
 
     let mut upgraded = Serving::new(&[]).store(&url).start();
@@ -199,6 +191,79 @@ async fn serve_moves_a_store_of_the_old_layout_and_lists_the_same_cards() {
         .filter(|f| !f.starts_with(&new_root))
         .collect();
     assert!(left.is_empty(), "old keys left behind: {left:?}");
+}
+
+/// Back to the old layout: `ws/demo/{kind}/{rest}` becomes `{kind}/demo/{rest}`, except the
+/// viewers' looks (no old layout had them).
+fn to_old_layout(dir: &std::path::Path) {
+    let new_root = dir.join("ws");
+    for file in common::server::walk(&new_root) {
+        let rel = file.strip_prefix(&new_root).unwrap();
+        let mut parts = rel.iter();
+        let (ws, kind) = (parts.next().unwrap(), parts.next().unwrap());
+        if kind == "looked" {
+            continue;
+        }
+        let old = dir.join(kind).join(ws).join(parts.as_path());
+        std::fs::create_dir_all(old.parent().unwrap()).unwrap();
+        std::fs::rename(&file, &old).unwrap();
+    }
+}
+
+/// A dry run on a store of the old layout lists the moves a real run makes first, then what
+/// the real run's sweep deletes after them: the same keys, for the same reasons, and never a
+/// viewer's look at a workspace whose items are still under their old names.
+#[tokio::test]
+async fn prune_dry_run_on_the_old_layout_says_what_a_real_run_does() {
+    let (dir, url) = demo_store().await;
+    let index = Index::open(&url, Limits::default(), 8, Arc::new(SystemClock)).unwrap();
+    let ws = Workspace::parse("demo").unwrap();
+    let viewer = UserId::parse("ada").unwrap();
+    index.look(&ws, &viewer, chrono::Utc::now()).await.unwrap();
+    let look = dir.path().join("ws/demo/looked/ada");
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&look)
+        .unwrap()
+        .set_modified(hour_ago)
+        .unwrap();
+    to_old_layout(dir.path());
+    let before = file_count(dir.path());
+
+    let dry = cli::pickup(&["prune", "--all", "--dry-run", "--store", &url]).await;
+    let said = dry.stdout();
+    assert!(dry.exited(0), "{said}");
+    assert_eq!(
+        file_count(dir.path()),
+        before,
+        "a dry run moves and deletes nothing"
+    );
+    assert!(
+        said.contains("would move 12 keys of the old layout"),
+        "{said}"
+    );
+    assert!(said.contains("  would move markers/demo/"), "{said}");
+    assert!(!said.contains("looked"), "the look is kept: {said}");
+
+    let real = cli::pickup(&["prune", "--all", "--store", &url]).await;
+    let done = real.stdout();
+    assert!(real.exited(0), "{done}");
+    assert!(look.exists(), "the real run kept the look");
+    let deletes = |out: &str, verb: &str| -> Vec<String> {
+        out.lines()
+            .filter_map(|l| l.strip_prefix(&format!("  {verb} ")))
+            .map(str::to_string)
+            .collect()
+    };
+    let planned = deletes(&said, "would delete");
+    assert!(
+        planned
+            .iter()
+            .any(|l| l.contains("superseded by the newer run")),
+        "the superseded run of the old layout is judged: {said}"
+    );
+    assert_eq!(planned, deletes(&done, "deleted"), "{said}\n{done}");
 }
 
 /// `pickup serve` is told to stop by SIGTERM (an orchestrator) or SIGINT (Ctrl-C): it ends its

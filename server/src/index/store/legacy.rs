@@ -65,6 +65,32 @@ impl Store {
         Ok(done)
     }
 
+    /// Every key of the old layout a move would move (one listing per old root); names that
+    /// are not Pickup's keys are left out, as a move leaves them.
+    pub(crate) async fn legacy_keys(&self) -> Result<Vec<Key>> {
+        let mut keys = Vec::new();
+        for root in LEGACY_ROOTS {
+            let _timer = Timer::start(Op::List);
+            let listed: Vec<_> = self
+                .inner
+                .list(Some(&Path::from(root)))
+                .try_collect()
+                .await?;
+            keys.extend(listed.iter().filter_map(|m| Key::parse_legacy(&m.location)));
+        }
+        Ok(keys)
+    }
+
+    /// The bytes of `key` as a move would leave them: under its new name, else (not moved
+    /// yet) under its old one.
+    pub(crate) async fn read_moved(&self, key: &Key) -> Result<Option<super::Stored>> {
+        match (self.read(key).await?, key.legacy_path()) {
+            (Some(stored), _) => Ok(Some(stored)),
+            (None, Some(old)) => self.read_path(&old).await,
+            (None, None) => Ok(None),
+        }
+    }
+
     /// Move the key at the old path `old`. A marker's record goes first if it is not under
     /// its new name yet: an older server may have registered the item after this move
     /// listed the records, and a marker without its record is taken for dead once the grace
