@@ -54,8 +54,8 @@ async function device(browser: any, permission: string, answer = permission) {
         set(target: any, key, value) {
           target[key] =
             key === "notify"
-              ? async (url: string, note: Note) => {
-                  const shown = await value(url, note);
+              ? async (feed: unknown, note: Note, open: () => void) => {
+                  const shown = await value(feed, note, open);
                   await w.__decided({ tag: note.tag, shown });
                   return shown;
                 }

@@ -7,7 +7,7 @@
 //! Read whole or not at all, as serde would: a card with a missing or mistyped field makes the
 //! page unreadable (`None`), never a page with that card silently left out.
 
-use super::{ApiError, Card, ErrorCode, Owner, RecentPage, Status};
+use super::{ApiError, Card, ErrorCode, Filter, Owner, RecentPage, Status};
 
 /// A parsed JSON object's fields, each `None` when missing or of another type.
 pub trait Fields: Sized {
@@ -41,6 +41,16 @@ impl RecentPage {
             partial: o.bool("partial")?,
             generated_at: o.string("generated_at")?,
         })
+    }
+
+    /// A page of a live stream or a call: the page, and the view it names (`filter` and `cap`,
+    /// on a stream of several views; see [`RecentPage::for_view`]).
+    pub fn read_live(o: &impl Fields) -> Option<(RecentPage, Option<(Filter, u32)>)> {
+        let view = match (o.string("filter"), o.number("cap")) {
+            (Some(filter), Some(cap)) => Some((Filter::from_wire(&filter)?, cap as u32)),
+            _ => None,
+        };
+        Some((RecentPage::read(o)?, view))
     }
 }
 
