@@ -17,7 +17,7 @@
 // too, the widgets of one page still share one. app/tests/cases/live.json holds the cases that
 // `union`, `query`, `serves` and `sse` answer as the Rust code does (app/tests/cases.test.mjs).
 
-import { HEADER, LIVE_EVENT, STORAGE, livePath, recentPath } from "./contract.js";
+import { HEADER, LIVE_EVENT, livePath, recentPath } from "./contract.js";
 
 const TAB = Math.random().toString(36).slice(2);
 const groups = new Map();
@@ -307,39 +307,13 @@ class Group {
   }
 }
 
-// Notifications: the bell (this browser's opt-in, asked on the viewer's click, never on load)
-// and the word when one of the viewer's own items ends while no tab showing a widget is
-// visible. The wasm decides which items ended (app/src/finished.rs), in each widget that shows
-// the bell; the tab holding that widget's stream shows it, so the browser shows one however
-// many tabs are open (and the item id as `tag` folds repeats, when there are no Web Locks and
-// each tab holds its own).
+// Notifications: the word when one of the viewer's own items ends while no tab showing a widget
+// is visible. The wasm decides which items ended (app/src/finished.rs), in each widget that
+// shows the bell while it is on (app/src/components/bell.rs keeps the opt-in); the tab holding
+// that widget's stream shows it, so the browser shows one however many tabs are open (and the
+// item id as `tag` folds repeats, when there are no Web Locks and each tab holds its own).
 
 const VISIBLE = "pickup-visible:";
-
-/** The bell: "on" (opted in, permission granted), "off", "denied" (the browser refuses), or
- *  "unsupported" (no Notification API, or storage blocked). */
-export function bell() {
-  if (!globalThis.Notification) return "unsupported";
-  if (Notification.permission === "denied") return "denied";
-  try {
-    return Notification.permission === "granted" && localStorage.getItem(STORAGE.bell) === "on" ? "on" : "off";
-  } catch {
-    return "unsupported";
-  }
-}
-
-/** The viewer's click on the bell: on (asking the browser's permission if it was never
- *  given) or off. Resolves to the bell as it is then. */
-export async function ring() {
-  if (bell() === "on") {
-    localStorage.removeItem(STORAGE.bell);
-    return bell();
-  }
-  if (!globalThis.Notification || Notification.permission === "denied") return bell();
-  const permission = Notification.permission === "granted" ? "granted" : await Notification.requestPermission();
-  if (permission === "granted") localStorage.setItem(STORAGE.bell, "on");
-  return bell();
-}
 
 /** Tells the browser this tab shows widgets while it is visible: a Web Lock of its own held
  *  while visible, which the holder of a stream finds with `navigator.locks.query()`. */
@@ -368,13 +342,13 @@ async function anyVisible() {
   return held.some((lock) => lock.name?.startsWith(VISIBLE));
 }
 
-/** One of the viewer's items ended, told by a widget whose stream is `feed` (null while it has
- *  none: its tab decides alone): `{tag, title, body}`. Shown by the tab that holds that stream,
- *  when the bell is on and no tab showing a widget is visible; its click calls `open` (which
+/** One of the viewer's items ended, told by a widget with its bell on whose stream is `feed`
+ *  (null while it has none: its tab decides alone): `{tag, title, body}`. Shown by the tab that
+ *  holds that stream while no tab showing a widget is visible; its click calls `open` (which
  *  opens the item as a click on its card does). Resolves to whether it was shown. */
 export async function notify(feed, { tag, title, body }, open) {
   watchVisibility();
-  if (bell() !== "on" || (feed && !feed.holds()) || (await anyVisible())) return false;
+  if ((feed && !feed.holds()) || (await anyVisible())) return false;
   const note = new Notification(title, { body, tag });
   note.onclick = () => {
     window.focus();

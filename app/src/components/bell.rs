@@ -1,13 +1,12 @@
 //! A word when the viewer's own items end: `pickup:finished` on the element (always), and,
 //! from a widget that shows the bell while it is on in this browser, a notification shown by
 //! the tab that holds that widget's shared stream while no tab showing a widget is visible
-//! (public/share.js decides that, and keeps the opt-in). Which items ended is
-//! `finished::Endings`'s rule.
+//! (public/share.js decides that). Which items ended is `finished::Endings`'s rule.
 
 use super::since::ms;
 use super::stream::Handle;
 use super::widget_state::State;
-use crate::contract::names::SHARE;
+use crate::contract::names::{storage, SHARE};
 use crate::contract::{Card, DomEvent};
 use crate::finished::{Ending, Endings};
 use crate::host::Host;
@@ -18,24 +17,17 @@ use std::sync::Arc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-/// The bell as share.js keeps it.
+/// The bell: this browser's opt-in, kept in its localStorage (`storage::BELL`), and the
+/// browser's permission.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BellState {
+    /// Opted in, and permitted.
     On,
     Off,
+    /// The browser refuses.
     Denied,
+    /// No Notification API, or storage blocked.
     Unsupported,
-}
-
-impl BellState {
-    fn from_js(v: &JsValue) -> BellState {
-        match v.as_string().as_deref() {
-            Some("on") => BellState::On,
-            Some("off") => BellState::Off,
-            Some("denied") => BellState::Denied,
-            _ => BellState::Unsupported,
-        }
-    }
 }
 
 /// share.js's function `name` (None without share.js, or with an older one that has none).
@@ -49,9 +41,48 @@ pub(super) fn share_fn(name: &str) -> Option<js_sys::Function> {
 
 /// The bell in this browser now.
 pub fn bell() -> BellState {
-    share_fn("bell")
-        .and_then(|f| f.call0(&JsValue::NULL).ok())
-        .map_or(BellState::Unsupported, |v| BellState::from_js(&v))
+    use web_sys::NotificationPermission as Permission;
+    if !js_sys::Reflect::has(&js_sys::global(), &"Notification".into()).unwrap_or(false) {
+        return BellState::Unsupported;
+    }
+    match web_sys::Notification::permission() {
+        Permission::Denied => BellState::Denied,
+        Permission::Granted => match window().local_storage().ok().flatten() {
+            None => BellState::Unsupported,
+            Some(storage) => match storage.get_item(storage::BELL) {
+                Ok(Some(on)) if on == "on" => BellState::On,
+                Ok(_) => BellState::Off,
+                Err(_) => BellState::Unsupported,
+            },
+        },
+        _ => BellState::Off,
+    }
+}
+
+/// The viewer's click on the bell: off, or on, asking the browser's permission if it was never
+/// given (never before a click). The bell as it is then.
+async fn ring() -> BellState {
+    use web_sys::{Notification, NotificationPermission as Permission};
+    let storage = window().local_storage().ok().flatten();
+    match (bell(), storage) {
+        (BellState::On, Some(storage)) => {
+            let _ = storage.remove_item(storage::BELL);
+        }
+        (BellState::Off, Some(storage)) => {
+            let granted = Notification::permission() == Permission::Granted
+                || match Notification::request_permission() {
+                    Ok(asked) => wasm_bindgen_futures::JsFuture::from(asked)
+                        .await
+                        .is_ok_and(|answer| answer.as_string().as_deref() == Some("granted")),
+                    Err(_) => false,
+                };
+            if granted {
+                let _ = storage.set_item(storage::BELL, "on");
+            }
+        }
+        _ => {}
+    }
+    bell()
 }
 
 /// The header's bell: a toggle, pressed while this browser notifies the viewer. The browser's
@@ -64,18 +95,8 @@ pub fn Bell(labels: Arc<Labels>, state: RwSignal<BellState>) -> impl IntoView {
         BellState::Off | BellState::Unsupported => labels.bell_off.clone(),
     };
     let ring = move |_| {
-        let Some(ring) = share_fn("ring") else {
-            return;
-        };
-        let Ok(promise) = ring.call0(&JsValue::NULL) else {
-            return;
-        };
         leptos::task::spawn_local(async move {
-            if let Ok(p) = promise.dyn_into::<js_sys::Promise>() {
-                if let Ok(v) = wasm_bindgen_futures::JsFuture::from(p).await {
-                    state.try_set(BellState::from_js(&v));
-                }
-            }
+            state.try_set(ring().await);
         });
     };
     move || {
@@ -123,7 +144,7 @@ pub fn watch_endings(
             if ending == Ending::Finished {
                 host.emit(DomEvent::Finished, &detail(&card));
             }
-            if notify {
+            if notify && bell() == BellState::On {
                 tell(&host, &stream, &card, labels.badge(card.badge()));
             }
         }

@@ -1,5 +1,6 @@
 //! A page of cards: what `recent`, the live stream and the widget's server functions answer.
 
+use super::Cap;
 use serde::{Deserialize, Serialize};
 
 /// What a producer says about its item. `stalled` is not a status: it is what the reader
@@ -145,6 +146,25 @@ impl RecentPage {
         self.cards.truncate(cap);
         Some(self)
     }
+}
+
+/// A live stream's `?views=` (`all:8,mine:20`, in place of `filter` and `cap`): one page per
+/// filter, each filter once, each cap judged as every door judges one ([`Cap::clamped`]: brought
+/// into the bounds); else what is wrong with it. A browser's widgets share one stream this way
+/// (public/share.js writes it: app/tests/cases/live.json holds the cases both agree on).
+pub fn views(list: &str) -> Result<Vec<(Filter, u32)>, String> {
+    let mut views: Vec<(Filter, u32)> = Vec::new();
+    for pair in list.split(',') {
+        let (filter, cap) = pair.split_once(':').ok_or_else(|| pair.to_string())?;
+        let filter =
+            Filter::from_wire(filter).ok_or_else(|| format!("{filter} is not all or mine"))?;
+        let cap: u32 = cap.parse().map_err(|_| format!("{cap} is not a number"))?;
+        if views.iter().any(|(f, _)| *f == filter) {
+            return Err("each filter once".into());
+        }
+        views.push((filter, Cap::clamped(cap).get()));
+    }
+    Ok(views)
 }
 
 /// Whose items to show.
