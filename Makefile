@@ -120,7 +120,7 @@ test-e2e: builds e2e-deps
 ## Xvfb): home page, live, <pickup-recent>, a refused stream; no uncaught error, one wasm fetch
 .PHONY: test-engines
 test-engines: builds e2e-deps
-	@$(call timed,test-engines,cd end2end && PICKUP_BIN=$(CURDIR)/$(PICKUP) PICKUP_SITE=$(CURDIR)/dist xvfb-run -a node engines/smoke.mjs)
+	@$(call timed,test-engines,cd end2end && PICKUP_BIN=$(CURDIR)/$(PICKUP) PICKUP_SITE=$(CURDIR)/dist xvfb-run -a node --experimental-detect-module --no-warnings engines/smoke.mjs)
 
 ## bench: every benchmark in one run, written to BENCHMARKS.md and docs/bench/*.svg (~12 min after the builds)
 bench: setup widget e2e-deps

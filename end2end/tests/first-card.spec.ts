@@ -1,5 +1,5 @@
 // The walking skeleton, end to end: empty store → producer API → server function → widget.
-import { test, expect, startPickup, holdWasm } from "./pickup";
+import { test, expect, startPickup, holdWasm, SERVER_FN, livePath, drawingPath } from "./pickup";
 import { HostPage } from "./host";
 
 test("the home page shows the registered items, newest first", async ({ page, pickup }) => {
@@ -55,7 +55,7 @@ test("the first page is asked for while the wasm downloads, and asked for once",
   let asked: () => void;
   const askedFor = new Promise<void>((r) => (asked = r));
   page.on("request", (r) => {
-    if (!r.url().endsWith("/api/recent")) return;
+    if (!r.url().endsWith(SERVER_FN.recent)) return;
     recent.push(r.postData() ?? "");
     asked();
   });
@@ -164,9 +164,9 @@ test("<pickup-recent> on a host page draws its first page, from the shared strea
     expect(await shapeOf(page, el, ["data-live"])).toEqual(drawn);
     // One request for the page and the live updates, the stream's, and one for its drawing; no
     // `recent` call at all.
-    expect(requests.filter((p) => p.endsWith("/live"))).toHaveLength(1);
-    expect(requests.filter((p) => p.endsWith("/drawing"))).toHaveLength(1);
-    expect(requests.filter((p) => p === "/api/recent")).toHaveLength(0);
+    expect(requests.filter((p) => p === livePath("acme"))).toHaveLength(1);
+    expect(requests.filter((p) => p === drawingPath("acme"))).toHaveLength(1);
+    expect(requests.filter((p) => p === SERVER_FN.recent)).toHaveLength(0);
   } finally {
     await server.stop();
     await host.stop();
@@ -192,7 +192,7 @@ for (const way of ["token property", "getToken", "mount()"] as const) {
       host.serve(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Host</title></head><body>${body}</body></html>`);
       const order: string[] = [];
       page.on("request", (r) => { if (r.url().endsWith(".wasm")) order.push("wasm asked"); });
-      page.on("requestfinished", (r) => { if (new URL(r.url()).pathname.endsWith("/drawing")) order.push("drawing in"); });
+      page.on("requestfinished", (r) => { if (new URL(r.url()).pathname === drawingPath("acme")) order.push("drawing in"); });
       const wasm = await holdWasm(page);
       await page.goto(host.origin);
       const widget = page.locator("#w");
@@ -262,9 +262,9 @@ test("an answer that is not the server's drawing is not drawn", async ({ page, p
   const bot = pickup.token("bot", ["acme"], { write: true });
   await pickup.register(bot, "acme", { key: "a", title: "Drawn by the server", status: "running" });
   // A proxy's error page, say: the drawing is the server's HTML or nothing.
-  await page.route("**/drawing?*", (route) => route.fulfill({ contentType: "application/json", body: '{"error":"bad_gateway"}' }));
+  await page.route(`**${drawingPath("acme")}?*`, (route) => route.fulfill({ contentType: "application/json", body: '{"error":"bad_gateway"}' }));
   await page.route("**/*.wasm", () => {}); // never answered: only the page's script draws
-  const answered = page.waitForResponse((r) => new URL(r.url()).pathname.endsWith("/drawing"));
+  const answered = page.waitForResponse((r) => new URL(r.url()).pathname === drawingPath("acme"));
   await page.goto(pickup.home("acme", pickup.token("alice", ["acme"])));
   await answered;
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
