@@ -3,6 +3,7 @@
 //! the tab that holds that widget's shared stream while no tab showing a widget is visible
 //! (public/share.js decides that). Which items ended is `finished::Endings`'s rule.
 
+use super::icon::{icon, BELL, BELL_OFF};
 use super::since::ms;
 use super::stream::Handle;
 use super::widget_state::State;
@@ -112,7 +113,7 @@ pub fn Bell(labels: Arc<Labels>, state: RwSignal<BellState>) -> impl IntoView {
                     title=label
                     on:click=ring
                 >
-                    {move || if state.get() == BellState::On { "🔔" } else { "🔕" }}
+                    {icon(move || if state.get() == BellState::On { BELL } else { BELL_OFF })}
                 </button>
             }
         })

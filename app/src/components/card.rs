@@ -1,3 +1,4 @@
+use super::icon::{icon, DISMISS};
 use crate::contract::link::safe_link;
 use crate::contract::{Card, Since};
 use crate::labels::{fill, Labels};
@@ -261,7 +262,7 @@ fn time_of(
     }
 }
 
-/// "×", named for its item; focus moves on before its card leaves.
+/// The dismiss button (a cross), named for its item; focus moves on before its card leaves.
 fn dismiss_button(
     label: String,
     title: Memo<String>,
@@ -281,7 +282,7 @@ fn dismiss_button(
                 on_dismiss()
             }
         >
-            "×"
+            {icon(DISMISS)}
         </button>
     }
 }
