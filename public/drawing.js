@@ -8,6 +8,17 @@
 // drawn ahead. end2end/tests/first-card.spec.ts fails when the two differ.
 import { DATE_WORDS, TIME_WORDS, drawingPath } from "./contract.js";
 
+/** Draws the first page `asked` stands for (firstRequest in prefetch.js) into `box`, once it is
+ *  in and `answer` (the page's own, when given) is a good one, unless the widget has taken the
+ *  request meanwhile (it deletes `pickupPrefetch`: it draws, or says what failed). Settles
+ *  either way. */
+export function drawAhead(box, asked, answer = Promise.resolve({ ok: true })) {
+  const prefetched = box.pickupPrefetch;
+  return Promise.all([drawing(asked), answer])
+    .then(([drawn, res]) => drawn && res.ok && box.pickupPrefetch === prefetched && box.replaceChildren(drawn))
+    .catch(() => {}); // the widget asks again, and says what failed
+}
+
 /** The drawing of the first page `asked` stands for (firstRequest in prefetch.js), or null when
  *  there is nothing to draw (no cards, or no answer). */
 export async function drawing(asked) {

@@ -10,7 +10,7 @@
 // is the server's, asked for beside the page (drawing.js).
 import { ATTRIBUTE, FILTER, LIVE_EVENT, SHARE as SHARE_KEY } from "./contract.js";
 import { firstRequest } from "./prefetch.js";
-import { drawing } from "./drawing.js";
+import { drawAhead } from "./drawing.js";
 import { before, load } from "./loader.js";
 
 const SHARE = Symbol.for(SHARE_KEY);
@@ -76,17 +76,11 @@ export function early(box, { workspace, token, server, cap, filter = FILTER.all,
   const view = { server: asked.server, ws: workspace, filter, cap: asked.cap, authorization: asked.authorization, signal: stop.signal };
   const viaStream = Promise.race([firstPage(view), patience()]);
   const response = viaStream.catch(() => fetch(asked.url, { method: "POST", headers: asked.headers, body: asked.body }));
-  const prefetched = (box.pickupPrefetch = { url: asked.url, body: asked.body, authorization: asked.authorization, response });
+  box.pickupPrefetch = { url: asked.url, body: asked.body, authorization: asked.authorization, response };
   // Drawn as soon as it is in: the server drew it for this token, so the page is this viewer's,
   // and it needs no other answer (the page by the stream waits for the shared stream's check of
   // the token, one round trip more).
-  const drawn = drawing(asked)
-    .then((drawn) => {
-      // Taken by the widget already (it deletes `pickupPrefetch`): it draws.
-      if (drawn && box.pickupPrefetch === prefetched) box.replaceChildren(drawn);
-    })
-    .catch(() => {}); // the widget asks again, and says what failed
-  before(drawn);
+  before(drawAhead(box, asked));
   // Ended once the first page is in (or given up on): ended sooner, the page would be asked
   // for again.
   return () => viaStream.catch(() => {}).finally(() => stop.abort());

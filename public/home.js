@@ -10,7 +10,7 @@
 // answer, and the drawing.
 import { ATTRIBUTE, FRAGMENT, STORAGE } from "./contract.js";
 import { prefetch } from "./prefetch.js";
-import { drawing } from "./drawing.js";
+import { drawAhead } from "./drawing.js";
 
 const el = document.querySelector(`[${ATTRIBUTE.home}]`);
 try {
@@ -19,7 +19,8 @@ try {
   const asked = el && (el.pickupPrefetch ?? prefetch(el));
   // A host's words or locale are the widget's to apply.
   const plain = el && !el.hasAttribute(ATTRIBUTE.labels) && !el.hasAttribute(ATTRIBUTE.locale);
-  if (asked && plain) draw(el, asked).catch(() => {});
+  // Not drawn over what the widget says when the answer is no page (a token it cannot keep).
+  if (asked && plain) drawAhead(el, asked, asked.response);
 } catch {
   // Only a head start (sessionStorage may be blocked): the widget asks, and says what failed.
 }
@@ -42,11 +43,4 @@ function signIn(el) {
     [ATTRIBUTE.refresh]: param(FRAGMENT.refresh),
   };
   for (const [name, value] of Object.entries(given)) if (value) el.setAttribute(name, value);
-}
-
-async function draw(el, asked) {
-  const [drawn, answer] = await Promise.all([drawing(asked), asked.response]);
-  // Not once the widget has taken the answer (it deletes `pickupPrefetch`): it draws, or says
-  // what failed (a token it could not keep), and a drawing would stand over that.
-  if (drawn && answer.ok && el.pickupPrefetch === asked) el.replaceChildren(drawn);
 }
