@@ -88,6 +88,18 @@ async function device(browser: Browser, permission: string, answer = permission,
   return { context, shown, decided, finished, ids, errors, tab };
 }
 
+/** `run` with a host page's origin and a server that answers it; both stopped after. */
+async function onHost(run: (host: HostPage, pickup: Pickup) => Promise<void>) {
+  const host = await HostPage.start();
+  const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });
+  try {
+    await run(host, pickup);
+  } finally {
+    await pickup.stop();
+    await host.stop();
+  }
+}
+
 const widget = (page: Page, within = "") => page.locator(`${within} section.pickup:not([data-pickup-drawn])`.trim());
 const hide = (page: Page, hidden: boolean) => page.evaluate((h) => (window as any).__hide(h), hidden);
 
@@ -158,9 +170,7 @@ test("granted on the bell's click: one notification for two background tabs, whi
 });
 
 test("a notification's click is the card's: pickup:open first, and a host that routes the item is obeyed", async ({ browser }) => {
-  const host = await HostPage.start();
-  const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });
-  try {
+  await onHost(async (host, pickup) => {
     const alice = pickup.token("alice", ["acme"], { write: true });
     const item = await pickup.register(alice, "acme", { key: "train", title: "Train model", status: "running", url: "/runs/7" });
     host.serve(hostPage(pickup, { alice }));
@@ -182,16 +192,11 @@ test("a notification's click is the card's: pickup:open first, and a host that r
     expect(navigations).toEqual([]);
     expect(d.errors).toEqual([]);
     await d.context.close();
-  } finally {
-    await pickup.stop();
-    await host.stop();
-  }
+  });
 });
 
 test("two viewers in one browser: each item's notification once, from the tab that holds its viewer's stream", async ({ browser }) => {
-  const host = await HostPage.start();
-  const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });
-  try {
+  await onHost(async (host, pickup) => {
     const tokens = { alice: pickup.token("alice", ["acme"], { write: true }), bob: pickup.token("bob", ["acme"], { write: true }) };
     const runs = {
       alice: await pickup.register(tokens.alice, "acme", { key: "a", title: "Alice's run", status: "running" }),
@@ -219,16 +224,11 @@ test("two viewers in one browser: each item's notification once, from the tab th
     expect(d.ids().sort()).toEqual([runs.alice.id, runs.alice.id, runs.bob.id, runs.bob.id].sort());
     expect(d.errors).toEqual([]);
     await d.context.close();
-  } finally {
-    await pickup.stop();
-    await host.stop();
-  }
+  });
 });
 
 test("the bell is per widget: one without it rests while its tab is hidden and asks for no notification", async ({ browser }) => {
-  const host = await HostPage.start();
-  const pickup = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });
-  try {
+  await onHost(async (host, pickup) => {
     const alice = pickup.token("alice", ["acme"], { write: true });
     const item = await pickup.register(alice, "acme", { key: "etl", title: "ETL", status: "running" });
     // Two widgets of one viewer; the bell is on in this browser, shown by one of them only.
@@ -249,10 +249,7 @@ test("the bell is per widget: one without it rests while its tab is hidden and a
     expect(d.decided).toHaveLength(1);
     expect(d.errors).toEqual([]);
     await d.context.close();
-  } finally {
-    await pickup.stop();
-    await host.stop();
-  }
+  });
 });
 
 /** Every file under `dir`. */
