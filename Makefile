@@ -7,7 +7,7 @@ PICKUP     := target/debug/pickup
 WIDGET_SRC := $(shell find app/src style public -type f) app/Cargo.toml index.html Cargo.lock Cargo.toml
 SERVER_SRC := $(shell find server/src app/src -type f) server/Cargo.toml app/Cargo.toml Cargo.lock
 
-.PHONY: setup widget server run dev test test-rust test-e2e e2e-deps bench fmt lint clean
+.PHONY: setup widget server run dev test test-rust test-js test-e2e e2e-deps bench fmt lint clean
 
 ## setup: build tools (wasm32 std, wasm-bindgen-cli, wasm-opt, esbuild)
 setup:
@@ -54,7 +54,7 @@ dev: setup server .dev-secret | $(TRUNK)
 # while the Rust tests and the emulator tests run (they mostly wait on processes and sockets).
 test: deps
 	@$(MAKE) --no-print-directory -j2 test-build test-tools
-	@$(MAKE) --no-print-directory -j3 test-rust test-widget test-backends
+	@$(MAKE) --no-print-directory -j3 test-rust test-js test-widget test-backends
 	@$(MAKE) --no-print-directory test-e2e
 	@$(MAKE) --no-print-directory test-engines
 
@@ -86,6 +86,12 @@ test-rust: setup deps
 	+@set -o pipefail; $(call timed,test-rust,cargo test --workspace --no-fail-fast -- --skip azure:: --skip s3:: 2>&1 | ./scripts/test-summary.sh test-rust)
 	@echo "test-rust: the filtered out are azure::* and s3::*: make test-backends runs them on Azurite and moto"
 
+## test-js: the shared tables of cases (app/tests/cases/*.json) against the shipped JavaScript
+## that keeps part of a Rust rule (app/tests/cases.rs runs them against the Rust, in test-rust);
+## Node's own runner, no npm package, under a second
+test-js:
+	@$(call timed,test-js,node --experimental-detect-module --no-warnings --test app/tests/cases.test.mjs)
+
 ## test-backends: the marker index on real object stores (Azurite for Azure Blob, moto for S3,
 ## on free 127.0.0.1 ports; the local file system too) and two `pickup serve` on one shared store
 .PHONY: test-backends
@@ -114,7 +120,7 @@ test-e2e: builds e2e-deps
 ## Xvfb): home page, live, <pickup-recent>, a refused stream; no uncaught error, one wasm fetch
 .PHONY: test-engines
 test-engines: builds e2e-deps
-	@$(call timed,test-engines,cd end2end && PICKUP_BIN=$(CURDIR)/$(PICKUP) PICKUP_SITE=$(CURDIR)/dist xvfb-run -a node engines/smoke.mjs)
+	@$(call timed,test-engines,cd end2end && PICKUP_BIN=$(CURDIR)/$(PICKUP) PICKUP_SITE=$(CURDIR)/dist xvfb-run -a node --experimental-detect-module --no-warnings engines/smoke.mjs)
 
 ## bench: every benchmark in one run, written to BENCHMARKS.md and docs/bench/*.svg (~12 min after the builds)
 bench: setup widget e2e-deps

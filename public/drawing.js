@@ -2,11 +2,22 @@
 // (home.js) and by <pickup-recent> (early.js). The server draws it with the widget's own
 // components (app/src/components/drawing.rs), so it is the widget's markup, labels and links;
 // the browser adds only what the server cannot know: each time in the viewer's words (the
-// server leaves the unit and count in `data-ago`), and that the buttons answer nothing yet
-// (they are disabled). The widget keeps the drawing in front of itself until it has drawn its
+// server leaves the unit and count in `data-ago`, and the words' options are the widget's,
+// from contract.js), and that the buttons answer nothing yet (they are disabled). The widget keeps the drawing in front of itself until it has drawn its
 // own page, then removes it (app/src/mount.rs). A widget with a host's labels or locale is not
 // drawn ahead. end2end/tests/first-card.spec.ts fails when the two differ.
 import { DATE_WORDS, TIME_WORDS, drawingPath } from "./contract.js";
+
+/** Draws the first page `asked` stands for (firstRequest in prefetch.js) into `box`, once it is
+ *  in and `answer` (the page's own, when given) is a good one, unless the widget has taken the
+ *  request meanwhile (it deletes `pickupPrefetch`: it draws, or says what failed). Settles
+ *  either way. */
+export function drawAhead(box, asked, answer = Promise.resolve({ ok: true })) {
+  const prefetched = box.pickupPrefetch;
+  return Promise.all([drawing(asked), answer])
+    .then(([drawn, res]) => drawn && res.ok && box.pickupPrefetch === prefetched && box.replaceChildren(drawn))
+    .catch(() => {}); // the widget asks again, and says what failed
+}
 
 /** The drawing of the first page `asked` stands for (firstRequest in prefetch.js), or null when
  *  there is nothing to draw (no cards, or no answer). */
@@ -21,9 +32,6 @@ export async function drawing(asked) {
   template.innerHTML = await res.text();
   const drawn = template.content.firstElementChild;
   if (!drawn) return null;
-  // The server draws no style attribute (the site's CSP allows none): each progress bar's fill
-  // is as wide as the bar's value, through the CSSOM, as the widget sets it.
-  for (const bar of drawn.querySelectorAll("[role=progressbar]")) bar.firstElementChild.style.width = `${bar.ariaValueNow}%`;
   for (const b of drawn.querySelectorAll("button")) b.disabled = true;
   const times = new Intl.RelativeTimeFormat([], TIME_WORDS);
   const dates = new Intl.DateTimeFormat([times.resolvedOptions().locale], DATE_WORDS);

@@ -3,7 +3,7 @@
 // glue is kept on the global object under the glue's own URL. The build writes the
 // content-hashed names into the three marked strings below.
 import { SHARE } from "./contract.js";
-import { bell, live, notify, ring } from "./share.js";
+import { live, notify } from "./share.js";
 
 const GLUE = "./app.js";
 const WASM = "app_bg.wasm";
@@ -19,7 +19,7 @@ const key = Symbol.for(`pickup:${new URL(GLUE, here).href}`);
 // Added to what another Pickup's bundle (another server, another version) may have installed;
 // its notifications only with its streams, whose holders they ask.
 const share = (globalThis[Symbol.for(SHARE)] ??= {});
-if (!share.live) Object.assign(share, { live, notify, bell, ring });
+if (!share.live) Object.assign(share, { live, notify });
 
 // First pages asked for ahead of the wasm (early.js), which its download waits for: on a slow
 // link the two share the bandwidth, and the 100 KB of wasm would hold back the few KB the viewer

@@ -11,8 +11,8 @@
 // options one to one; docs/EMBEDDING.md, lists them. Its pickup:* events are composed,
 // so they reach the element and bubble on from it.
 import { ATTRIBUTE, DOM_EVENT, ELEMENT_ATTRIBUTES as ATTRIBUTES } from "./contract.js";
-import { load, cssUrl } from "./loader.js";
-import { ahead } from "./early.js";
+import { cssUrl } from "./loader.js";
+import { mount } from "./early.js";
 
 export class PickupRecent extends HTMLElement {
   // `token` as an attribute too, for a page that sets nothing but attributes (server-rendered);
@@ -26,7 +26,6 @@ export class PickupRecent extends HTMLElement {
   /** What the mounted widget was given (everything but the token, which it takes live). */
   #mountedWith = null;
   #syncing = false;
-  #run = 0;
 
   constructor() {
     super();
@@ -87,8 +86,8 @@ export class PickupRecent extends HTMLElement {
   }
 
   #tokenChanged() {
-    // A mounted widget takes a new token at once (its element's data-pickup-token is observed),
-    // without being mounted again.
+    // A widget takes a new token at once (its element's data-pickup-token is observed once it
+    // is mounted, and read as it mounts), without being mounted again.
     const token = this.#currentToken();
     if (this.#handle && token) this.#box.setAttribute(ATTRIBUTE.token, token);
     else this.#schedule();
@@ -116,45 +115,21 @@ export class PickupRecent extends HTMLElement {
     });
   }
 
-  async #sync() {
-    let options = this.#options();
+  #sync() {
+    const options = this.#options();
     const given = options && JSON.stringify({ ...options, getToken: !!options.getToken, token: undefined });
     if (this.#handle && this.isConnected && given === this.#mountedWith) return;
-    const run = ++this.#run;
     this.#handle?.unmount();
     this.#handle = this.#mountedWith = null;
     this.#box.replaceChildren();
+    this.#box.removeAttribute(ATTRIBUTE.token);
     // An earlier run's first page is not this one's to draw (a late drawing would fill a box
     // no widget takes over).
     delete this.#box.pickupPrefetch;
     // Waits for what it needs: connected, a workspace, and a token or a getToken.
     if (!this.isConnected || !options) return;
-    // The first page, asked for (and drawn) while the wasm downloads: early.js.
-    // (With getToken it is asked for once the token is in, unless the widget is there by then.)
-    const first = ahead(this.#box, options, () => run === this.#run && !this.#handle);
-    options = first.options;
-    let glue;
-    try {
-      glue = await load();
-    } catch (e) {
-      first.end.then((end) => end?.());
-      delete this.#box.pickupPrefetch; // nor draw one that comes later
-      this.#box.replaceChildren(); // no widget will take over the drawing
-      this.#fail("the widget's code could not be loaded", e);
-      return;
-    }
-    // Changed or removed meanwhile: that run mounts.
-    if (run !== this.#run) return void first.end.then((end) => end?.());
-    try {
-      this.#box.removeAttribute(ATTRIBUTE.token);
-      this.#handle = glue.mount(this.#box, options);
-      this.#mountedWith = given;
-    } catch (e) {
-      this.#fail(typeof e === "string" ? e : "the widget could not start", e);
-    }
-    // Kept until the widget's own stream has joined the shared one (it opens as the widget
-    // starts, in this task's microtasks), so the shared stream is not closed and opened again.
-    first.end.then((end) => end && setTimeout(end));
+    this.#handle = mount(this.#box, options, (message, cause) => this.#fail(message, cause));
+    this.#mountedWith = given;
   }
 
   #options() {
@@ -193,13 +168,16 @@ for (const name of ATTRIBUTES.filter((a) => a !== "refresh" && a !== "notify")) 
   });
 }
 
-// `notify` is a boolean attribute: present (and not "false") shows the bell.
+// `notify` is a boolean attribute, by the widget's rule (Notify::is_on in
+// app/src/contract/element.rs; app/tests/cases/notify.json holds the cases both answer alike):
+// present (and not "false") shows the bell.
+export const notifyOn = (value) => value != null && value !== false && value !== "false";
 Object.defineProperty(PickupRecent.prototype, "notify", {
   get() {
-    return this.hasAttribute("notify") && this.getAttribute("notify") !== "false";
+    return notifyOn(this.getAttribute("notify"));
   },
   set(value) {
-    this.toggleAttribute("notify", !!value && value !== "false");
+    this.toggleAttribute("notify", notifyOn(value));
   },
   configurable: true,
 });

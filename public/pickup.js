@@ -13,7 +13,7 @@ import { ATTRIBUTE } from "./contract.js";
 import { prefetch } from "./prefetch.js";
 import { load, cssName, cssUrl } from "./loader.js";
 import { PickupRecent } from "./pickup-element.js";
-import { ahead } from "./early.js";
+import { mount as mountAhead } from "./early.js";
 
 // The stylesheet for widgets in the page's own DOM (data- attributes, mount()), linked only
 // for them: the element links it in its shadow root, and a page with elements alone gets none
@@ -31,13 +31,7 @@ if (document.querySelector(`[${ATTRIBUTE.workspace}]`)) linkStylesheet();
 if (!customElements.get("pickup-recent")) customElements.define("pickup-recent", PickupRecent);
 // Each widget's first page of cards is asked for now, beside the wasm's download rather than
 // after it (prefetch.js), unless the page's own inline script asked already (the home page).
-for (const el of document.querySelectorAll(`[${ATTRIBUTE.workspace}]`)) {
-  try {
-    if (!el.pickupPrefetch) prefetch(el);
-  } catch {
-    // Only a head start (sessionStorage may be blocked): the widget asks, and says what failed.
-  }
-}
+for (const el of document.querySelectorAll(`[${ATTRIBUTE.workspace}]`)) if (!el.pickupPrefetch) prefetch(el);
 // The glue's init runs the widget's start function, which mounts into every
 // [data-pickup-workspace]. Not awaited here: a module that imports this one runs at once, and
 // the wasm loads behind it (no top-level await holds the host).
@@ -49,38 +43,10 @@ glue.catch(() => {
   for (const drawing of document.querySelectorAll(`[${ATTRIBUTE.drawn}]`)) drawing.remove();
 });
 
-/** `mount(element, options)`: docs/EMBEDDING.md. It answers at once: the widget mounts as soon
- *  as the wasm is in (at once when it is), and `refresh()` before then waits for it. A mistake
- *  in the options is said on the console when the widget reads them. */
+/** `mount(element, options)`: docs/EMBEDDING.md. It answers at once; a mistake in the options is
+ *  said on the console when the widget reads them. */
 export function mount(element, options) {
   linkStylesheet();
-  let widget = null;
-  let unmounted = false;
-  // The first page, asked for (and drawn) while the wasm downloads, as <pickup-recent> does.
-  // (With getToken it is asked for once the token is in, unless the widget is there by then.)
-  const first = ahead(element, options ?? {}, () => !unmounted && !widget);
-  const mounted = glue.then((g) => {
-    if (!unmounted) widget = g.mount(element, first.options);
-    // Kept until the widget's own stream has joined the shared one, as the element does.
-    first.end.then((end) => end && setTimeout(end));
-  });
-  mounted.catch((e) => console.error(e));
-  return {
-    unmount() {
-      unmounted = true;
-      if (!widget) {
-        // Nor is a first page drawn, or left drawn, for a widget that will not come.
-        first.end.then((end) => end?.());
-        delete element.pickupPrefetch;
-        element.querySelector(`[${ATTRIBUTE.drawn}]`)?.remove();
-      }
-      widget?.unmount();
-      widget = null;
-    },
-    refresh() {
-      if (widget) widget.refresh();
-      else mounted.then(() => widget?.refresh(), () => {});
-    },
-  };
+  return mountAhead(element, options ?? {}, (_, cause) => console.error(cause));
 }
 export { PickupRecent };

@@ -1,46 +1,43 @@
 // One live stream per browser, not per widget or tab (loader.js installs it; the wasm's stream
-// loop, app/src/components/stream.rs, calls `live` below for its stream, and takes its events
-// as data: server-sent events are parsed here, once, by `events`). Over
-// HTTP/1 a browser opens six connections to a server in all; a stream per tab left the seventh
-// tab with nothing, not even its polls.
+// loop, app/src/components/stream.rs, asks `live` for its view, as data, and takes its events
+// as data: server-sent events are parsed here, once, by `sse`). Over HTTP/1 a browser opens six
+// connections to a server in all; a stream per tab left the seventh tab with nothing, not even
+// its polls.
 //
 // The widgets that watch one server and workspace as one viewer form a group. In each group
 // one tab holds the stream (the Web Locks API chooses it; when that tab closes, or has no widget
-// left, the next tab waiting takes over) and opens it with every page any tab's widgets want
+// left, the next tab waiting takes over) and opens it with every view any tab's widgets want
 // (`?views=all:8,mine:20`: one per filter, at the largest cap asked). It tells the other tabs
-// what it reads through a BroadcastChannel. Each tab cuts the pages down to its widgets' caps
-// and hands each widget a feed of its own page's events, as the server would have sent them; so
-// the widget's loop (back-off, renewal, polling while not live) is the same whether or not it
-// holds the stream.
+// what it reads through a BroadcastChannel. Each tab hands each of its widgets the pages of the
+// widget's own filter with at least its cap (`serves`); the widget cuts them to its cap
+// (RecentPage::for_view), so its loop (back-off, renewal, polling while not live, its token's
+// end) is the same whether or not its tab holds the stream.
 //
 // Without Web Locks (not a secure context) each tab holds its own; without BroadcastChannel
-// too, the widgets of one page still share one.
+// too, the widgets of one page still share one. app/tests/cases/live.json holds the cases that
+// `union`, `query`, `serves` and `sse` answer as the Rust code does (app/tests/cases.test.mjs).
 
-import { FILTER, HEADER, LIVE_EVENT, LIVE_PATTERN as LIVE, recentPath } from "./contract.js";
+import { HEADER, LIVE_EVENT, livePath, recentPath } from "./contract.js";
 
 const TAB = Math.random().toString(36).slice(2);
 const groups = new Map();
 
-/** A widget's live stream at `url` (its `init`: the Authorization header, the abort signal):
- *  resolves to a `Feed` of its events, or of none with the refusal's status. */
-export function live(url, init = {}) {
+/** A widget's live stream of `view` (`{server, ws, filter, cap, authorization, signal}`):
+ *  resolves to `{status}` for a refusal, or to `{status: 200, events, holds}`: a ReadableStream
+ *  of its events (`{name, data}`, `data` parsed for a page, `name` undefined for a keep-alive)
+ *  and whether this tab holds the stream (and shows its notifications). */
+export function live(view) {
   watchVisibility();
-  const u = new URL(url, location.href);
-  const ws = LIVE.exec(u.pathname)?.[1];
-  const filter = u.searchParams.get("filter") ?? FILTER.all;
-  const cap = Number(u.searchParams.get("cap"));
-  if (!ws || !Number.isInteger(cap) || cap < 1 || u.searchParams.has("views")) return fetch(url, init).then(Feed.of);
-  const authorization = new Headers(init.headers).get("Authorization") ?? "";
-  const stream = `${u.origin}${u.pathname}`;
-  const recent = `${u.origin}${recentPath(decodeURIComponent(ws))}`;
-  return check(recent, authorization, init.signal).then((taken) => {
-    if (taken.refused) return Feed.refused(taken.refused);
+  const { server = "", ws, filter, cap, authorization, signal } = view;
+  const stream = new URL(`${server}${livePath(ws)}`, location.href).href;
+  return check(`${server}${recentPath(ws)}`, authorization, signal).then((taken) => {
+    if (taken.refused) return { status: taken.refused };
     // A server that does not say whom it took the token for: this widget's stream is its own.
-    if (!taken.viewer) return fetch(url, init).then(Feed.of);
+    if (!taken.viewer) return own(`${stream}?filter=${filter}&cap=${cap}`, authorization, signal);
     const key = `${stream}|${taken.viewer}`;
     let group = groups.get(key);
     if (!group) groups.set(key, (group = new Group(key, stream)));
-    return group.open({ filter, cap, authorization, expires: taken.expires, signal: init.signal });
+    return group.open({ filter, cap, authorization, signal });
   });
 }
 
@@ -49,21 +46,17 @@ const checked = new Map();
 
 /** Whether the server takes this tab's own token, asked once per token: a tab is shown the
  *  group's pages (which another tab's token opened) only with a token the server would have
- *  opened its stream for. `{viewer, expires}`: whom the server took it for (the group is that
- *  viewer's tabs), and when it expires (ms); or `{refused}`, the refusal's status (401, 403,
- *  503, …), which the widget then handles as it would its own stream's. The server says both,
- *  having verified the token: nothing here reads the token itself. */
+ *  opened its stream for. `{viewer}`: whom the server took it for (the group is that viewer's
+ *  tabs); or `{refused}`, the refusal's status (401, 403, 503, …), which the widget then handles
+ *  as it would its own stream's. The server says it, having verified the token. */
 function check(recent, authorization, signal) {
   const key = `${recent}|${authorization}`;
   let asked = checked.get(key);
   if (!asked) {
-    asked = fetch(`${recent}?cap=1`, { headers: { Authorization: authorization } })
-      .then(async (res) => {
-        await res.arrayBuffer(); // read: a body left unread keeps its connection
-        if (!res.ok) return { refused: res.status };
-        const expires = Number(res.headers.get(HEADER.tokenExpires)) * 1000;
-        return { viewer: res.headers.get(HEADER.viewer), expires: expires > 0 ? expires : Infinity };
-      });
+    asked = fetch(`${recent}?cap=1`, { headers: { Authorization: authorization } }).then(async (res) => {
+      await res.arrayBuffer(); // read: a body left unread keeps its connection
+      return res.ok ? { viewer: res.headers.get(HEADER.viewer) } : { refused: res.status };
+    });
     checked.set(key, asked);
     // Not an answer (the server unreachable, or busy): the next stream asks again.
     asked.then(({ refused }) => refused && refused !== 401 && refused !== 403 && checked.delete(key), () => checked.delete(key));
@@ -78,78 +71,49 @@ const aborted = (signal) =>
     else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
   });
 
-/** `all:8,mine:20` from the views wanted: per filter, the largest cap. */
-function union(views) {
-  const caps = new Map();
-  for (const { filter, cap } of views) caps.set(filter, Math.max(cap, caps.get(filter) ?? 0));
-  return [...caps].sort().map(([f, c]) => `${f}:${c}`).join(",");
+/** The views a stream is opened with for the views wanted: per filter, the largest cap. */
+export function union(wanted) {
+  const caps = {};
+  for (const { filter, cap } of wanted) caps[filter] = Math.max(cap, caps[filter] ?? 0);
+  return Object.keys(caps).sort().map((filter) => ({ filter, cap: caps[filter] }));
 }
-const covers = (have, { filter, cap }) => have.split(",").some((v) => {
-  const [f, c] = v.split(":");
-  return f === filter && Number(c) >= cap;
-});
+/** Views as the stream's `?views=` writes them. */
+export const query = (views) => views.map(({ filter, cap }) => `${filter}:${cap}`).join(",");
 
-/** A widget's stream, as data: its `status` (200, or the refusal's), then its events one by one
- *  from `next()`: `{name, data}`, `data` parsed for a page (an object) and `name` undefined for a
- *  keep-alive; null once it ended, and a rejection when it was cut off. */
-export class Feed {
-  #queue = [];
-  #ended = null; // {error} once ended
-  #wake = null;
+/** Whether a page of the shared stream (or a view of it: both name a filter and a cap) serves
+ *  a widget's view. */
+export const serves = (page, { filter, cap }) => page?.filter === filter && page.cap >= cap;
+const covers = (views, view) => views.some((v) => serves(v, view));
 
-  constructor(status, onCancel = () => {}) {
-    this.status = status;
-    this.cancel = onCancel;
+/** A stream this widget has to itself (no group shares it). */
+async function own(url, authorization, signal) {
+  const res = await fetch(url, { headers: { Authorization: authorization }, signal });
+  if (res.status !== 200) {
+    res.body?.cancel().catch(() => {});
+    return { status: res.status };
   }
+  return { status: 200, events: res.body.pipeThrough(new TextDecoderStream()).pipeThrough(sse()), holds: () => true };
+}
 
-  /** A refusal: a status and no events. */
-  static refused(status) {
-    const feed = new Feed(status);
-    feed.end();
-    return feed;
-  }
-
-  /** The feed of a stream the browser fetched itself (one no group shares). */
-  static of(res) {
-    if (res.status !== 200) {
-      res.body?.cancel().catch(() => {});
-      return Feed.refused(res.status);
-    }
-    const reader = res.body.getReader();
-    const feed = new Feed(200, () => reader.cancel().catch(() => {}));
-    (async () => {
-      for await (const { name, data } of events(reader)) feed.push(name, name === LIVE_EVENT.page ? parsed(data) : data);
-      feed.end();
-    })().catch((e) => feed.end(e));
-    return feed;
-  }
-
-  push(name, data) {
-    if (this.#ended) return;
-    this.#queue.push({ name, data });
-    this.#wake?.();
-  }
-
-  end(error) {
-    if (this.#ended) return;
-    this.#ended = { error };
-    this.#wake?.();
-  }
-
-  async next() {
-    for (;;) {
-      if (this.#queue.length) return this.#queue.shift();
-      if (this.#ended) {
-        if (this.#ended.error) throw this.#ended.error;
-        return null;
+/** Server-sent events as text comes, as `{name, data}`: `name` undefined for a comment (a
+ *  keep-alive), a page's `data` parsed (null when it is not JSON: the widget then polls, which
+ *  says why). Pickup's events have one data line. */
+export function sse() {
+  let text = "";
+  return new TransformStream({
+    transform(chunk, out) {
+      text += chunk;
+      for (let at; (at = text.indexOf("\n\n")) >= 0; ) {
+        const block = text.slice(0, at);
+        text = text.slice(at + 2);
+        const name = /^event:\s*(.*)$/m.exec(block)?.[1].trim();
+        const data = /^data:\s*(.*)$/m.exec(block)?.[1] ?? "";
+        out.enqueue({ name, data: name === LIVE_EVENT.page ? parsed(data) : data });
       }
-      await new Promise((wake) => (this.#wake = wake));
-      this.#wake = null;
-    }
-  }
+    },
+  });
 }
 
-/** A page event's data, or null when it is not JSON (the widget then polls, which says why). */
 function parsed(data) {
   try {
     return JSON.parse(data);
@@ -159,10 +123,10 @@ function parsed(data) {
 }
 
 class Group {
-  subs = new Set(); // this tab's widgets' streams: {filter, cap, authorization, resolve, reject, out: Feed}
-  pages = new Map(); // filter → the newest page event's data, parsed ({filter, cap, cards, …})
+  subs = new Set(); // this tab's widgets' streams: {filter, cap, resolve, reject, out}
+  pages = new Map(); // filter → the newest page event
   remote = new Map(); // holder only: tab → the views its widgets want
-  upstream = null; // holder only: {abort, views, open}
+  upstream = null; // holder only: {abort, views, asked (their query), open}
   holding = false;
   release = null;
   authorization = "";
@@ -189,10 +153,10 @@ class Group {
     }
   }
 
-  open({ filter, cap, authorization, expires, signal }) {
+  open({ filter, cap, authorization, signal }) {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
-      const sub = { filter, cap, authorization, expires, resolve, reject, out: null, timer: null };
+      const sub = { filter, cap, resolve, reject, out: null };
       signal?.addEventListener("abort", () => this.drop(sub, signal.reason), { once: true });
       this.subs.add(sub);
       this.authorization = authorization;
@@ -211,33 +175,24 @@ class Group {
     return [...this.subs].map(({ filter, cap }) => ({ filter, cap }));
   }
 
-  /** Hands `sub` its stream (status 200), and its page at once when this tab has it. */
+  /** Hands `sub` its stream, with its page at once when this tab has it. */
   start(sub) {
-    // Its token's own end (the holder's stream goes on with the holder's token): as the server
-    // ends a stream at `exp`, so the widget renews it. Only ever earlier than the server would.
-    const left = sub.expires - Date.now();
-    if (left < 2 ** 31) {
-      sub.timer = setTimeout(() => {
-        this.send(sub, LIVE_EVENT.unauthenticated, {});
-        this.drop(sub);
-      }, Math.max(0, left));
-    }
-    sub.out = new Feed(200, () => this.drop(sub));
-    sub.resolve(sub.out);
+    const events = new ReadableStream({ start: (out) => (sub.out = out), cancel: () => this.drop(sub) });
+    sub.resolve({ status: 200, events, holds: () => this.holding && !this.left });
     const page = this.pages.get(sub.filter);
-    if (page && page.cap >= sub.cap) this.send(sub, LIVE_EVENT.page, cut(page, sub.cap));
-  }
-
-  send(sub, name, data) {
-    sub.out.push(name, data);
+    if (serves(page?.data, sub)) sub.out.enqueue(page);
   }
 
   /** Ends `sub`'s stream (or its wait for one) and leaves the group when it was the last. */
   drop(sub, reason) {
     if (!this.subs.delete(sub)) return;
-    clearTimeout(sub.timer);
-    if (sub.out) sub.out.end(reason);
-    else sub.reject(reason ?? new Error("the stream ended"));
+    try {
+      if (!sub.out) sub.reject(reason ?? new Error("the stream ended"));
+      else if (reason) sub.out.error(reason);
+      else sub.out.close();
+    } catch {
+      // cancelled by its reader already
+    }
     if (this.subs.size === 0) this.leave();
   }
 
@@ -282,16 +237,14 @@ class Group {
 
   async connect() {
     const views = union([...this.views(), ...[...this.remote.values()].flat()]);
-    if (!views || (this.upstream && this.upstream.views === views)) return;
+    const asked = query(views);
+    if (!asked || this.upstream?.asked === asked) return;
     this.upstream?.abort.abort();
-    const up = (this.upstream = { abort: new AbortController(), views, open: false });
+    const up = (this.upstream = { abort: new AbortController(), views, asked, open: false });
     const current = () => this.upstream === up;
     let res;
     try {
-      res = await fetch(`${this.url}?views=${views}`, {
-        headers: { Authorization: this.authorization },
-        signal: up.abort.signal,
-      });
+      res = await fetch(`${this.url}?views=${asked}`, { headers: { Authorization: this.authorization }, signal: up.abort.signal });
     } catch (e) {
       if (current()) this.ended(e);
       return;
@@ -303,17 +256,12 @@ class Group {
       if (!current()) return;
       this.upstream = null;
       for (const sub of [...this.subs]) {
-        if (sub.out) {
-          // Its stream was open already: a refused token is said as the server says it on an
-          // open stream, so the widget renews it; any other refusal ends the stream, and the
-          // widget's next try is answered with the refusal itself.
-          if (res.status === 401) this.send(sub, LIVE_EVENT.unauthenticated, {});
-          this.drop(sub);
-        } else {
-          this.subs.delete(sub);
-          clearTimeout(sub.timer);
-          sub.resolve(Feed.refused(res.status));
-        }
+        // A widget whose stream was open already is told a refused token as the server tells
+        // it on an open stream, so it renews it; any other refusal ends its stream, and its
+        // next try is answered with the refusal itself.
+        if (sub.out && res.status === 401) sub.out.enqueue({ name: LIVE_EVENT.unauthenticated, data: "{}" });
+        if (sub.out) this.drop(sub);
+        else this.subs.delete(sub) && sub.resolve({ status: res.status });
       }
       if (this.subs.size === 0) this.leave();
       return;
@@ -321,7 +269,12 @@ class Group {
     up.open = true;
     for (const sub of this.subs) if (!sub.out) this.start(sub);
     try {
-      await this.read(res.body.getReader(), current);
+      const reader = res.body.pipeThrough(new TextDecoderStream()).pipeThrough(sse()).getReader();
+      for (let read; current() && !(read = await reader.read()).done; ) {
+        // The token's end is this tab's own (the others' tokens may hold): not told to them.
+        if (read.value.name !== LIVE_EVENT.unauthenticated) this.post({ t: "event", event: read.value });
+        this.deliver(read.value);
+      }
     } catch {
       // cut off: as below
     }
@@ -334,114 +287,33 @@ class Group {
     for (const sub of [...this.subs]) this.drop(sub, sub.out ? undefined : reason);
   }
 
-  async read(reader, current) {
-    for await (const { name, data } of events(reader)) {
-      if (!current()) return;
-      if (!name) {
-        this.beat();
-        this.post({ t: "beat" });
-        continue;
-      }
-      // The token's end is this tab's own (the others' tokens may hold): not told to them.
-      if (name !== LIVE_EVENT.unauthenticated) this.post({ t: "event", name, data });
-      this.deliver(name, data);
-    }
-  }
-
-  beat() {
-    for (const sub of this.subs) if (sub.out) sub.out.push(undefined, "");
-  }
-
-  /** An event of the stream, to this tab's widgets: a page, cut to each one's cap. */
-  deliver(name, data) {
-    if (name !== LIVE_EVENT.page) {
-      for (const sub of [...this.subs]) if (sub.out) this.send(sub, name, data);
-      return;
-    }
-    const page = parsed(data);
-    if (!page) return;
-    this.pages.set(page.filter, page);
-    for (const sub of [...this.subs]) {
-      if (sub.out && sub.filter === page.filter && page.cap >= sub.cap) this.send(sub, LIVE_EVENT.page, cut(page, sub.cap));
-    }
+  /** An event of the stream, to this tab's widgets: a page to those it serves. */
+  deliver(event) {
+    const page = event.name === LIVE_EVENT.page && event.data;
+    if (page) this.pages.set(page.filter, event);
+    for (const sub of this.subs) if (sub.out && (!page || serves(page, sub))) sub.out.enqueue(event);
   }
 
   /** What another tab of this group said. */
   heard(m) {
-    if (m.t === "event" && !this.holding) this.deliver(m.name, m.data);
-    else if (m.t === "beat" && !this.holding) this.beat();
+    if (m.t === "event" && !this.holding) this.deliver(m.event);
     else if (m.t === "hello" && !this.holding) this.post({ t: "want", tab: TAB, views: this.views() });
     else if (m.t === "want" && this.holding) {
       this.remote.set(m.tab, m.views);
       if (!this.upstream?.open || m.views.some((v) => !covers(this.upstream.views, v))) this.connectSoon();
       // A tab that just joined gets the pages at once, not at the next change.
-      else for (const page of this.pages.values()) this.post({ t: "event", name: LIVE_EVENT.page, data: JSON.stringify(page) });
+      else for (const event of this.pages.values()) this.post({ t: "event", event });
     } else if (m.t === "bye") this.remote.delete(m.tab);
   }
 }
 
-/** A stream's server-sent events as they come: `{name, data}`, `name` undefined for a comment
- *  (a keep-alive). Pickup's events have one data line. */
-export async function* events(reader) {
-  const decoder = new TextDecoder();
-  let text = "";
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return;
-    text += decoder.decode(value, { stream: true });
-    let at;
-    while ((at = text.indexOf("\n\n")) >= 0) {
-      const block = text.slice(0, at);
-      text = text.slice(at + 2);
-      const name = /^event:\s*(.*)$/m.exec(block)?.[1].trim();
-      yield { name, data: /^data:\s*(.*)$/m.exec(block)?.[1] ?? "" };
-    }
-  }
-}
+// Notifications: the word when one of the viewer's own items ends while no tab showing a widget
+// is visible. The wasm decides which items ended (app/src/finished.rs), in each widget that
+// shows the bell while it is on (app/src/components/bell.rs keeps the opt-in); the tab holding
+// that widget's stream shows it, so the browser shows one however many tabs are open (and the
+// item id as `tag` folds repeats, when there are no Web Locks and each tab holds its own).
 
-/** A page of the shared stream, as a stream of `cap` cards would have sent it: the same first
- *  cards (server/tests/scenarios/marker_index.rs checks that a smaller cap gives a prefix). Its `more` can
- *  be the surer one: the server's page of `cap` says "there may be more" when it did not look
- *  further, and the larger page did. */
-function cut({ filter, cap: _, ...page }, cap) {
-  const cards = page.cards.slice(0, cap);
-  return { ...page, cards, more: page.more || page.cards.length > cap };
-}
-
-// Notifications: the bell (this browser's opt-in, asked on the viewer's click, never on load)
-// and the word when one of the viewer's own items ends while no tab showing a widget is
-// visible. The widget's wasm decides which items ended (app/src/finished.rs) in every tab; the
-// tab holding the group's stream is the one that shows it, so the browser shows one however
-// many tabs are open (and the item id as `tag` folds repeats, when there are no Web Locks and
-// each tab holds its own).
-
-const BELL = "pickup.notify";
 const VISIBLE = "pickup-visible:";
-
-/** The bell: "on" (opted in, permission granted), "off", "denied" (the browser refuses), or
- *  "unsupported" (no Notification API, or storage blocked). */
-export function bell() {
-  if (!globalThis.Notification) return "unsupported";
-  if (Notification.permission === "denied") return "denied";
-  try {
-    return Notification.permission === "granted" && localStorage.getItem(BELL) === "on" ? "on" : "off";
-  } catch {
-    return "unsupported";
-  }
-}
-
-/** The viewer's click on the bell: on (asking the browser's permission if it was never
- *  given) or off. Resolves to the bell as it is then. */
-export async function ring() {
-  if (bell() === "on") {
-    localStorage.removeItem(BELL);
-    return bell();
-  }
-  if (!globalThis.Notification || Notification.permission === "denied") return bell();
-  const permission = Notification.permission === "granted" ? "granted" : await Notification.requestPermission();
-  if (permission === "granted") localStorage.setItem(BELL, "on");
-  return bell();
-}
 
 /** Tells the browser this tab shows widgets while it is visible: a Web Lock of its own held
  *  while visible, which the holder of a stream finds with `navigator.locks.query()`. */
@@ -452,9 +324,7 @@ function watchVisibility() {
   const sync = () => {
     const shown = document.visibilityState === "visible";
     if (shown && !visibility.release) {
-      navigator.locks
-        .request(`${VISIBLE}${TAB}`, () => new Promise((release) => (visibility.release = release)))
-        .catch(() => {});
+      navigator.locks.request(`${VISIBLE}${TAB}`, () => new Promise((release) => (visibility.release = release))).catch(() => {});
     } else if (!shown && visibility.release) {
       visibility.release();
       visibility.release = null;
@@ -472,24 +342,18 @@ async function anyVisible() {
   return held.some((lock) => lock.name?.startsWith(VISIBLE));
 }
 
-/** One of the viewer's items at the stream `url` ended: `{tag, title, body, href}` (`href`
- *  already passed the link rule, or null). Shown by the tab that holds that stream, when the
- *  bell is on and no tab showing a widget is visible. Resolves to whether it was shown. */
-export async function notify(url, { tag, title, body, href }) {
+/** One of the viewer's items ended, told by a widget with its bell on whose stream is `feed`
+ *  (null while it has none: its tab decides alone): `{tag, title, body}`. Shown by the tab that
+ *  holds that stream while no tab showing a widget is visible; its click calls `open` (which
+ *  opens the item as a click on its card does). Resolves to whether it was shown. */
+export async function notify(feed, { tag, title, body }, open) {
   watchVisibility();
-  if (bell() !== "on") return false;
-  const stream = new URL(url, location.href);
-  const mine = [...groups.values()].filter((g) => g.url === `${stream.origin}${stream.pathname}`);
-  // In no group (an old server that does not say the viewer): this tab is its own holder.
-  if (mine.length && !mine.some((g) => g.holding && !g.left)) return false;
-  if (await anyVisible()) return false;
+  if ((feed && !feed.holds()) || (await anyVisible())) return false;
   const note = new Notification(title, { body, tag });
-  // As a click on its card would: this tab, then the link (no new window, which a browser
-  // blocks without a click in the page).
   note.onclick = () => {
     window.focus();
     note.close();
-    if (href) location.assign(href);
+    open();
   };
   return true;
 }

@@ -17,6 +17,10 @@ are what the default periods cost.
 """
 import argparse, asyncio, json, os, re, shutil, socket, subprocess, sys, tempfile, time, urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True  # no bytecode cache written beside the scripts by the import
+from contract import PAGE_EVENT, route  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("PICKUP_BIN", os.path.join(ROOT, "target/release/pickup"))
 SECRET = "bench-secret-bench-secret-bench-secret"
@@ -115,7 +119,7 @@ def store_requests(servers):
 
 
 def readyz(server):
-    return urllib.request.urlopen(f"http://{server['addr']}/readyz", timeout=10).read().decode()
+    return urllib.request.urlopen(f"http://{server['addr']}{route('readyz')}", timeout=10).read().decode()
 
 
 def http(server, method, path, tok, body=None):
@@ -138,7 +142,7 @@ class Viewer:
         host, port = self.server["addr"].split(":")
         reader, writer = await asyncio.open_connection(host, int(port), limit=1 << 22)
         q = "?filter=mine" if self.mine else ""
-        writer.write((f"GET /api/v1/workspaces/{self.ws}/live{q} HTTP/1.1\r\nHost: {host}\r\n"
+        writer.write((f"GET {route('live', self.ws)}{q} HTTP/1.1\r\nHost: {host}\r\n"
                       f"Authorization: Bearer {self.tok}\r\nAccept: text/event-stream\r\n\r\n").encode())
         await writer.drain()
         status = await reader.readline()
@@ -151,7 +155,7 @@ class Viewer:
             line = line.decode().rstrip("\r\n")
             if line.startswith("event:"):
                 event = line[6:].strip()
-            elif line.startswith("data:") and event == "page":
+            elif line.startswith("data:") and event == PAGE_EVENT:
                 page = json.loads(line[5:])
                 now = time.time()
                 self.ids = [c["id"] for c in page["cards"]]
@@ -161,7 +165,7 @@ class Viewer:
 
 
 def rest_ids(server, ws, tok, mine):
-    page = http(server, "GET", f"/api/v1/workspaces/{ws}/recent" + ("?filter=mine" if mine else ""), tok)
+    page = http(server, "GET", route("recent", ws) + ("?filter=mine" if mine else ""), tok)
     return [c["id"] for c in page["cards"]]
 
 
@@ -183,7 +187,7 @@ async def scenario(n_ws, idle_s, busy_s, down_s):
         await on_the_bus(servers)
         for ws in wss:
             for i in range(ITEMS):
-                http(servers[i % SERVERS], "POST", f"/api/v1/workspaces/{ws}/items", writer_tok,
+                http(servers[i % SERVERS], "POST", route("items", ws), writer_tok,
                      {"key": f"seed-{i}", "title": f"Seeded {i}", "status": "running"})
         viewers = []
         for ws in wss:
@@ -212,13 +216,13 @@ async def scenario(n_ws, idle_s, busy_s, down_s):
             tick = time.time()
             ws = wss[i % n_ws]
             on = servers[i % SERVERS]
-            rec = http(on, "POST", f"/api/v1/workspaces/{ws}/items", writer_tok,
+            rec = http(on, "POST", route("items", ws), writer_tok,
                        {"key": f"busy-{i}", "title": f"Busy {i}", "status": "running"})
             acked = time.time()
             registered.append((ws, rec["id"], acked, on))
             if len(registered) > 1:
                 pws, pid, _, pon = registered[-2]
-                http(servers[(i + 1) % SERVERS], "PUT", f"/api/v1/workspaces/{pws}/items/{pid}", writer_tok,
+                http(servers[(i + 1) % SERVERS], "PUT", route("item", pws, pid), writer_tok,
                      {"title": "Busy, updated", "status": "running", "progress": 0.5})
             writes += 2
             i += 1
@@ -248,7 +252,7 @@ async def scenario(n_ws, idle_s, busy_s, down_s):
         while time.time() - t4 < down_s:
             tick = time.time()
             ws = wss[i % n_ws]
-            http(servers[i % SERVERS], "POST", f"/api/v1/workspaces/{ws}/items", writer_tok,
+            http(servers[i % SERVERS], "POST", route("items", ws), writer_tok,
                  {"key": f"down-{i}", "title": f"Down {i}", "status": "running"})
             i += 1
             await asyncio.sleep(max(0, 1 - (time.time() - tick)))
@@ -292,7 +296,7 @@ async def quiet(n_ws, measure_s):
                 chunk = wss[i:i + 200]
                 writer_tok = token("producer", chunk, write=True)
                 viewer_tok = token("viewer", chunk)
-            http(servers[i % SERVERS], "POST", f"/api/v1/workspaces/{ws}/items", writer_tok,
+            http(servers[i % SERVERS], "POST", route("items", ws), writer_tok,
                  {"key": "only", "title": "The only item", "status": "running"})
             viewers.append(Viewer(servers[i % SERVERS], ws, viewer_tok, False))
         tasks = [asyncio.create_task(v.run()) for v in viewers]

@@ -9,6 +9,7 @@ writes target/bench/looks.json; run alone, it takes its own flags)."""
 import http.client, json, os, re, shutil, subprocess, sys, tempfile, time
 
 import bench_bus, bench_looks  # beside this script
+from contract import route
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target/release/pickup")
@@ -26,7 +27,7 @@ def seed(addr, tok):
     conn = http.client.HTTPConnection(host, int(port))
     for i in range(MARKERS):
         body = json.dumps({"key": f"item-{i}", "title": f"Bench item {i}", "status": "running", "progress": 0.5})
-        conn.request("POST", "/api/v1/workspaces/bench/items", body,
+        conn.request("POST", route("items", "bench"), body,
                      {"Authorization": f"Bearer {tok}", "Content-Type": "application/json"})
         res = conn.getresponse()
         res.read()
@@ -62,9 +63,9 @@ def main():
     try:
         seed(addr, token(write=True))
         reader = token(write=False)
-        healthz = wrk(f"http://{addr}/healthz")
+        healthz = wrk(f"http://{addr}{route('healthz')}")
         before, started = bench_bus.store_requests([{"metrics": metrics}]), time.monotonic()
-        recent = wrk(f"http://{addr}/api/v1/workspaces/bench/recent", reader)
+        recent = wrk(f"http://{addr}{route('recent', 'bench')}", reader)
         # One workspace read without a pause: what the read cache's loads cost the store.
         after = bench_bus.store_requests([{"metrics": metrics}])
         rates = bench_bus.per_s(before, after, time.monotonic() - started)

@@ -10,7 +10,11 @@ target/bench/looks.json. Standard library only.
 
     scripts/bench_looks.py [--viewers 20] [--visits 10] [--idle 5]
 """
-import argparse, http.client, json, os, re, shutil, subprocess, tempfile, time, urllib.request
+import argparse, http.client, json, os, re, shutil, subprocess, sys, tempfile, time, urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True  # no bytecode cache written beside the scripts by the import
+from contract import SERVER_FNS  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("PICKUP_BIN", os.path.join(ROOT, "target/release/pickup"))
@@ -55,7 +59,7 @@ def minus(after, before):
 
 
 def call(conn, tok, name, args):
-    conn.request("POST", f"/api/{name}", json.dumps(args),
+    conn.request("POST", SERVER_FNS[name], json.dumps(args),
                  {"Authorization": f"Bearer {tok}", "Content-Type": "application/json"})
     res = conn.getresponse()
     body = res.read()
@@ -98,7 +102,7 @@ def main(argv=None):
     month_visits = PRICED_VIEWERS * PRICED_VISITS_A_DAY * DAYS
     month_usd = {op: per_visit[op] * month_visits * PRICE.get(op, 0.0) / 1000 for op in per_visit}
     result = {"viewers": a.viewers, "visits_each": a.visits, "visits": visits,
-              "visit": "POST /api/looked, then POST /api/look",
+              "visit": f"POST {SERVER_FNS['looked']}, then POST {SERVER_FNS['look']}",
               "store": "file", "requests": counted, "per_visit": per_visit,
               "idle_s": a.idle, "idle_requests": idle, "visits_s": round(visits_s, 3),
               "priced": {"viewers": PRICED_VIEWERS, "visits_a_day": PRICED_VISITS_A_DAY, "days": DAYS,

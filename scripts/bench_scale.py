@@ -251,7 +251,7 @@ async def scenario(a):
 
         def register(job):
             w, j = job
-            rec = client.call(servers[(w + j) % n_srv], "POST", f"/api/v1/workspaces/{wss[w]}/items",
+            rec = client.call(servers[(w + j) % n_srv], "POST", bus.route("items", wss[w]),
                               tok("producer", w, True), {"key": f"seed-{j}", "title": f"Seeded {j}", "status": "running"})
             ids[wss[w]].append(rec["id"])
 
@@ -306,12 +306,12 @@ async def scenario(a):
             ws, writer = wss[w], tok("producer", w, True)
             try:
                 if item is None:
-                    rec = client.call(servers[si], "POST", f"/api/v1/workspaces/{ws}/items", writer,
+                    rec = client.call(servers[si], "POST", bus.route("items", ws), writer,
                                       {"key": f"busy-{i}", "title": f"Busy {i}", "status": "running"})
                     registered.append((ws, rec["id"], time.time(), si))
                     ids[ws].append(rec["id"])
                 else:
-                    client.call(servers[si], "PUT", f"/api/v1/workspaces/{ws}/items/{item}", writer,
+                    client.call(servers[si], "PUT", bus.route("item", ws, item), writer,
                                 {"title": f"Updated {i}", "status": "running", "progress": (i % 100) / 100})
             except Exception as e:
                 errors.append(repr(e))
@@ -421,7 +421,7 @@ async def scenario(a):
 
         def differs(v):
             q = "?filter=mine" if v.mine else ""
-            page = client.call(v.server, "GET", f"/api/v1/workspaces/{v.ws}/recent{q}", v.tok)
+            page = client.call(v.server, "GET", bus.route("recent", v.ws) + q, v.tok)
             return [c["id"] for c in page["cards"]] != v.ids
 
         client.reset()

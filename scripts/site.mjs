@@ -111,8 +111,9 @@ fill("index.html", [
   [`<link rel="modulepreload" href="/app.js" />`, `<link rel="modulepreload" href="/${glue}" />`],
   [`<script type="module" async data-pickup-inline="home.js"></script>`, `<script type="module" async>${home}</script>`],
 ]);
-// Bundled into the two above; not served on their own.
-for (const part of BUNDLED_ONLY) rmSync(join(dir, part));
+// Bundled into the two above; not served on their own. The contract's names for the scripts
+// (contract.json) are not the site's.
+for (const part of [...BUNDLED_ONLY, "contract.json"]) rmSync(join(dir, part));
 
 // 3. The stable stylesheet, for host pages that link it themselves.
 copyFileSync(join(dir, css), join(dir, "pickup.css"));

@@ -5,15 +5,14 @@
 #
 # --low-memory-unused: wasm-opt may assume the first 1 KiB of memory unused (shorter loads and
 # stores); rustc's wasm32 places the 1 MiB stack first, so only an exhausted stack would reach it.
-# --remove-exports: wasm-streams, which Leptos always links (for server_fn's streaming client,
-# which the widget does not use), exports three JavaScript stream classes; removing their exports
-# lets wasm-opt drop their code (1.8 KB gzipped). The glue's classes stay, never instantiated.
+# (wasm-streams, which Leptos links for server_fn's streaming client, is a stand-in with no
+# classes: stubs/wasm-streams, so there are no exports of its to remove.)
 # Twice: the second run shrinks what the first left (measured: 98,502 -> 96,828 B gzipped); a
 # third makes it larger again.
 set -euo pipefail
 IN=$1 OUT=$2
 shift 2
-OPT=(-Oz --low-memory-unused --remove-exports --pass-arg='remove-exports@*intounderlying*' "$@")
+OPT=(-Oz --low-memory-unused "$@")
 wasm-opt "${OPT[@]}" "$IN" -o "$OUT.once"
 wasm-opt "${OPT[@]}" "$OUT.once" -o "$OUT"
 rm "$OUT.once"

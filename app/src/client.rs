@@ -87,27 +87,28 @@ impl Endpoint {
             ("cap", JsValue::from(cap)),
             ("before", before),
         ];
-        self.post("/api/recent", &args, decode::page).await
+        self.post("/api/recent", &args, &|v| decode::page(v, filter, cap))
+            .await
     }
 
     /// Hide one item for this viewer only.
     pub async fn dismiss(&self, ws: &str, id: &str) -> Result<(), ApiError> {
         let args = [("ws", JsValue::from_str(ws)), ("id", JsValue::from_str(id))];
         // The answer is JSON `null`.
-        self.post("/api/dismiss", &args, |v| v.is_null().then_some(()))
+        self.post("/api/dismiss", &args, &|v| v.is_null().then_some(()))
             .await
     }
 
     /// The viewer's last look at `ws`.
     pub async fn looked(&self, ws: &str) -> Result<LastLook, ApiError> {
         let args = [("ws", JsValue::from_str(ws))];
-        self.post("/api/looked", &args, decode::look).await
+        self.post("/api/looked", &args, &decode::look).await
     }
 
     /// The viewer looked at `ws` as it was at `at`; answers the look the server kept.
     pub async fn look(&self, ws: &str, at: &str) -> Result<LastLook, ApiError> {
         let args = [("ws", JsValue::from_str(ws)), ("at", JsValue::from_str(at))];
-        self.post("/api/look", &args, decode::look).await
+        self.post("/api/look", &args, &decode::look).await
     }
 
     /// POST `args` as a JSON object; the answer's JSON read with `read`, or, for an error
@@ -116,7 +117,7 @@ impl Endpoint {
         &self,
         path: &str,
         args: &[(&str, JsValue)],
-        read: fn(&JsValue) -> Option<T>,
+        read: &dyn Fn(&JsValue) -> Option<T>,
     ) -> Result<T, ApiError> {
         let (status, body) = self.send(path, args).await.map_err(|e| {
             ApiError::new(
@@ -172,8 +173,9 @@ impl Endpoint {
             // Not asked for ahead, or that request failed: ask now.
             None => {
                 let headers = web_sys::Headers::new()?;
-                headers.set("Content-Type", "application/json")?;
-                headers.set("Accept", "application/json")?;
+                for (name, value) in crate::contract::names::CALL_HEADERS {
+                    headers.set(name, value)?;
+                }
                 if let Some(authorization) = &authorization {
                     headers.set("Authorization", authorization)?;
                 }

@@ -4,12 +4,15 @@
 //! each type, was a tenth of the widget's bytes (issue 16).
 
 use crate::contract::read::Fields;
-use crate::contract::{ApiError, LastLook, RecentPage};
+use crate::contract::{ApiError, Filter, LastLook, RecentPage};
 use wasm_bindgen::{JsCast, JsValue};
 
-/// A page of cards.
-pub fn page(v: &JsValue) -> Option<RecentPage> {
-    RecentPage::read(&Object(v.clone()))
+/// A page of cards, as a widget of `filter` and `cap` cards shows it: a call's answer, or a
+/// live stream's page, which may be of a larger view shared by the browser's widgets
+/// ([`RecentPage::for_view`]).
+pub fn page(v: &JsValue, filter: Filter, cap: u32) -> Option<RecentPage> {
+    let (page, view) = RecentPage::read_live(&Object(v.clone()))?;
+    page.for_view(view, filter, cap)
 }
 
 /// A viewer's last look.

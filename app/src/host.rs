@@ -10,7 +10,7 @@
 //! `data-pickup-token` also ends a renewal in flight, and getToken's later answer is dropped.
 
 use crate::client::{said, Endpoint, Prefetched};
-use crate::contract::{ApiError, DomEvent, ErrorCode};
+use crate::contract::{ApiError, Card, DomEvent, ErrorCode};
 use crate::renewal::{self, Claims};
 use leptos::prelude::*;
 use std::cell::{Cell, RefCell};
@@ -222,6 +222,18 @@ impl Host {
             .unwrap_or(true)
     }
 
+    /// `pickup:open` for `card` (its id, key and link): false when the host cancelled it, and
+    /// routes the link itself.
+    pub fn open(&self, card: &Card) -> bool {
+        let url = card.href().map_or(JsValue::NULL, |h| JsValue::from_str(&h));
+        let detail = [
+            ("id", JsValue::from_str(&card.id)),
+            ("key", JsValue::from_str(&card.key)),
+            ("url", url),
+        ];
+        self.emit(DomEvent::Open, &detail)
+    }
+
     /// Whom the current token names (its `sub`, the user id the server takes it for): the
     /// owner of the viewer's own items.
     pub fn viewer(&self) -> Option<String> {
@@ -229,6 +241,11 @@ impl Host {
         js_sys::Reflect::get(&payload(&token)?, &JsValue::from_str("sub"))
             .ok()?
             .as_string()
+    }
+
+    /// How long `token` has until it expires (none without a readable `exp`).
+    pub fn expires_in(&self, token: &str) -> Option<std::time::Duration> {
+        renewal::until_expiry(claims(token)?, js_sys::Date::now(), self.skew_ms.get())
     }
 
     /// `pickup:error` with `{code, message}`.

@@ -2,12 +2,14 @@
 //! `data-pickup-workspace`; and `mount(element, options)` for hosts that want to do it by hand,
 //! which returns `{unmount()}`.
 //!
-//! The standalone home page (an element with `data-pickup-home`) takes `ws` and `token` from the
-//! URL fragment, which browsers never send to a server, and keeps them in sessionStorage.
+//! The standalone home page's element (`data-pickup-home`) is given its attributes by
+//! public/home.js, from the URL fragment (which browsers never send to a server) or this tab's
+//! sessionStorage; it has the bell, and its document's title counts what finished.
 
 use crate::client::Prefetched;
 use crate::components::{Widget, WidgetConfig};
-use crate::contract::names::{attribute, fragment, storage};
+use crate::contract::element::Notify;
+use crate::contract::names::attribute;
 use crate::contract::Filter;
 use crate::host::Host;
 use crate::labels::Labels;
@@ -74,6 +76,14 @@ pub fn mount(element: HtmlElement, options: JsValue) -> Result<JsValue, JsValue>
     if token.is_empty() && get_token.is_none() {
         return Err("mount: options.token or options.getToken is required".into());
     }
+    let notify = get("notify").map(|v| (v.as_bool(), v.as_string()));
+    let notify = match &notify {
+        None => Notify::Absent,
+        Some((Some(on), _)) => Notify::Bool(*on),
+        Some((_, Some(text))) => Notify::Text(text),
+        Some(_) => Notify::Other,
+    }
+    .is_on();
     let mut warnings = Vec::new();
     let labels = labels(get("labels"), &mut warnings);
     let unmount = mount_widget(
@@ -88,9 +98,7 @@ pub fn mount(element: HtmlElement, options: JsValue) -> Result<JsValue, JsValue>
             labels,
             locale: text("locale"),
             filter: text("filter"),
-            notify: get("notify").is_some_and(|v| {
-                v.as_bool() != Some(false) && v.as_string().as_deref() != Some("false")
-            }),
+            notify,
             home: false,
             prefetched,
         },
@@ -128,30 +136,15 @@ fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
     // it is still on the element, and must not cover a sign-in message written below.
     let prefetched = Prefetched::take_from(&el);
     let attr = |name: &str| el.get_attribute(name).filter(|v| !v.is_empty());
-    let server = attr(attribute::SERVER);
-    let (mut cap, mut refresh) = (attr(attribute::CAP), attr(attribute::REFRESH));
+    // The home page's element has its attributes from the link `make run` printed, which
+    // public/home.js reads (and keeps in this tab) before anything else runs.
     let home = el.has_attribute(attribute::HOME);
-    let (ws, token) = if home {
-        let fragment = fragment();
-        let param = |k: &str| {
-            fragment
-                .iter()
-                .find(|(key, _)| key == k)
-                .map(|(_, v)| v.clone())
-        };
-        cap = param(fragment::CAP).or(cap);
-        refresh = param(fragment::REFRESH).or(refresh);
-        match home_credentials(&fragment) {
-            Ok(found) => found,
-            Err(e) => {
-                el.set_inner_html(r#"<p class="pickup-state">Open the link that <code>make run</code> printed: it signs you in.</p>"#);
-                return Err(e);
-            }
+    let (Some(ws), Some(token)) = (attr(attribute::WORKSPACE), attr(attribute::TOKEN)) else {
+        if home {
+            el.set_inner_html(r#"<p class="pickup-state">Open the link that <code>make run</code> printed: it signs you in.</p>"#);
+            return Err("open the link that `make run` printed: it carries #ws=…&token=…".into());
         }
-    } else {
-        let ws = attr(attribute::WORKSPACE).ok_or("data-pickup-workspace is empty")?;
-        let token = attr(attribute::TOKEN).ok_or("data-pickup-token is missing")?;
-        (ws, token)
+        return Err("data-pickup-workspace is empty, or data-pickup-token is missing".into());
     };
     let mut warnings = Vec::new();
     let labels = match attr(attribute::LABELS) {
@@ -170,9 +163,9 @@ fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
             ws,
             token,
             get_token: None,
-            server,
-            cap: crate::options::Given::text(cap),
-            refresh: crate::options::Given::text(refresh),
+            server: attr(attribute::SERVER),
+            cap: crate::options::Given::text(attr(attribute::CAP)),
+            refresh: crate::options::Given::text(attr(attribute::REFRESH)),
             labels,
             locale: attr(attribute::LOCALE),
             filter: attr(attribute::FILTER),
@@ -180,7 +173,7 @@ fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
             notify: home
                 || el
                     .get_attribute(attribute::NOTIFY)
-                    .is_some_and(|v| v != "false"),
+                    .is_some_and(|v| Notify::Text(&v).is_on()),
             home,
             prefetched,
         },
@@ -252,14 +245,13 @@ fn mount_widget(
     let options = options(given.cap, given.refresh);
     warnings.extend(options.warnings);
     let filter = match given.filter.as_deref().map(str::trim) {
-        None | Some("") | Some("all") => Filter::All,
-        Some("mine") => Filter::Mine,
-        Some(other) => {
+        None | Some("") => Filter::All,
+        Some(given) => Filter::from_wire(given).unwrap_or_else(|| {
             warnings.push(format!(
-                "pickup: filter \"{other}\" is neither \"all\" nor \"mine\": using \"all\""
+                "pickup: filter \"{given}\" is neither \"all\" nor \"mine\": using \"all\""
             ));
             Filter::All
-        }
+        }),
     };
     let times = relative_times(given.locale.as_deref(), &mut warnings);
     for warning in &warnings {
@@ -349,43 +341,4 @@ fn observe_token(el: &HtmlElement, host: &std::rc::Rc<Host>) -> Result<(), JsVal
         drop(on_change);
     });
     Ok(())
-}
-
-/// The URL fragment's `key=value` pairs.
-fn fragment() -> Vec<(String, String)> {
-    let hash = window().location().hash().unwrap_or_default();
-    hash.trim_start_matches('#')
-        .split('&')
-        .filter_map(|pair| pair.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
-/// `#ws=acme&token=…` in the fragment wins (and is then removed from the address bar); else what
-/// this tab stored before.
-fn home_credentials(fragment: &[(String, String)]) -> Result<(String, String), JsValue> {
-    let window = window();
-    let storage = window
-        .session_storage()?
-        .ok_or("sessionStorage is not available")?;
-    let get = |k: &str| {
-        fragment
-            .iter()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.clone())
-    };
-    let (ws, token) = (get(fragment::WORKSPACE), get(fragment::TOKEN));
-    if let (Some(ws), Some(token)) = (&ws, &token) {
-        storage.set_item(storage::WORKSPACE, ws)?;
-        storage.set_item(storage::TOKEN, token)?;
-        let history = window.history()?;
-        let clean = window.location().pathname()?;
-        history.replace_state_with_url(&JsValue::NULL, "", Some(&clean))?;
-    }
-    let ws = ws.or(storage.get_item(storage::WORKSPACE)?);
-    let token = token.or(storage.get_item(storage::TOKEN)?);
-    match (ws, token) {
-        (Some(ws), Some(token)) => Ok((ws, token)),
-        _ => Err("open the link that `make run` printed: it carries #ws=…&token=…".into()),
-    }
 }

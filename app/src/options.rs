@@ -3,22 +3,21 @@
 //! `{cap, refresh}`. One rule for all of them, and nothing a page writes can panic the widget:
 //!
 //! - absent or empty: the default, silently;
-//! - a number from 0 to [`NONSENSE_ABOVE`]: clamped into the option's range (cap 1..=[`MAX_CAP`],
-//!   refresh [`MIN_REFRESH_SECS`]..=[`MAX_REFRESH_SECS`] seconds; a cap is rounded), with a
-//!   warning if that changed it;
+//! - a number from 0 to [`NONSENSE_ABOVE`]: clamped into the option's range (the cap by the
+//!   contract's rule, [`Cap::of_number`]; refresh [`MIN_REFRESH_SECS`]..=[`MAX_REFRESH_SECS`]
+//!   seconds), with a warning if that changed it;
 //! - anything else (not a number, NaN, infinite, negative, beyond [`NONSENSE_ABOVE`]): the
 //!   default, with a warning.
 //!
 //! The browser shell (`mount.rs`) prints the warnings with `console.warn`.
 
-use crate::contract::{DEFAULT_CAP, MAX_CAP, MIN_CAP};
+pub use crate::contract::cap::NONSENSE_ABOVE;
+use crate::contract::{Cap, DEFAULT_CAP, MAX_CAP, MIN_CAP};
 use std::time::Duration;
 
 pub const DEFAULT_REFRESH_SECS: f64 = 15.0;
 pub const MIN_REFRESH_SECS: f64 = 1.0;
 pub const MAX_REFRESH_SECS: f64 = 86_400.0;
-/// A larger number is a mistake, not a wish for "as many as possible".
-pub const NONSENSE_ABOVE: f64 = 1e9;
 
 /// What a page gave for one option.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,7 +51,7 @@ pub fn options(cap: Given, refresh: Given) -> Options {
         &cap,
         (MIN_CAP as f64, MAX_CAP as f64),
         DEFAULT_CAP as f64,
-        f64::round,
+        |n| Cap::of_number(n).map(|c| c.get() as f64),
         &mut warnings,
     );
     let refresh = read(
@@ -60,7 +59,11 @@ pub fn options(cap: Given, refresh: Given) -> Options {
         &refresh,
         (MIN_REFRESH_SECS, MAX_REFRESH_SECS),
         DEFAULT_REFRESH_SECS,
-        |s| s,
+        |s| {
+            (0.0..=NONSENSE_ABOVE)
+                .contains(&s)
+                .then(|| s.clamp(MIN_REFRESH_SECS, MAX_REFRESH_SECS))
+        },
         &mut warnings,
     );
     Options {
@@ -71,12 +74,14 @@ pub fn options(cap: Given, refresh: Given) -> Options {
     }
 }
 
+/// The option's value from what the page gave: `rule` judges a number (none: no number for
+/// this option); `(min, max)` and `default` are for the warnings' words.
 fn read(
     name: &str,
     given: &Given,
     (min, max): (f64, f64),
     default: f64,
-    round: fn(f64) -> f64,
+    rule: fn(f64) -> Option<f64>,
     warnings: &mut Vec<String>,
 ) -> f64 {
     let (shown, number) = match given {
@@ -87,9 +92,8 @@ fn read(
         Given::Number(n) => (show(*n), Some(*n)),
         Given::Other(o) => (o.clone(), None),
     };
-    match number {
-        Some(n) if (0.0..=NONSENSE_ABOVE).contains(&n) => {
-            let used = round(n).clamp(min, max);
+    match number.and_then(|n| Some((n, rule(n)?))) {
+        Some((n, used)) => {
             if used != n {
                 let (lo, hi, now) = (show(min), show(max), show(used));
                 warnings.push(format!(

@@ -46,9 +46,35 @@ pub fn wait(claims: Claims, now_ms: f64, skew_ms: f64) -> Option<Duration> {
     Some(Duration::from_millis((secs * 1000.0) as u64).max(AT_THE_SOONEST))
 }
 
+/// How long from `now_ms` until a token with `claims` expires, by the issuer's clock as
+/// `skew_ms` says (none for an `exp` that is no time): a stream the browser shares between
+/// the viewer's tokens ends the widget's read at its own token's `exp`, as the server ends a
+/// stream opened with that token (the holder tab's may last longer).
+pub fn until_expiry(claims: Claims, now_ms: f64, skew_ms: f64) -> Option<Duration> {
+    let ms = claims.exp * 1000.0 - (now_ms + skew_ms);
+    ms.is_finite()
+        .then(|| Duration::from_millis(ms.clamp(0.0, 1e12) as u64))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_token_expires_at_its_exp_by_the_issuers_clock() {
+        let claims = Claims {
+            exp: NOW / S + 30.0,
+            iat: None,
+        };
+        assert_eq!(ms(until_expiry(claims, NOW, 0.0)), 30_000);
+        assert_eq!(ms(until_expiry(claims, NOW, 10.0 * S)), 20_000);
+        assert_eq!(ms(until_expiry(claims, NOW + 60.0 * S, 0.0)), 0);
+        let nan = Claims {
+            exp: f64::NAN,
+            iat: None,
+        };
+        assert_eq!(until_expiry(nan, NOW, 0.0), None);
+    }
 
     const NOW: f64 = 1_800_000_000_000.0;
     const S: f64 = 1000.0;

@@ -1,91 +1,29 @@
-//! The wire contract for JavaScript: `public/contract.js` is written from the contract
-//! (`app/src/contract/`), the widget's option rule (`options.rs`) and the server functions'
-//! declarations (`api.rs`), and this test fails when the file in the tree is not what they
-//! make, so a drift fails `cargo test`, not only a browser run. The loaders (`prefetch.js`,
-//! whose request must be byte-identical to the widget's, `early.js`, `share.js`, the element)
-//! import it; scripts/site.mjs bundles it into each.
+//! The wire contract for JavaScript and Python: `public/contract.js` and `public/contract.json`
+//! are written from the contract (`app/src/contract/`) and the server functions' declarations
+//! (`api.rs`), and this test fails when a file in the tree is not what they make, so a drift
+//! fails `cargo test`, not only a browser run. The loaders (`prefetch.js`, whose request must be
+//! byte-identical to the widget's, `early.js`, `share.js`, the element) import contract.js, and
+//! scripts/site.mjs bundles it into each; end2end's specs, benches and engines' smoke run import
+//! it too; scripts/contract.py reads contract.json.
 //!
 //! After changing the model: `PICKUP_WRITE_CONTRACT=1 cargo test -p app --test contract_js`.
 
-use app::api::{Dismiss, Recent};
+use app::api::{Dismiss, Look, Looked, Recent};
 use app::contract::element::ATTRIBUTES;
-use app::contract::names::{attribute, fragment, route, storage, SHARE};
-use app::contract::{
-    Card, DomEvent, Filter, LiveEvent, Owner, RecentPage, Status, DEFAULT_CAP, MAX_CAP, MIN_CAP,
-    TOKEN_EXPIRES, VIEWER,
-};
-use app::options::NONSENSE_ABOVE;
+use app::contract::names::{attribute, fragment, route, storage, CALL_HEADERS, SHARE};
+use app::contract::{DomEvent, Filter, LiveEvent, DEFAULT_CAP, MAX_CAP, MIN_CAP, VIEWER};
 use app::relative::{DATE_WORDS, TIME_WORDS};
 use leptos::server_fn::ServerFn;
-use serde_json::Value;
-use std::fmt::Write;
+use serde_json::json;
 
 const PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../public/contract.js");
+/// The same names for the Python scripts (scripts/contract.py reads it).
+const JSON_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../public/contract.json");
 
 /// A value that stands for an argument in a serialised body: it must occur once, so the
 /// generated template puts the caller's value exactly where serde put this one.
 const WS_HOLE: &str = "\u{1}ws\u{1}";
 const CAP_HOLE: u32 = 4_242_424_242;
-
-/// Each field of `full` (every optional field set) and its JSON type; `?` when `bare` (every
-/// optional field unset) has it null, which the reader takes as absent too (serde's `Option`).
-fn fields(full: &impl serde::Serialize, bare: &impl serde::Serialize) -> String {
-    let full = serde_json::to_value(full).unwrap();
-    let bare = serde_json::to_value(bare).unwrap();
-    let mut out = String::from("{ ");
-    for (name, value) in full.as_object().unwrap() {
-        let kind = match value {
-            Value::String(_) => "string",
-            Value::Bool(_) => "boolean",
-            Value::Number(_) => "number",
-            Value::Array(_) => "array",
-            Value::Object(_) => "object",
-            Value::Null => panic!("{name}: set every optional field of the full sample"),
-        };
-        let optional = bare[name].is_null();
-        write!(
-            out,
-            "{name}: \"{kind}{}\", ",
-            if optional { "?" } else { "" }
-        )
-        .unwrap();
-    }
-    out.truncate(out.len() - 2);
-    out + " }"
-}
-
-fn owner() -> Owner {
-    Owner {
-        sub: "s".into(),
-        name: "n".into(),
-    }
-}
-
-fn card(optional: bool) -> Card {
-    Card {
-        id: "i".into(),
-        key: "k".into(),
-        title: "t".into(),
-        url: optional.then(|| "/u".into()),
-        status: Status::Running,
-        stalled: false,
-        stalled_at: None,
-        progress: optional.then_some(0.5),
-        owner: owner(),
-        created_at: "c".into(),
-        updated_at: "u".into(),
-        finished_at: optional.then(|| "f".into()),
-    }
-}
-
-fn page(optional: bool) -> RecentPage {
-    RecentPage {
-        cards: vec![card(optional)],
-        more: false,
-        partial: false,
-        generated_at: "g".into(),
-    }
-}
 
 /// The first page's request body as serde writes `api::Recent` (its fields in declaration
 /// order), as a JavaScript template with the caller's workspace, cap and filter in its holes.
@@ -147,14 +85,62 @@ fn first_page_body() -> String {
 
 /// `{ key: "value", … }`, in the order given.
 fn object(pairs: &[(&str, &str)]) -> String {
-    let fields: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}: {v:?}")).collect();
+    let key = |k: &str| match k.chars().all(|c| c.is_ascii_alphanumeric()) {
+        true => k.to_string(),
+        false => format!("{k:?}"),
+    };
+    let fields: Vec<String> = pairs
+        .iter()
+        .map(|(k, v)| format!("{}: {v:?}", key(k)))
+        .collect();
     format!("{{ {} }}", fields.join(", "))
 }
 
-/// A route as a function of its workspace (escaped as a URL's path segment).
+/// A route as a function of its workspace (and item id), each escaped as a URL's path segment.
 fn route_fn(route: &str) -> String {
     let (head, tail) = route.split_once("{ws}").expect("a route of a workspace");
-    format!("(ws) => `{head}${{encodeURIComponent(ws)}}{tail}`")
+    match tail.split_once("{id}") {
+        None => format!("(ws) => `{head}${{encodeURIComponent(ws)}}{tail}`"),
+        Some((middle, tail)) => format!(
+            "(ws, id) => `{head}${{encodeURIComponent(ws)}}{middle}${{encodeURIComponent(id)}}{tail}`"
+        ),
+    }
+}
+
+/// The server functions' paths (api.rs), by name.
+fn server_fns() -> [(&'static str, &'static str); 4] {
+    [
+        ("recent", <Recent as ServerFn>::PATH),
+        ("dismiss", <Dismiss as ServerFn>::PATH),
+        ("looked", <Looked as ServerFn>::PATH),
+        ("look", <Look as ServerFn>::PATH),
+    ]
+}
+
+/// What the Python scripts name: the routes and server functions they call, the live stream's
+/// page event.
+fn contract_json() -> String {
+    let path = |name: &str| {
+        server_fns()
+            .into_iter()
+            .find(|(n, _)| *n == name)
+            .unwrap()
+            .1
+    };
+    let value = json!({
+        "generated": "by app/tests/contract_js.rs from app/src/contract/ and api.rs: do not edit",
+        "routes": {
+            "items": route::ITEMS,
+            "item": route::ITEM,
+            "recent": route::RECENT,
+            "live": route::LIVE,
+            "healthz": route::HEALTHZ,
+            "readyz": route::READYZ,
+        },
+        "server_fns": { "looked": path("looked"), "look": path("look") },
+        "live_events": { "page": LiveEvent::Page.as_str() },
+    });
+    serde_json::to_string_pretty(&value).unwrap() + "\n"
 }
 
 fn names() -> String {
@@ -168,12 +154,12 @@ fn names() -> String {
         .collect();
     let attributes: Vec<&str> = ATTRIBUTES.iter().map(|a| a.name).collect();
     format!(
-        r#"/** The live stream's, the recent page's and its drawing's routes (names.rs), of a
- *  workspace; a live stream's path, its workspace captured. */
+        r#"/** The REST API's routes (names.rs), of a workspace and an item. */
+export const itemsPath = {items};
+export const itemPath = {item};
 export const livePath = {live};
 export const recentPath = {recent};
 export const drawingPath = {drawing};
-export const LIVE_PATTERN = /^{live_pattern}$/;
 
 /** The live stream's event names (names.rs, LiveEvent). */
 export const LIVE_EVENT = {live_events};
@@ -181,7 +167,8 @@ export const LIVE_EVENT = {live_events};
 /** The DOM events the widget dispatches on its host (names.rs, DomEvent). */
 export const DOM_EVENT = {dom_events};
 
-/** The home page's fragment keys and this tab's sessionStorage keys (names.rs). */
+/** The home page's fragment keys, this tab's sessionStorage keys and the bell's localStorage
+ *  key (names.rs). */
 export const FRAGMENT = {fragment};
 export const STORAGE = {storage};
 
@@ -194,20 +181,24 @@ export const ELEMENT_ATTRIBUTES = {attributes:?};
 /** The global symbol's key under which the shared live stream is installed (names.rs). */
 export const SHARE = {SHARE:?};
 
-/** The headers of a `recent` answer that say whom the server took the token for, and when the
- *  token expires (names.rs). */
+/** The header of a `recent` answer that says whom the server took the token for (names.rs). */
 export const HEADER = {header};
+
+/** A server function call's headers besides Authorization (names.rs). */
+export const CALL_HEADERS = {call_headers};
 
 /** How a card words its times (relative.rs): `Intl.RelativeTimeFormat`'s options for "3 min.
  *  ago", `Intl.DateTimeFormat`'s for the date and time it stands for. */
 export const TIME_WORDS = {time_words};
 export const DATE_WORDS = {date_words};
 "#,
-        header = object(&[("viewer", VIEWER), ("tokenExpires", TOKEN_EXPIRES)]),
+        header = object(&[("viewer", VIEWER)]),
+        call_headers = object(&CALL_HEADERS),
         time_words = object(&TIME_WORDS),
         date_words = object(&DATE_WORDS),
+        items = route_fn(route::ITEMS),
+        item = route_fn(route::ITEM),
         live = route_fn(route::LIVE),
-        live_pattern = route::LIVE.replace('/', "\\/").replace("{ws}", "([^/]+)"),
         recent = route_fn(route::RECENT),
         drawing = route_fn(route::DRAWING),
         live_events = object(&live_events),
@@ -218,7 +209,11 @@ export const DATE_WORDS = {date_words};
             ("cap", fragment::CAP),
             ("refresh", fragment::REFRESH),
         ]),
-        storage = object(&[("workspace", storage::WORKSPACE), ("token", storage::TOKEN)]),
+        storage = object(&[
+            ("workspace", storage::WORKSPACE),
+            ("token", storage::TOKEN),
+            ("bell", storage::BELL),
+        ]),
         attribute = object(&[
             ("workspace", attribute::WORKSPACE),
             ("token", attribute::TOKEN),
@@ -235,49 +230,31 @@ export const DATE_WORDS = {date_words};
 }
 
 fn contract() -> String {
-    let statuses: Vec<&str> = Status::ALL.iter().map(|s| s.as_str()).collect();
-    let filters = [Filter::All, Filter::Mine]
+    let filters = Filter::ALL
         .map(|f| format!("{0}: \"{0}\"", f.as_str()))
         .join(", ");
-    let nonsense = format!("{NONSENSE_ABOVE:e}");
     format!(
-        r#"// GENERATED by app/tests/contract_js.rs from app/src/contract/, options.rs and api.rs: do
-// not edit. `PICKUP_WRITE_CONTRACT=1 cargo test -p app --test contract_js` writes it again;
-// `cargo test` fails while it differs from what the Rust model makes.
+        r#"// GENERATED by app/tests/contract_js.rs from app/src/contract/ and api.rs: do not edit.
+// `PICKUP_WRITE_CONTRACT=1 cargo test -p app --test contract_js` writes it again; `cargo test`
+// fails while it differs from what the Rust model makes.
 
 /** The server functions' URLs (api.rs), under the widget's server. */
-export const RECENT_PATH = {recent:?};
-export const DISMISS_PATH = {dismiss:?};
+export const SERVER_FN = {server_fns};
 
-/** The cap rule (cap.rs, options.rs): a number from 0 to NONSENSE_ABOVE is rounded and
- *  clamped into MIN_CAP..MAX_CAP; anything else is DEFAULT_CAP. */
+/** A page's number of cards (cap.rs): the default and the bounds. */
 export const DEFAULT_CAP = {DEFAULT_CAP};
 export const MIN_CAP = {MIN_CAP};
 export const MAX_CAP = {MAX_CAP};
-export const NONSENSE_ABOVE = {nonsense};
 
 /** Filter's wire names (page.rs). */
 export const FILTER = {{ {filters} }};
-
-/** The statuses a producer may send (Status::ALL); any other is "unknown". */
-export const STATUSES = {statuses:?};
-
-/** The fields of a page, a card and its owner, with their JSON types; "?": may be null or
- *  missing (an Option). The widget reads a page whole or not at all (decode.rs). */
-export const PAGE_FIELDS = {page};
-export const CARD_FIELDS = {card};
-export const OWNER_FIELDS = {owner};
 
 /** The body of a widget's first `recent` call, byte for byte as the widget sends it and serde
  *  writes api::Recent: no cursor. */
 export const firstPageBody = (ws, cap, filter = "all") => {body};
 
 {names}"#,
-        recent = <Recent as ServerFn>::PATH,
-        dismiss = <Dismiss as ServerFn>::PATH,
-        page = fields(&page(true), &page(false)),
-        card = fields(&card(true), &card(false)),
-        owner = fields(&owner(), &owner()),
+        server_fns = object(&server_fns()),
         body = first_page_body(),
         names = names(),
     )
@@ -285,16 +262,17 @@ export const firstPageBody = (ws, cap, filter = "all") => {body};
 
 #[test]
 fn public_contract_js_is_what_the_rust_model_makes() {
-    let want = contract();
-    if std::env::var_os("PICKUP_WRITE_CONTRACT").is_some() {
-        std::fs::write(PATH, &want).unwrap();
+    for (path, want) in [(PATH, contract()), (JSON_PATH, contract_json())] {
+        if std::env::var_os("PICKUP_WRITE_CONTRACT").is_some() {
+            std::fs::write(path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            have == want,
+            "{path} is not what the Rust model makes: run \
+             `PICKUP_WRITE_CONTRACT=1 cargo test -p app --test contract_js`\n--- want ---\n{want}"
+        );
     }
-    let have = std::fs::read_to_string(PATH).unwrap_or_default();
-    assert!(
-        have == want,
-        "public/contract.js is not what the Rust model makes: run \
-         `PICKUP_WRITE_CONTRACT=1 cargo test -p app --test contract_js`\n--- want ---\n{want}"
-    );
 }
 
 #[test]

@@ -1,6 +1,6 @@
 // make bench, section "Live": how soon a teammate's item is on screen through another server,
 // and what live costs the store and the server with many viewers.
-import { test, expect, startPickup, Pickup } from "../tests/pickup";
+import { test, expect, startPickup, Pickup, livePath } from "../tests/pickup";
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 
@@ -34,7 +34,7 @@ async function openStreams(p: Pickup, token: string, n: number) {
     controllers.push(abort);
     firstPages.push(
       (async () => {
-        const res = await fetch(`${p.url}/api/v1/workspaces/acme/live?cap=${CAP}`, {
+        const res = await fetch(`${p.url}${livePath("acme")}?cap=${CAP}`, {
           headers: { authorization: `Bearer ${token}` },
           signal: abort.signal,
         });

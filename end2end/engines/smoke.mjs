@@ -17,6 +17,7 @@ import { createServer, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
+import { itemsPath } from "../../public/contract.js";
 
 const BIN = process.env.PICKUP_BIN;
 const SITE = process.env.PICKUP_SITE;
@@ -50,7 +51,7 @@ async function pickup(env = {}) {
       .toString()
       .trim();
   const register = async (key, title) => {
-    const res = await fetch(`${url}/api/v1/workspaces/acme/items`, {
+    const res = await fetch(`${url}${itemsPath("acme")}`, {
       method: "POST",
       headers: { authorization: `Bearer ${token("bot", true)}`, "content-type": "application/json" },
       body: JSON.stringify({ key, title, status: "running" }),

@@ -3,7 +3,7 @@
 // everything works from the keyboard.
 import AxeBuilder from "@axe-core/playwright";
 import { Page } from "@playwright/test";
-import { test, expect, titles, startPickup, Pickup, holdWasm } from "./pickup";
+import { test, expect, titles, startPickup, Pickup, holdWasm, recentPath } from "./pickup";
 import { HostPage } from "./host";
 
 /** Every status a card can show, a link, progress, and a stalled run. */
@@ -44,7 +44,7 @@ for (const size of SIZES) {
         // Until the server calls the first run stalled (its heartbeat older than 2 s), so every
         // drawing shows a stalled badge too.
         const recent = async () => {
-          const res = await fetch(`${pickup.url}/api/v1/workspaces/acme/recent`, { headers: { authorization: `Bearer ${alice}` } });
+          const res = await fetch(`${pickup.url}${recentPath("acme")}`, { headers: { authorization: `Bearer ${alice}` } });
           return ((await res.json()).cards as any[]).filter((c) => c.stalled).length;
         };
         await expect.poll(recent, { timeout: 15_000 }).toBeGreaterThan(0);

@@ -1,5 +1,5 @@
 // Dismissing a card: gone for the one who dismissed it, still there for everyone else.
-import { test, expect, titles } from "./pickup";
+import { test, expect, titles, SERVER_FN } from "./pickup";
 
 test("dismiss hides the card for the one who dismissed it only", async ({ browser, pickup }) => {
   const bot = pickup.token("bot", ["acme"], { write: true });
@@ -11,7 +11,7 @@ test("dismiss hides the card for the one who dismissed it only", async ({ browse
   await pb.goto(pickup.home("acme", pickup.token("bob", ["acme"])));
   await expect(pa.locator(".pickup-card")).toHaveCount(2);
 
-  const done = pa.waitForResponse((r) => r.url().endsWith("/api/dismiss"));
+  const done = pa.waitForResponse((r) => r.url().endsWith(SERVER_FN.dismiss));
   await pa.getByRole("button", { name: "Dismiss Shared run" }).click();
   expect((await done).status()).toBe(200);
   await expect(titles(pa)).toHaveText(["Other run"]);

@@ -91,7 +91,7 @@ pickup-recent { font-size: 30px; color: rgb(255, 0, 0) !important; font-weight: 
 
     // What a host may style: a custom property on the element, and a part.
     await load(page, host, hostPage(pickup, token, `pickup-recent { --pickup-accent: rgb(255, 0, 0); } pickup-recent::part(card) { border-color: rgb(0, 128, 0); } .pickup-card { border-color: rgb(0, 0, 255); }`));
-    await expect(page.locator("pickup-recent .pickup-progress-fill")).toHaveCSS("background-color", "rgb(255, 0, 0)");
+    await expect(page.locator("pickup-recent .pickup-progress-fill")).toHaveCSS("fill", "rgb(255, 0, 0)");
     await expect(page.locator("pickup-recent .pickup-card").first()).toHaveCSS("border-top-color", "rgb(0, 128, 0)");
   } finally {
     await pickup.stop();

@@ -2,7 +2,7 @@
 // attributes alone, from properties (getToken, labels, filter), its events, refresh(), and its
 // lifetime in the page (removed: its stream closed on the server; moved: kept).
 import { Page } from "@playwright/test";
-import { test, expect, startPickup } from "./pickup";
+import { test, expect, startPickup, SERVER_FN, livePath, DOM_EVENT } from "./pickup";
 import { HostPage } from "./host";
 
 const page_ = (body: string) =>
@@ -24,7 +24,7 @@ test("a server-rendered page with attributes only: cards in a shadow root, live,
     await pickup.register(bot, "acme", { key: "one", title: "Nightly training", status: "running", url: "/runs/1" });
     host.serve(page_(`<h1>Host</h1>
 <pickup-recent workspace="acme" server="${pickup.url}" token="${pickup.token("alice", ["acme"])}" cap="5" refresh="60"></pickup-recent>
-<script>window.opened = []; document.addEventListener("pickup:open", (e) => { e.preventDefault(); window.opened.push([e.target.tagName, e.detail]); });</script>
+<script>window.opened = []; document.addEventListener("${DOM_EVENT.open}", (e) => { e.preventDefault(); window.opened.push([e.target.tagName, e.detail]); });</script>
 <script type="module" src="${pickup.url}/pickup.js"></script>`));
     const errors: string[] = [];
     page.on("pageerror", (e) => errors.push(String(e)));
@@ -65,7 +65,7 @@ test("properties: getToken, labels and filter; refresh() asks again", async ({ p
 </script>`));
     let recent = 0;
     page.on("request", (r) => {
-      if (r.url().endsWith("/api/recent")) recent++;
+      if (r.url().endsWith(SERVER_FN.recent)) recent++;
     });
     await page.goto(host.origin);
     await expect(page.locator("pickup-recent .pickup-title")).toHaveText("Zuletzt");
@@ -96,10 +96,11 @@ test("removed, the element frees its stream; moved, it keeps its widget; put bac
 </script>`));
     let lives = 0;
     page.on("request", (r) => {
-      if (r.url().includes("/live?")) lives++;
+      if (r.url().includes(`${livePath("acme")}?`)) lives++;
     });
     await page.goto(host.origin);
-    await expect(page.locator("#a pickup-recent section.pickup")).toHaveAttribute("data-live", "live");
+    // The widget's own section: the drawing stands in front of it until it has drawn its page.
+    await expect(page.locator("#a pickup-recent section.pickup:not([data-pickup-drawn])")).toHaveAttribute("data-live", "live");
     await expect.poll(() => pickup.streams()).toBe(1);
 
     // Moved: the same widget, the same stream.

@@ -1,5 +1,5 @@
 // The widget embedded in a host app's page: allowed origins work, others get nothing.
-import { test, expect, startPickup, titles } from "./pickup";
+import { test, expect, startPickup, titles, SERVER_FN } from "./pickup";
 import { HostPage } from "./host";
 
 test("embedded in a page from an allowed origin it works; from another origin it gets nothing", async ({ page }) => {
@@ -20,9 +20,9 @@ test("embedded in a page from an allowed origin it works; from another origin it
     await page.goto(other.origin);
     await blocked;
     await expect(page.locator(".pickup-card")).toHaveCount(0);
-    const direct = await page.evaluate(async ([url, token]) => {
+    const direct = await page.evaluate(async ([url, token, recent]) => {
       try {
-        await fetch(`${url}/api/recent`, {
+        await fetch(`${url}${recent}`, {
           method: "POST",
           headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
           body: JSON.stringify({ ws: "acme", filter: "all" }),
@@ -31,7 +31,7 @@ test("embedded in a page from an allowed origin it works; from another origin it
       } catch {
         return "blocked";
       }
-    }, [pickup.url, viewer]);
+    }, [pickup.url, viewer, SERVER_FN.recent]);
     expect(direct).toBe("blocked");
   } finally {
     await pickup.stop();

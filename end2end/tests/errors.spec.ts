@@ -1,5 +1,5 @@
 // When things go wrong: a token for another workspace, a server that stops and comes back.
-import { test, expect, titles, countRecentAnswers } from "./pickup";
+import { test, expect, titles, countRecentAnswers, SERVER_FN, livePath } from "./pickup";
 
 test("a token without the workspace shows the non-member message and no cards", async ({ page, pickup }) => {
   const bot = pickup.token("bot", ["acme"], { write: true });
@@ -28,7 +28,7 @@ test("with the server stopped the last cards stay with a note; restarted, it rec
 
 test("an answer the widget cannot read is an error, never an empty list", async ({ page, pickup }) => {
   // Polling only: the stream's pages would show the real (empty) workspace.
-  await page.route("**/live?*", (route) => route.abort());
+  await page.route(`**${livePath("acme")}?*`, (route) => route.abort());
   const answers = [
     // A proxy's error page.
     { status: 502, contentType: "text/html", body: "<html><h1>Bad gateway</h1></html>" },
@@ -45,7 +45,7 @@ test("an answer the widget cannot read is an error, never an empty list", async 
     },
   ];
   let answer = answers[0];
-  await page.route("**/api/recent", (route) => route.fulfill(answer));
+  await page.route(`**${SERVER_FN.recent}`, (route) => route.fulfill(answer));
   for (answer of answers) {
     // A new document each time (the home page's token is in its fragment).
     await page.goto("about:blank");
@@ -57,9 +57,9 @@ test("an answer the widget cannot read is an error, never an empty list", async 
 
 test("a call that never answers does not stop the refreshes after it", async ({ page, pickup }) => {
   // Polling only, so the refreshes are the widget's only way to its cards.
-  await page.route("**/live?*", (route) => route.abort());
+  await page.route(`**${livePath("acme")}?*`, (route) => route.abort());
   let calls = 0;
-  await page.route("**/api/recent", async (route) => {
+  await page.route(`**${SERVER_FN.recent}`, async (route) => {
     // The first call hangs (a proxy that holds the connection): it is never answered.
     if (++calls > 1) await route.continue();
   });
@@ -71,7 +71,7 @@ test("a call that never answers does not stop the refreshes after it", async ({ 
 });
 
 test("a call answered after a newer one does not take the newer one's cards away", async ({ page, pickup }) => {
-  await page.route("**/live?*", (route) => route.abort());
+  await page.route(`**${livePath("acme")}?*`, (route) => route.abort());
   const answers = await countRecentAnswers(page);
   await page.goto(pickup.home("acme", pickup.token("bob", ["acme"])) + "&refresh=600");
   await expect(page.locator(".pickup-empty")).toBeVisible();
@@ -82,7 +82,7 @@ test("a call answered after a newer one does not take the newer one's cards away
   let release: () => void;
   const released = new Promise<void>((r) => (release = r));
   let held = false;
-  await page.route("**/api/recent", async (route) => {
+  await page.route(`**${SERVER_FN.recent}`, async (route) => {
     if (held) return route.continue();
     held = true;
     const response = await route.fetch();

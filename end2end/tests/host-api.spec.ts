@@ -1,6 +1,6 @@
 // What a host page gets besides the cards: events on its element, its own words and locale,
 // and an unmount that stops everything.
-import { test, expect, startPickup, titles, holdWasm } from "./pickup";
+import { test, expect, startPickup, titles, holdWasm, livePath, DOM_EVENT } from "./pickup";
 import { HostPage } from "./host";
 
 test("pickup:open and pickup:dismiss reach the host, which may take over the link", async ({ page }) => {
@@ -13,7 +13,7 @@ test("pickup:open and pickup:dismiss reach the host, which may take over the lin
 <script>
   window.events = [];
   // Listened for on an ancestor: the events bubble. The host routes the link itself.
-  for (const name of ["pickup:open", "pickup:dismiss"]) {
+  for (const name of ["${DOM_EVENT.open}", "${DOM_EVENT.dismiss}"]) {
     document.getElementById("app").addEventListener(name, (e) => {
       window.events.push({ type: e.type, detail: e.detail });
       e.preventDefault();
@@ -27,8 +27,8 @@ test("pickup:open and pickup:dismiss reach the host, which may take over the lin
     await expect(titles(page)).toHaveCount(0);
     expect(page.url()).toBe(`${host.origin}/`);
     expect(await page.evaluate(() => (window as any).events)).toEqual([
-      { type: "pickup:open", detail: { id: item.id, key: "run", url: "/runs/42" } },
-      { type: "pickup:dismiss", detail: { id: item.id } },
+      { type: DOM_EVENT.open, detail: { id: item.id, key: "run", url: "/runs/42" } },
+      { type: DOM_EVENT.dismiss, detail: { id: item.id } },
     ]);
   } finally {
     await pickup.stop();
@@ -99,7 +99,7 @@ test("unmount removes the widget and stops its stream, timers and token renewal"
 </script></body></html>`);
     // Only the streaming widget streams; the others poll every second. The staying one is this
     // test's clock.
-    await page.route(/\/workspaces\/(beta|gamma)\/live\?/, (route) => route.abort());
+    await page.route((url) => [livePath("beta"), livePath("gamma")].includes(url.pathname), (route) => route.abort());
     const requests = { left: 0, beta: 0 };
     page.on("request", (r) => {
       const body = r.postData() ?? "";

@@ -1,6 +1,6 @@
 // Live: a teammate's item on the screen within a second or two, with polling out of the picture,
 // and the widget's fallbacks when the stream cannot be had.
-import { test, expect, countRecentAnswers } from "./pickup";
+import { test, expect, countRecentAnswers, SERVER_FN, livePath } from "./pickup";
 
 const titles = (page) => page.locator(".pickup-card-title");
 // The widget itself, not the drawing that stands in for it until the wasm has drawn.
@@ -31,13 +31,13 @@ test("a teammate's new item arrives live, with polling set to ten minutes", asyn
 
 test("a blocked stream falls back to polling, says so quietly, and recovers", async ({ page, pickup }) => {
   const alice = pickup.token("alice", ["acme"], { write: true });
-  await page.route("**/live?*", (route) => route.abort());
+  await page.route(`**${livePath("acme")}?*`, (route) => route.abort());
   await page.goto(pickup.home("acme", pickup.token("bob", ["acme"])) + "&refresh=2");
   await expect(widget(page)).toHaveAttribute("data-live", "polling");
   await pickup.register(alice, "acme", { key: "polled", title: "Found by polling", status: "running" });
   await expect(titles(page)).toHaveText(["Found by polling"], { timeout: 5_000 });
 
-  await page.unroute("**/live?*");
+  await page.unroute(`**${livePath("acme")}?*`);
   // The stream is tried again with back-off (a few seconds after the first failures).
   await expect(widget(page)).toHaveAttribute("data-live", "live", { timeout: 20_000 });
 });
@@ -47,7 +47,7 @@ test("a hidden tab closes its stream and catches up when shown", async ({ page, 
   await page.goto(pickup.home("acme", pickup.token("bob", ["acme"])) + "&refresh=600");
   await expect(widget(page)).toHaveAttribute("data-live", "live");
 
-  const closed = page.waitForEvent("requestfailed", (r) => r.url().includes("/live?"));
+  const closed = page.waitForEvent("requestfailed", (r) => r.url().includes(`${livePath("acme")}?`));
   await setHidden(page, true);
   await closed;
   await pickup.register(alice, "acme", { key: "meanwhile", title: "Made while hidden", status: "running" });
@@ -74,7 +74,7 @@ test("a fetch answered after a newer stream page does not take that page's cards
   const atTheServer = new Promise<void>((r) => (reached = r));
   let release: () => void;
   const released = new Promise<void>((r) => (release = r));
-  await page.route("**/api/recent*", async (route) => {
+  await page.route(`**${SERVER_FN.recent}*`, async (route) => {
     const response = await route.fetch();
     reached();
     await released;

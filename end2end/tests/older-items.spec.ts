@@ -1,6 +1,6 @@
 // Older items on demand: past the cap, "Show older" appends the next page below the first.
 import AxeBuilder from "@axe-core/playwright";
-import { test, expect, titles } from "./pickup";
+import { test, expect, titles, SERVER_FN } from "./pickup";
 
 /** Register `n` running items, oldest first ("Item 0" is the oldest). Keys sort newest first
  * too, so two registered in the same millisecond still list in the order they were made. */
@@ -20,7 +20,7 @@ test("Show older appends the next items, page by page, until there are no more",
   await expect(titles(page)).toHaveText(items(6, 5, 4));
   const older = page.getByRole("button", { name: "Show older" });
 
-  const next = page.waitForRequest((r) => r.url().endsWith("/api/recent") && JSON.parse(r.postData() ?? "{}").before);
+  const next = page.waitForRequest((r) => r.url().endsWith(SERVER_FN.recent) && JSON.parse(r.postData() ?? "{}").before);
   await older.click();
   // The cursor is the last card's id.
   const lastId = await page.locator(".pickup-card").nth(2).getAttribute("data-id");

@@ -2,7 +2,7 @@
 // page, that watch one server and workspace as one viewer share one stream. Over plain HTTP/1 a
 // browser opens six connections to a server: with a stream per tab, the seventh tab had nothing.
 import { BrowserContext, Page } from "@playwright/test";
-import { test, expect, startPickup } from "./pickup";
+import { test, expect, startPickup, SERVER_FN, livePath } from "./pickup";
 import { HostPage } from "./host";
 
 // The widget itself, not the drawing that stands in for it until the wasm has drawn.
@@ -13,7 +13,7 @@ const titles = (page: Page, within = "") => page.locator(`${within} .pickup-card
 function liveRequests(context: BrowserContext): string[] {
   const seen: string[] = [];
   context.on("request", (r) => {
-    if (r.url().includes("/live?")) seen.push(r.url());
+    if (r.url().includes(`${livePath("acme")}?`)) seen.push(r.url());
   });
   return seen;
 }
@@ -68,7 +68,7 @@ ${el("two", 'cap="2"')}${el("five", 'cap="5"')}${el("mine", 'cap="3" filter="min
 <script type="module" src="${pickup.url}/pickup.js"></script></body></html>`);
     const opened = liveRequests(page.context());
     const recent: string[] = [];
-    page.on("request", (r) => r.url().endsWith("/api/recent") && recent.push(r.postData() ?? ""));
+    page.on("request", (r) => r.url().endsWith(SERVER_FN.recent) && recent.push(r.postData() ?? ""));
     await page.goto(host.origin);
     for (const id of ["#two", "#five", "#mine"]) await expect(widget(page, id)).toHaveAttribute("data-live", "live");
     await expect(titles(page, "#mine")).toHaveText(["Alice 1"]);

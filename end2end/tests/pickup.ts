@@ -5,6 +5,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
+// Routes, event names, storage keys: the contract's (generated from app/src/contract/).
+import { itemPath, itemsPath, SERVER_FN } from "../../public/contract.js";
+export * from "../../public/contract.js";
 
 const BIN = process.env.PICKUP_BIN ?? "../target/debug/pickup";
 const SITE = process.env.PICKUP_SITE ?? "../dist";
@@ -45,7 +48,7 @@ export class Pickup {
 
   /** Mark an item finished, or change it, through the producer API. */
   async update(token: string, ws: string, id: string, body: Record<string, unknown>): Promise<void> {
-    const res = await fetch(`${this.url}/api/v1/workspaces/${ws}/items/${id}`, {
+    const res = await fetch(`${this.url}${itemPath(ws, id)}`, {
       method: "PUT",
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
       body: JSON.stringify(body),
@@ -66,7 +69,7 @@ export class Pickup {
 
   /** Register an item through the producer API; returns the record. */
   async register(token: string, ws: string, item: Record<string, unknown>): Promise<any> {
-    const res = await fetch(`${this.url}/api/v1/workspaces/${ws}/items`, {
+    const res = await fetch(`${this.url}${itemsPath(ws)}`, {
       method: "POST",
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
       body: JSON.stringify(item),
@@ -167,15 +170,15 @@ export const titles = (page: Page) => page.locator("section.pickup:not([data-pic
  *  The count goes up in a task after the body was read, so after every microtask the widget ran
  *  on it. Returns `after(n)`: resolves once more than `n` were read; and `read()`: the count. */
 export async function countRecentAnswers(page: Page) {
-  await page.addInitScript(() => {
+  await page.addInitScript((recent) => {
     const json = Response.prototype.json;
     (window as any).recentRead = 0;
     Response.prototype.json = async function () {
       const body = await json.call(this);
-      if (this.url.includes("/api/recent")) setTimeout(() => (window as any).recentRead++, 0);
+      if (this.url.endsWith(recent)) setTimeout(() => (window as any).recentRead++, 0);
       return body;
     };
-  });
+  }, SERVER_FN.recent);
   return {
     read: (): Promise<number> => page.evaluate(() => (window as any).recentRead),
     after: (n: number) => page.waitForFunction((n) => (window as any).recentRead > n, n),

@@ -2,7 +2,7 @@
 // page; and a tab is shown the shared stream's pages (public/share.js) only with a token of its
 // own that the server takes.
 import { Page } from "@playwright/test";
-import { test, expect, startPickup, titles } from "./pickup";
+import { test, expect, startPickup, titles, livePath, recentPath } from "./pickup";
 
 // The widget itself, not the drawing that stands in for it until the wasm has drawn.
 const widget = (page: Page) => page.locator("section.pickup:not([data-pickup-drawn])");
@@ -23,7 +23,7 @@ test("a tab whose own token the server refuses is not shown the shared stream's 
     // the server.
     const short = pickup.token("bob", ["acme"], { ttl: "1s" });
     const recent = (token: string) =>
-      fetch(`${pickup.url}/api/v1/workspaces/acme/recent`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status);
+      fetch(`${pickup.url}${recentPath("acme")}`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status);
     await expect.poll(() => recent(short)).toBe(401);
     const forged = good.slice(0, -4) + (good.endsWith("AAAA") ? "BBBB" : "AAAA");
     expect(await recent(forged)).toBe(401);
@@ -67,7 +67,7 @@ test("a refused stream (501, 503) leaves the widget polling, with no uncaught er
         // The server's one stream, taken by another viewer: this one is refused 503 busy.
         const other = pickup.token("carol", ["acme"]);
         const held = new AbortController();
-        const res = await fetch(`${pickup.url}/api/v1/workspaces/acme/live`, { headers: { authorization: `Bearer ${other}` }, signal: held.signal });
+        const res = await fetch(`${pickup.url}${livePath("acme")}`, { headers: { authorization: `Bearer ${other}` }, signal: held.signal });
         expect(res.status).toBe(200);
         await page.goto(pickup.home("acme", pickup.token("alice", ["acme"])) + "&refresh=1");
         await expect(titles(page)).toHaveText(["Polled"]);

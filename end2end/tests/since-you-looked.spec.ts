@@ -1,6 +1,6 @@
 // "Since you looked": what changed after the viewer's last look is marked, on every device of
 // theirs, until they mark it seen on one of them.
-import { test, expect } from "./pickup";
+import { test, expect, SERVER_FN } from "./pickup";
 import type { Page } from "@playwright/test";
 import AxeBuilder from "@axe-core/playwright";
 
@@ -16,7 +16,7 @@ test("marks follow the viewer from one device to another, until Mark seen on one
   // A first visit: the look is taken at the first page, and nothing is marked.
   const laptop = await browser.newContext();
   const onLaptop = await laptop.newPage();
-  const firstLook = onLaptop.waitForResponse((r) => r.url().endsWith("/api/look"));
+  const firstLook = onLaptop.waitForResponse((r) => r.url().endsWith(SERVER_FN.look));
   await onLaptop.goto(pickup.home("acme", alice));
   await expect(card(onLaptop, "Nightly build")).toBeVisible();
   expect((await firstLook).status()).toBe(200);
@@ -54,7 +54,7 @@ test("marks follow the viewer from one device to another, until Mark seen on one
 
   // Mark seen on the laptop: gone there at once, and on the phone at its next visit.
   // By keyboard: the button goes with the marks, and focus stays in the widget.
-  const seen = onLaptop.waitForResponse((r) => r.url().endsWith("/api/look"));
+  const seen = onLaptop.waitForResponse((r) => r.url().endsWith(SERVER_FN.look));
   await onLaptop.getByRole("button", { name: "Mark seen" }).focus();
   await onLaptop.keyboard.press("Enter");
   expect((await seen).status()).toBe(200);

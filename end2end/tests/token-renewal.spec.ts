@@ -1,7 +1,7 @@
 // Tokens that expire while the page stays open: the widget renews them through the host's
 // getToken (ahead of expiry, and after a 401), without a reload; when getToken fails it says so.
 import { Page, Request } from "@playwright/test";
-import { test, expect, startPickup, titles, Pickup } from "./pickup";
+import { test, expect, startPickup, titles, Pickup, SERVER_FN, livePath, recentPath, DOM_EVENT } from "./pickup";
 import { HostPage } from "./host";
 
 const claims = (jwt: string) => JSON.parse(Buffer.from(jwt.split(".")[1], "base64url").toString());
@@ -21,7 +21,7 @@ async function hostWithGetToken(page: Page, pickup: Pickup, host: HostPage, toke
   window.calls = [];
   window.errors = [];
   const el = document.getElementById("widget");
-  el.addEventListener("pickup:error", (e) => window.errors.push(e.detail));
+  el.addEventListener("${DOM_EVENT.error}", (e) => window.errors.push(e.detail));
   mount(el, {
     workspace: "acme", server: "${pickup.url}", token: "${token}", refresh: 600,
     getToken: async () => {
@@ -82,7 +82,7 @@ test("a refused token is renewed once and the call made again", async ({ page })
     const bot = pickup.token("bot", ["acme"], { write: true });
     await pickup.register(bot, "acme", { key: "seen", title: "Seen with the renewed token", status: "running" });
     // No stream: the fetch alone must renew and try again.
-    await page.route("**/live?*", (route) => route.abort());
+    await page.route(`**${livePath("acme")}?*`, (route) => route.abort());
     await hostWithGetToken(page, pickup, host, "not-a-token", { mint: () => pickup.token("alice", ["acme"], { ttl: "1h" }) });
     await expect(titles(page)).toHaveText(["Seen with the renewed token"]);
     expect((await calls(page)).length).toBe(1);
@@ -103,9 +103,9 @@ test("a call refused after the stream renewed its token tries the new token, wit
     // asks with the new one: the call's 401 then comes for a token no longer the widget's.
     let renewed: () => void;
     const renewal = new Promise<void>((r) => (renewed = r));
-    const asksRenewed = (r: Request) => r.url().includes("/recent?cap=1") && r.headers()["authorization"] !== "Bearer not-a-token";
+    const asksRenewed = (r: Request) => r.url().includes(`${recentPath("acme")}?cap=1`) && r.headers()["authorization"] !== "Bearer not-a-token";
     page.on("request", (r) => asksRenewed(r) && renewed());
-    await page.route("**/api/recent", async (route) => {
+    await page.route(`**${SERVER_FN.recent}`, async (route) => {
       await renewal;
       await route.continue();
     });
@@ -128,8 +128,8 @@ test("a getToken that gives the refused token again does not make the stream ret
     const checks: string[] = [];
     const lives: string[] = [];
     page.on("request", (r) => {
-      if (r.url().includes("/recent?cap=1")) checks.push(r.url());
-      if (r.url().includes("/live?")) lives.push(r.url());
+      if (r.url().includes(`${recentPath("acme")}?cap=1`)) checks.push(r.url());
+      if (r.url().includes(`${livePath("acme")}?`)) lives.push(r.url());
     });
     await hostWithGetToken(page, pickup, host, "not-a-token", { mint: () => "not-a-token" });
     // Each refused try of the stream asks getToken, which gives the same token: the tries come
@@ -212,7 +212,7 @@ test("a getToken answer that comes after the host set a newer data-pickup-token 
 
     // getToken's late answer changes nothing: the next call carries the host's token.
     await page.evaluate(() => (window as any).answer("an-older-token"));
-    const next = page.waitForRequest((r) => r.url().includes(`${pickup.url}/api/recent`));
+    const next = page.waitForRequest((r) => r.url().includes(`${pickup.url}${SERVER_FN.recent}`));
     await page.getByRole("button", { name: "Refresh" }).click();
     expect((await next).headers()["authorization"]).toBe(`Bearer ${fresh}`);
     await expect(page.locator(".pickup-unauthenticated")).toHaveCount(0);
@@ -246,7 +246,7 @@ test("with getToken and no token, the first calls, the stream included, wait for
     await expect(page.locator("section.pickup")).toHaveAttribute("data-live", "live");
     page.off("request", onRequest);
     const calls_ = await Promise.all(sent);
-    expect(calls_.filter((c) => c.url.includes("/live?")).length).toBeGreaterThanOrEqual(1);
+    expect(calls_.filter((c) => c.url.includes(`${livePath("acme")}?`)).length).toBeGreaterThanOrEqual(1);
     expect(calls_.filter((c) => c.bearer === "")).toEqual([]);
     expect(consoleErrors).toEqual([]);
     expect(await errors(page)).toEqual([]);

@@ -4,7 +4,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
-import { test, expect } from "./pickup";
+import { test, expect, DOM_EVENT } from "./pickup";
 
 test("the served pickup.d.ts types a TypeScript host (tsc), and custom-elements.json describes the element", async ({ pickup, page }) => {
   const types = await fetch(`${pickup.url}/pickup.d.ts`);
@@ -29,7 +29,7 @@ test("the served pickup.d.ts types a TypeScript host (tsc), and custom-elements.
   const element = manifest.modules.flatMap((m: any) => m.declarations).find((d: any) => d.tagName === "pickup-recent");
   expect(element.attributes.map((a: any) => a.name)).toEqual(["workspace", "server", "cap", "refresh", "locale", "filter", "notify"]);
   expect(element.members.map((m: any) => m.name)).toEqual(expect.arrayContaining(["token", "getToken", "labels"]));
-  expect(element.events.map((e: any) => e.name)).toEqual(["pickup:open", "pickup:dismiss", "pickup:error", "pickup:finished"]);
+  expect(element.events.map((e: any) => e.name)).toEqual([DOM_EVENT.open, DOM_EVENT.dismiss, DOM_EVENT.error, DOM_EVENT.finished]);
   expect(element.cssParts.map((p: any) => p.name)).toEqual(["card", "title", "badge", "progress", "header", "toggle", "dismiss", "empty", "error", "since", "mark-seen", "bell"]);
   // The element observes the manifest's attributes (both are written from app/src/contract/),
   // as the served element defines them in a browser, and its token.

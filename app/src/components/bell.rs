@@ -1,39 +1,34 @@
 //! A word when the viewer's own items end: `pickup:finished` on the element (always), and,
-//! with the bell on in this browser, a notification shown by the tab that holds the shared
-//! stream while no tab showing a widget is visible (public/share.js decides that, and keeps
-//! the opt-in). Which items ended is `finished::Endings`'s rule.
+//! from a widget that shows the bell while it is on in this browser, a notification shown by
+//! the tab that holds that widget's shared stream while no tab showing a widget is visible
+//! (public/share.js decides that). Which items ended is `finished::Endings`'s rule.
 
-use super::card::safe_href;
+use super::icon::{icon, BELL, BELL_OFF};
 use super::since::ms;
+use super::stream::Handle;
 use super::widget_state::State;
-use crate::contract::names::SHARE;
-use crate::contract::DomEvent;
+use crate::contract::names::{storage, SHARE};
+use crate::contract::{Card, DomEvent};
 use crate::finished::{Ending, Endings};
 use crate::host::Host;
 use crate::labels::Labels;
 use leptos::prelude::*;
 use std::rc::Rc;
 use std::sync::Arc;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
-/// The bell as share.js keeps it.
+/// The bell: this browser's opt-in, kept in its localStorage (`storage::BELL`), and the
+/// browser's permission.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BellState {
+    /// Opted in, and permitted.
     On,
     Off,
+    /// The browser refuses.
     Denied,
+    /// No Notification API, or storage blocked.
     Unsupported,
-}
-
-impl BellState {
-    fn from_js(v: &JsValue) -> BellState {
-        match v.as_string().as_deref() {
-            Some("on") => BellState::On,
-            Some("off") => BellState::Off,
-            Some("denied") => BellState::Denied,
-            _ => BellState::Unsupported,
-        }
-    }
 }
 
 /// share.js's function `name` (None without share.js, or with an older one that has none).
@@ -47,9 +42,48 @@ pub(super) fn share_fn(name: &str) -> Option<js_sys::Function> {
 
 /// The bell in this browser now.
 pub fn bell() -> BellState {
-    share_fn("bell")
-        .and_then(|f| f.call0(&JsValue::NULL).ok())
-        .map_or(BellState::Unsupported, |v| BellState::from_js(&v))
+    use web_sys::NotificationPermission as Permission;
+    if !js_sys::Reflect::has(&js_sys::global(), &"Notification".into()).unwrap_or(false) {
+        return BellState::Unsupported;
+    }
+    match web_sys::Notification::permission() {
+        Permission::Denied => BellState::Denied,
+        Permission::Granted => match window().local_storage().ok().flatten() {
+            None => BellState::Unsupported,
+            Some(storage) => match storage.get_item(storage::BELL) {
+                Ok(Some(on)) if on == "on" => BellState::On,
+                Ok(_) => BellState::Off,
+                Err(_) => BellState::Unsupported,
+            },
+        },
+        _ => BellState::Off,
+    }
+}
+
+/// The viewer's click on the bell: off, or on, asking the browser's permission if it was never
+/// given (never before a click). The bell as it is then.
+async fn ring() -> BellState {
+    use web_sys::{Notification, NotificationPermission as Permission};
+    let storage = window().local_storage().ok().flatten();
+    match (bell(), storage) {
+        (BellState::On, Some(storage)) => {
+            let _ = storage.remove_item(storage::BELL);
+        }
+        (BellState::Off, Some(storage)) => {
+            let granted = Notification::permission() == Permission::Granted
+                || match Notification::request_permission() {
+                    Ok(asked) => wasm_bindgen_futures::JsFuture::from(asked)
+                        .await
+                        .is_ok_and(|answer| answer.as_string().as_deref() == Some("granted")),
+                    Err(_) => false,
+                };
+            if granted {
+                let _ = storage.set_item(storage::BELL, "on");
+            }
+        }
+        _ => {}
+    }
+    bell()
 }
 
 /// The header's bell: a toggle, pressed while this browser notifies the viewer. The browser's
@@ -62,18 +96,8 @@ pub fn Bell(labels: Arc<Labels>, state: RwSignal<BellState>) -> impl IntoView {
         BellState::Off | BellState::Unsupported => labels.bell_off.clone(),
     };
     let ring = move |_| {
-        let Some(ring) = share_fn("ring") else {
-            return;
-        };
-        let Ok(promise) = ring.call0(&JsValue::NULL) else {
-            return;
-        };
         leptos::task::spawn_local(async move {
-            if let Ok(p) = promise.dyn_into::<js_sys::Promise>() {
-                if let Ok(v) = wasm_bindgen_futures::JsFuture::from(p).await {
-                    state.try_set(BellState::from_js(&v));
-                }
-            }
+            state.try_set(ring().await);
         });
     };
     move || {
@@ -89,7 +113,7 @@ pub fn Bell(labels: Arc<Labels>, state: RwSignal<BellState>) -> impl IntoView {
                     title=label
                     on:click=ring
                 >
-                    {move || if state.get() == BellState::On { "🔔" } else { "🔕" }}
+                    {icon(move || if state.get() == BellState::On { BELL } else { BELL_OFF })}
                 </button>
             }
         })
@@ -97,8 +121,15 @@ pub fn Bell(labels: Arc<Labels>, state: RwSignal<BellState>) -> impl IntoView {
 }
 
 /// On each page: `pickup:finished` for each of the viewer's own items that reached a final
-/// status, and a notification (through share.js) for those and the ones that stalled.
-pub fn watch_endings(host: Rc<Host>, state: State, labels: Arc<Labels>, stream_url: String) {
+/// status, and, when this widget shows the bell (`notify`), a notification (through share.js)
+/// for those and the ones that stalled.
+pub fn watch_endings(
+    host: Rc<Host>,
+    state: State,
+    labels: Arc<Labels>,
+    stream: Handle,
+    notify: bool,
+) {
     let endings = StoredValue::new_local(Endings::default());
     Effect::new(move |_| {
         let Some(page) = state.last_good.get() else {
@@ -114,13 +145,15 @@ pub fn watch_endings(host: Rc<Host>, state: State, labels: Arc<Labels>, stream_u
             if ending == Ending::Finished {
                 host.emit(DomEvent::Finished, &detail(&card));
             }
-            notify(&stream_url, &card, labels.badge(card.badge()));
+            if notify && bell() == BellState::On {
+                tell(&host, &stream, &card, labels.badge(card.badge()));
+            }
         }
     });
 }
 
-/// The card as `pickup:finished`'s detail.
-fn detail(card: &crate::contract::Card) -> Vec<(&'static str, JsValue)> {
+/// The card as `pickup:finished`'s detail: its link only as the card would link it.
+fn detail(card: &Card) -> Vec<(&'static str, JsValue)> {
     let text = |s: &str| JsValue::from_str(s);
     let owner = js_sys::Object::new();
     let _ = js_sys::Reflect::set(&owner, &"sub".into(), &text(&card.owner.sub));
@@ -129,7 +162,7 @@ fn detail(card: &crate::contract::Card) -> Vec<(&'static str, JsValue)> {
         ("id", text(&card.id)),
         ("key", text(&card.key)),
         ("title", text(&card.title)),
-        ("url", card.url.as_deref().map_or(JsValue::NULL, text)),
+        ("url", card.href().as_deref().map_or(JsValue::NULL, text)),
         ("status", text(card.status.as_str())),
         ("owner", owner.into()),
         (
@@ -139,23 +172,28 @@ fn detail(card: &crate::contract::Card) -> Vec<(&'static str, JsValue)> {
     ]
 }
 
-/// Asks share.js to show the word for `card` (it shows it only from the stream's holder, with
-/// the bell on, while no widget is in view).
-fn notify(stream_url: &str, card: &crate::contract::Card, status: &str) {
+/// Asks share.js to show the word for `card`: it does from the tab that holds this widget's
+/// stream, with the bell on, while no widget is in view. Its click opens the item as a click
+/// on its card does: `pickup:open` first, which the host may cancel (it routes the link).
+fn tell(host: &Rc<Host>, stream: &Handle, card: &Card, status: &str) {
     let Some(notify) = share_fn("notify") else {
         return;
     };
     let note = js_sys::Object::new();
-    let set = |k: &str, v: JsValue| js_sys::Reflect::set(&note, &k.into(), &v);
-    let href = card.url.as_deref().and_then(safe_href);
-    let _ = set("tag", card.id.as_str().into());
-    let _ = set("title", card.title.as_str().into());
-    let _ = set("body", status.into());
-    let _ = set(
-        "href",
-        href.map_or(JsValue::NULL, |h| JsValue::from_str(&h)),
-    );
-    if let Ok(p) = notify.call2(&JsValue::NULL, &stream_url.into(), &note) {
+    let set = |k: &str, v: &str| js_sys::Reflect::set(&note, &k.into(), &v.into());
+    let _ = set("tag", &card.id);
+    let _ = set("title", &card.title);
+    let _ = set("body", status);
+    let (opener, card) = (Rc::downgrade(host), card.clone());
+    let open = Closure::once_into_js(move || {
+        if let (Some(host), Some(href)) = (opener.upgrade(), card.href()) {
+            if host.open(&card) {
+                let _ = window().location().assign(&href);
+            }
+        }
+    });
+    let feed = stream.feed().unwrap_or(JsValue::NULL);
+    if let Ok(p) = notify.call3(&JsValue::NULL, &feed, &note, &open) {
         // A rejection (a browser that refuses the notification) is nothing the viewer can act on.
         if let Ok(p) = p.dyn_into::<js_sys::Promise>() {
             leptos::task::spawn_local(async move {

@@ -1,3 +1,4 @@
+use super::icon::{icon, DISMISS};
 use crate::contract::link::safe_link;
 use crate::contract::{Card, Since};
 use crate::labels::{fill, Labels};
@@ -24,6 +25,14 @@ pub(crate) fn safe_href(url: &str) -> Option<String> {
             .is_ok_and(|p| matches!(p.scheme(), "http" | "https") && p.host().is_some())
     };
     safe_link(url, http_with_host).map(str::to_string)
+}
+
+impl Card {
+    /// The card's link, when its `url` passes the link rule ([`safe_href`]): what its title
+    /// links to, what `pickup:open` and `pickup:finished` say, what a notification opens.
+    pub(crate) fn href(&self) -> Option<String> {
+        self.url.as_deref().and_then(safe_href)
+    }
 }
 
 /// The instant an RFC 3339 time names, in ms (NaN when it names none).
@@ -54,19 +63,6 @@ fn full_time(when: &str, times: &RelativeTimeFormat) -> String {
         .ok()
         .and_then(|s| s.as_string())
         .unwrap_or_else(|| when.to_string())
-}
-
-/// The progress bar's fill, `pct` wide: a CSSOM property, not a style attribute, since the
-/// site's CSP allows no inline styles. On the server, drawing ahead, there is no CSSOM: the
-/// browser sets the width from the bar's `aria-valuenow` (public/drawing.js).
-fn progress_fill(pct: u32) -> impl IntoView {
-    #[cfg(feature = "csr")]
-    return view! { <div class="pickup-progress-fill" style:width=format!("{pct}%")></div> };
-    #[cfg(not(feature = "csr"))]
-    return {
-        let _ = pct;
-        view! { <div class="pickup-progress-fill"></div> }
-    };
 }
 
 /// After "Dismiss" on a card, where focus goes, as its card leaves: the next card's dismiss
@@ -128,7 +124,7 @@ pub fn CardView(
         })
     });
     let title_text = Memo::new(move |_| card.with(|c| c.title.clone()));
-    let href = Memo::new(move |_| card.with(|c| c.url.as_deref().and_then(safe_href)));
+    let href = Memo::new(move |_| card.with(Card::href));
     let title_id = format!("{id_prefix}-{id}");
     let pct = Memo::new(move |_| {
         // A whole percent: also keeps float formatting out of the bundle.
@@ -223,7 +219,11 @@ fn progress(pct: Memo<Option<u32>>, label: String, title: Memo<String>) -> impl 
                     aria-valuemax="100"
                     aria-valuenow=pct.to_string()
                 >
-                    {progress_fill(pct)}
+                    // A rectangle `pct` wide: an attribute, not a style (the site's CSP allows
+                    // none), so the server's drawing is the same markup, with no script.
+                    <svg class="pickup-progress-bar" aria-hidden="true">
+                        <rect class="pickup-progress-fill" width=format!("{pct}%") height="100%"></rect>
+                    </svg>
                 </div>
             }
         })
@@ -262,7 +262,7 @@ fn time_of(
     }
 }
 
-/// "×", named for its item; focus moves on before its card leaves.
+/// The dismiss button (a cross), named for its item; focus moves on before its card leaves.
 fn dismiss_button(
     label: String,
     title: Memo<String>,
@@ -282,7 +282,7 @@ fn dismiss_button(
                 on_dismiss()
             }
         >
-            "×"
+            {icon(DISMISS)}
         </button>
     }
 }

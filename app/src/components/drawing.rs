@@ -8,6 +8,7 @@
 use super::card::CardView;
 use super::frame::{Frame, PartialNote, ShowOlder};
 use super::header::Header;
+use crate::contract::link::shown_text;
 use crate::contract::{Filter, RecentPage};
 use crate::labels::Labels;
 use leptos::prelude::*;
@@ -27,7 +28,12 @@ pub fn drawing(page: &RecentPage, filter: Filter, now_ms: f64) -> Option<String>
     let owner = Owner::new();
     let html = owner.with(|| {
         let labels = Arc::new(Labels::default());
-        let cards = page.cards.clone();
+        // Shown as the widget shows them (`RecentPage::read`): no bidirectional controls.
+        let cards = page.cards.iter().cloned().map(|mut c| {
+            c.title = shown_text(&c.title);
+            c.owner.name = shown_text(&c.owner.name);
+            c
+        }).collect::<Vec<_>>();
         let (more, partial) = (page.more, page.partial);
         let card_labels = labels.clone();
         let focus = RwSignal::new(None::<String>);
@@ -95,7 +101,7 @@ mod tests {
         let page = RecentPage {
             cards: vec![
                 card("1_a", "Train <model>", Some("javascript:alert(1)")),
-                card("2_b", "Nightly", Some("/runs/2")),
+                card("2_b", "Night\u{202E}ly", Some("/runs/2")),
             ],
             more: true,
             partial: false,
@@ -103,6 +109,10 @@ mod tests {
         };
         let now = 1_796_205_900_000.0; // 2026-12-02T10:05:00Z
         let html = drawing(&page, Filter::Mine, now).expect("a page of cards is drawn");
+        assert!(
+            !html.contains('\u{202E}'),
+            "no bidirectional control: {html}"
+        );
         assert!(html.contains("data-pickup-drawn"), "{html}");
         assert!(html.contains(r#"data-live="connecting""#), "{html}");
         assert!(

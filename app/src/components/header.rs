@@ -1,3 +1,4 @@
+use super::icon::{icon, REFRESH};
 use crate::contract::Filter;
 use crate::labels::Labels;
 use leptos::prelude::*;
@@ -36,7 +37,7 @@ pub fn Header(
             </div>
             {bell}
             <button type="button" class="pickup-refresh" aria-label=labels.refresh.clone() on:click=move |_| on_refresh()>
-                "↻"
+                {icon(REFRESH)}
             </button>
         </header>
     }

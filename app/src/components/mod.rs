@@ -5,6 +5,7 @@
 mod card;
 mod frame;
 mod header;
+mod icon;
 
 #[cfg(feature = "ssr")]
 pub mod drawing;

@@ -1,15 +1,17 @@
 //! The live stream: the server's pages as they change (`GET /api/v1/workspaces/{ws}/live`),
-//! opened through the loader's share.js (one stream per browser, public/share.js), which reads
-//! it with `fetch` so the token travels in `Authorization`, never in a URL (an `EventSource`
-//! cannot send headers), parses its server-sent events, and hands the widget each event as data:
-//! a page as the browser's JSON.parse made it, a keep-alive as an event without a name.
+//! asked of the loader's share.js as data (the widget's view: server, workspace, filter, cap,
+//! token): share.js opens it, or joins the browser's one stream (public/share.js), reads it with
+//! `fetch` so the token travels in `Authorization`, never in a URL (an `EventSource` cannot
+//! send headers), parses its server-sent events, and hands the widget each event as data: a
+//! page as the browser's JSON.parse made it, a keep-alive as an event without a name. The
+//! widget takes the pages of its own view, cut to its cap (`RecentPage::for_view`).
 //!
 //! The widget keeps polling whenever the stream is not up: blocked, failing, hidden, or an
 //! old server that has no stream.
 
-use crate::contract::names::route;
 use crate::contract::{ApiError, Filter, LiveEvent, RecentPage};
 use crate::host::Host;
+use futures::future::Either;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use std::cell::RefCell;
@@ -50,20 +52,53 @@ const SILENCE: Duration = Duration::from_secs(45);
 /// The longest wait between two tries of a failing stream.
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
-/// The widget's stream: which filter it was opened for, and how to end it.
+/// The widget's stream: which filter it was opened for, how to end it, and the open stream
+/// itself, which says whether this tab holds the browser's shared stream (whose tab shows the
+/// notifications, `bell.rs`).
 #[derive(Clone, Default)]
-pub struct Handle(Rc<RefCell<Option<(Filter, web_sys::AbortController)>>>);
+pub struct Handle {
+    current: Rc<RefCell<Option<(Filter, web_sys::AbortController)>>>,
+    feed: Rc<RefCell<Option<JsValue>>>,
+    /// The widget shows the bell: with it on, a hidden tab keeps its stream.
+    notify: bool,
+}
 
 impl Handle {
     /// End the open stream if it was opened for a filter other than `filter` (the loop opens
     /// one for `filter` at once); with `None`, end it whatever it was for.
     pub fn retune(&self, filter: Option<Filter>) {
-        if let Some((f, abort)) = self.0.borrow().as_ref() {
+        if let Some((f, abort)) = self.current.borrow().as_ref() {
             if filter != Some(*f) {
                 abort.abort();
             }
         }
     }
+
+    /// The stream open now (share.js's), if any.
+    pub fn feed(&self) -> Option<JsValue> {
+        self.feed.borrow().clone()
+    }
+
+    /// Whether the stream rests: the page is hidden, and this widget's bell is not on (with
+    /// it on, a hidden tab keeps its stream, so that the viewer hears of their items ending).
+    pub fn dozing(&self) -> bool {
+        document().hidden() && !(self.notify && super::bell::bell() == super::bell::BellState::On)
+    }
+
+    /// Resolves once the stream may open again (checked twice a second: a hidden page has
+    /// time).
+    async fn wait_until_shown(&self) {
+        while self.dozing() {
+            gloo_timers::future::sleep(Duration::from_millis(500)).await;
+        }
+    }
+}
+
+/// What a widget's stream is of: its workspace and cap (the filter is the viewer's to change).
+pub struct View {
+    pub ws: String,
+    pub cap: u32,
+    pub notify: bool,
 }
 
 /// Keep a stream open while the widget lives and its page is visible (the widget ends it with
@@ -74,21 +109,24 @@ impl Handle {
 /// (polling, with whatever token the host gives meanwhile, goes on).
 pub fn follow(
     host: Rc<Host>,
-    url: impl Fn(Filter) -> String + 'static,
+    view: View,
     filter: RwSignal<Filter>,
     live: RwSignal<Liveness>,
     on_page: impl Fn(RecentPage) + Clone + 'static,
     on_unauthenticated: impl Fn(ApiError) + 'static,
 ) -> Handle {
-    let handle = Handle::default();
-    let current = handle.0.clone();
+    let handle = Handle {
+        notify: view.notify,
+        ..Handle::default()
+    };
+    let this = handle.clone();
     let token = host.endpoint.token;
     spawn_local(async move {
         let mut failures = 0u32;
         loop {
-            if dozing() {
+            if this.dozing() {
                 // Closed while hidden; the first page after reopening catches up.
-                wait_until_shown().await;
+                this.wait_until_shown().await;
             }
             let (Some(f), Some(used)) = (filter.try_get_untracked(), token.try_get_untracked())
             else {
@@ -107,10 +145,10 @@ pub fn follow(
             let Ok(abort) = web_sys::AbortController::new() else {
                 return;
             };
-            *current.borrow_mut() = Some((f, abort.clone()));
+            *this.current.borrow_mut() = Some((f, abort.clone()));
             let on_page = on_page.clone();
             let got_a_page = std::cell::Cell::new(false);
-            let end = read(&url(f), &used, &abort, &mut |page| {
+            let end = read(&host, &view, f, &used, &abort, &this.feed, &mut |page| {
                 got_a_page.set(true);
                 live.try_set(Liveness::Live);
                 on_page(page);
@@ -123,7 +161,7 @@ pub fn follow(
                 return;
             }
             // Aborted for a new filter, or closed because the page was hidden: no back-off.
-            if filter.try_get_untracked().is_some_and(|now| now != f) || dozing() {
+            if filter.try_get_untracked().is_some_and(|now| now != f) || this.dozing() {
                 continue;
             }
             match end {
@@ -160,23 +198,20 @@ async fn back_off(failures: &mut u32) {
     gloo_timers::future::sleep(wait).await;
 }
 
-/// The stream's URL for a widget: its server (empty: this page's), workspace, filter and cap.
-pub fn url(server: &str, ws: &str, filter: Filter, cap: u32) -> String {
-    let ws = String::from(js_sys::encode_uri_component(ws));
-    let path = route::fill(route::LIVE, &ws, None);
-    format!("{server}{path}?filter={}&cap={cap}", filter.as_str())
-}
-
 /// One stream, read until it ends (or is aborted: the page was hidden, the filter changed).
 async fn read(
-    url: &str,
+    host: &Host,
+    view: &View,
+    filter: Filter,
     token: &str,
     abort: &web_sys::AbortController,
+    feed: &RefCell<Option<JsValue>>,
     on_page: &mut dyn FnMut(RecentPage),
 ) -> End {
-    let end = read_until_end(url, &format!("Bearer {token}"), abort, on_page)
+    let end = read_until_end(host, view, filter, token, abort, feed, on_page)
         .await
         .unwrap_or(End::Failed);
+    feed.take();
     // However it ended, the request goes: a body left unread kept its connection (and, shared,
     // its place in the browser's one stream) until collected.
     abort.abort();
@@ -184,74 +219,89 @@ async fn read(
 }
 
 async fn read_until_end(
-    url: &str,
-    authorization: &str,
+    host: &Host,
+    view: &View,
+    filter: Filter,
+    token: &str,
     abort: &web_sys::AbortController,
+    feed: &RefCell<Option<JsValue>>,
     on_page: &mut dyn FnMut(RecentPage),
 ) -> Result<End, JsValue> {
-    let init = web_sys::RequestInit::new();
-    let headers = web_sys::Headers::new()?;
-    headers.set("Authorization", authorization)?;
-    init.set_headers(&headers);
-    init.set_signal(Some(&abort.signal()));
-    let feed = JsFuture::from(open_live(url, &init)?).await?;
+    let live = super::bell::share_fn("live").ok_or("share.js is not installed")?;
+    // The view as data: share.js opens the stream of it, or joins the browser's shared one.
+    let asked = js_sys::Object::new();
+    for (k, v) in [
+        ("server", JsValue::from_str(&host.endpoint.server)),
+        ("ws", JsValue::from_str(&view.ws)),
+        ("filter", JsValue::from_str(filter.as_str())),
+        ("cap", JsValue::from(view.cap)),
+        (
+            "authorization",
+            JsValue::from_str(&format!("Bearer {token}")),
+        ),
+        ("signal", abort.signal().into()),
+    ] {
+        js_sys::Reflect::set(&asked, &k.into(), &v)?;
+    }
+    let opened = JsFuture::from(
+        live.call1(&JsValue::NULL, &asked)?
+            .dyn_into::<js_sys::Promise>()?,
+    )
+    .await?;
     let get = |o: &JsValue, k: &str| js_sys::Reflect::get(o, &k.into());
-    match get(&feed, "status")?.as_f64() {
+    match get(&opened, "status")?.as_f64() {
         Some(200.0) => {}
         Some(401.0) => return Ok(End::Refused),
         // Another refusal may pass (a server being upgraded): back off and retry.
         _ => return Ok(End::Failed),
     }
-    let next: js_sys::Function = get(&feed, "next")?.dyn_into()?;
+    let reader: web_sys::ReadableStreamDefaultReader = get(&opened, "events")?
+        .dyn_into::<web_sys::ReadableStream>()?
+        .get_reader()
+        .dyn_into()?;
+    *feed.borrow_mut() = Some(opened);
+    // Its token's end: as the server ends a stream at `exp`, the widget ends its read of a
+    // shared one, whose holder's token may last longer. Beyond a timer's range, never.
+    let left = host.expires_in(token).filter(|d| d.as_millis() < 1 << 31);
+    let expired = async move {
+        match left {
+            Some(left) => gloo_timers::future::sleep(left).await,
+            None => futures::future::pending().await,
+        }
+    };
+    futures::pin_mut!(expired);
     loop {
-        let read = futures::future::select(
-            JsFuture::from(next.call0(&feed)?.dyn_into::<js_sys::Promise>()?),
+        let next = futures::future::select(
+            JsFuture::from(reader.read()),
             gloo_timers::future::sleep(SILENCE),
         );
-        let event = match read.await {
-            futures::future::Either::Left((event, _)) => event?,
-            futures::future::Either::Right(_) => return Ok(End::Failed),
+        let read = match futures::future::select(next, &mut expired).await {
+            Either::Left((Either::Left((read, _)), _)) => read?,
+            Either::Left((Either::Right(_), _)) => return Ok(End::Failed),
+            Either::Right(_) => return Ok(End::Unauthenticated),
         };
-        if event.is_null() {
+        if get(&read, "done")?.is_truthy() {
             return Ok(End::Failed); // cut short: no closing event
         }
+        let event = get(&read, "value")?;
         // A keep-alive has no name.
         let Some(name) = get(&event, "name")?.as_string() else {
             continue;
         };
         match LiveEvent::from_wire(name.as_bytes()) {
-            Some(LiveEvent::Page) => match crate::decode::page(&get(&event, "data")?) {
-                Some(page) => on_page(page),
-                // A page this widget cannot read (a server of another version): poll, which
-                // shows the error, rather than keep showing cards the stream has moved past.
-                None => return Ok(End::Failed),
-            },
+            Some(LiveEvent::Page) => {
+                match crate::decode::page(&get(&event, "data")?, filter, view.cap) {
+                    Some(page) => on_page(page),
+                    // A page this widget cannot read (a server of another version): poll, which
+                    // shows the error, rather than keep showing cards the stream has moved past.
+                    None => return Ok(End::Failed),
+                }
+            }
             Some(LiveEvent::Unauthenticated) => return Ok(End::Unauthenticated),
             // The store is not answering: poll (which says so) until the stream is back.
             Some(LiveEvent::Unavailable) => return Ok(End::Failed),
             Some(LiveEvent::Reconnect) => return Ok(End::Reconnect),
             None => {}
         }
-    }
-}
-
-/// The stream, as share.js's feed of its events. Without share.js (a page that loaded the glue
-/// itself, not through a loader) there is no stream, and the widget polls.
-fn open_live(url: &str, init: &web_sys::RequestInit) -> Result<js_sys::Promise, JsValue> {
-    let live = super::bell::share_fn("live").ok_or("share.js is not installed")?;
-    live.call2(&JsValue::NULL, &url.into(), init)?.dyn_into()
-}
-
-/// Whether the stream rests: the page is hidden and the bell is off (with it on, a hidden tab
-/// keeps its stream, so that the viewer hears of their items ending).
-pub fn dozing() -> bool {
-    document().hidden() && super::bell::bell() != super::bell::BellState::On
-}
-
-/// Resolves once the page is visible, or the bell on (checked twice a second: a hidden page
-/// has time).
-async fn wait_until_shown() {
-    while dozing() {
-        gloo_timers::future::sleep(Duration::from_millis(500)).await;
     }
 }

@@ -54,15 +54,24 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
     if config.home {
         count_in_title(looks);
     }
-    let stream_url = super::stream::url(&host.endpoint.server, &config.ws, Filter::All, config.cap);
-    bell::watch_endings(host.clone(), state, config.labels.clone(), stream_url);
+    let new_items = config.labels.new_items.clone();
+    let view = super::stream::View {
+        ws: config.ws.clone(),
+        cap: config.cap,
+        notify: config.notify,
+    };
+    let stream = widget_upkeep::open_stream(&host, view, state, new_items.clone());
+    bell::watch_endings(
+        host.clone(),
+        state,
+        config.labels.clone(),
+        stream.clone(),
+        config.notify,
+    );
     let bell_state = RwSignal::new(bell::bell());
     let bell = config
         .notify
         .then(|| view! { <Bell labels=config.labels.clone() state=bell_state/> }.into_any());
-    let new_items = config.labels.new_items.clone();
-    let stream =
-        widget_upkeep::open_stream(&host, &config.ws, config.cap, state, new_items.clone());
     calls.fetch_on_tick(stream.clone(), new_items);
     widget_upkeep::keep_current(&host, config.refresh, state, stream);
 

@@ -85,8 +85,8 @@ impl Body {
     /// The card of `card`'s item, as the item is in [`State::visible`] now.
     fn card(&self, card: Card) -> View<AnyView> {
         let (state, calls, host, looks) = (self.state, self.calls, self.host, self.looks);
-        let (id, key, url) = (card.id.clone(), card.key.clone(), card.url.clone());
-        let (opened, dismissed_id, current_id) = (id.clone(), id.clone(), id.clone());
+        let id = card.id.clone();
+        let (dismissed_id, current_id) = (id.clone(), id.clone());
         let current = Signal::derive(move || {
             state
                 .visible
@@ -105,12 +105,7 @@ impl Body {
                 id_prefix=self.id_prefix.clone()
                 focus=state.focus_next
                 on_open=move || {
-                    let detail = [
-                        ("id", JsValue::from_str(&opened)),
-                        ("key", JsValue::from_str(&key)),
-                        ("url", url.as_deref().map_or(JsValue::NULL, JsValue::from_str)),
-                    ];
-                    host.try_with_value(|h| h.emit(DomEvent::Open, &detail)).unwrap_or(true)
+                    host.try_with_value(|h| h.open(&current.get_untracked())).unwrap_or(true)
                 }
                 on_dismiss=move || {
                     // Hidden at once; if the server refuses, a refresh brings it back.

@@ -10,10 +10,9 @@ use leptos::prelude::*;
 use std::rc::Rc;
 use std::time::Duration;
 
-/// Follow the server's stream of the first page of workspace `ws` (`cap` cards); each page goes
-/// to [`State::accept`], with `new_items`.
-pub fn open_stream(host: &Rc<Host>, ws: &str, cap: u32, state: State, new_items: String) -> Handle {
-    let (stream_ws, server) = (ws.to_owned(), host.endpoint.server.clone());
+/// Follow the server's stream of the first page of `view`; each page goes to [`State::accept`],
+/// with `new_items`.
+pub fn open_stream(host: &Rc<Host>, view: stream::View, state: State, new_items: String) -> Handle {
     let from_stream = move |page| {
         state.stream_pages.update_value(|n| *n += 1);
         state.accept(page, &new_items);
@@ -24,7 +23,7 @@ pub fn open_stream(host: &Rc<Host>, ws: &str, cap: u32, state: State, new_items:
     };
     stream::follow(
         host.clone(),
-        move |f| stream::url(&server, &stream_ws, f, cap),
+        view,
         state.filter,
         state.liveness,
         from_stream,
@@ -48,7 +47,7 @@ pub fn keep_current(host: &Rc<Host>, refresh: Duration, state: State, stream: Ha
     let stop_listening = live::on_visibility(move |shown| {
         if shown {
             bump();
-        } else if stream::dozing() {
+        } else if hide.dozing() {
             // Hidden: close the stream; it reopens, and catches up, when the page is shown.
             hide.retune(None);
         }

@@ -4,12 +4,17 @@
 //! number outside [`MIN_CAP`]..=[`MAX_CAP`] is brought to the nearer bound, never refused, as a
 //! page size is; what is not a number is refused by the door, with a message that says so.
 //!
-//! Host pages' options (`cap="…"` on the element, `#cap=` on the home page) are read by the
-//! widget's own rule (`options.rs`), which clamps into these same bounds and warns.
+//! A host page's option (`cap="…"` on the element, `#cap=` on the home page, `mount()`'s `cap`)
+//! is any number, or text that is one (`options.rs` reads it, and warns): [`Cap::of_number`]
+//! judges it by the same rule, with what is no number for a cap (NaN, infinite, negative, beyond
+//! [`NONSENSE_ABOVE`]) none. app/tests/cases/options.json holds the cases the loader's early
+//! request (public/prefetch.js) must agree with.
 
 pub const DEFAULT_CAP: u32 = 8;
 pub const MIN_CAP: u32 = 1;
 pub const MAX_CAP: u32 = 50;
+/// A larger number is a mistake, not a wish for "as many as possible".
+pub const NONSENSE_ABOVE: f64 = 1e9;
 
 /// A page's number of cards, within [`MIN_CAP`]..=[`MAX_CAP`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -28,6 +33,14 @@ impl Cap {
     /// `n`, brought into the bounds.
     pub fn clamped(n: u32) -> Cap {
         Cap(n.clamp(MIN_CAP, MAX_CAP))
+    }
+
+    /// The cap a host's number asks for: from 0 to [`NONSENSE_ABOVE`], rounded and brought into
+    /// the bounds (as [`Cap::clamped`]); anything else none.
+    pub fn of_number(n: f64) -> Option<Cap> {
+        (0.0..=NONSENSE_ABOVE)
+            .contains(&n)
+            .then(|| Cap::clamped(n.round() as u32))
     }
 
     /// `n` if it is within the bounds (a setting, where a number out of range is a mistake to
@@ -63,5 +76,11 @@ mod tests {
         assert_eq!(Cap::within(0), None);
         assert_eq!(Cap::within(51), None);
         assert_eq!(Cap::within(8), Some(Cap::DEFAULT));
+        assert_eq!(Cap::of_number(2.6), Some(Cap::clamped(3)));
+        assert_eq!(Cap::of_number(0.0), Some(Cap::MIN));
+        assert_eq!(Cap::of_number(1e9), Some(Cap::MAX));
+        for nonsense in [-1.0, 1e10, f64::NAN, f64::INFINITY] {
+            assert_eq!(Cap::of_number(nonsense), None);
+        }
     }
 }

@@ -63,6 +63,32 @@ pub const ATTRIBUTES: [Attribute; 7] = [
     },
 ];
 
+/// What a host gave for `notify` (the element's attribute or property, `data-pickup-notify`,
+/// `mount()`'s option), as JavaScript holds it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Notify<'a> {
+    /// Absent: no attribute, or `null` or `undefined`.
+    Absent,
+    Bool(bool),
+    Text(&'a str),
+    /// Any other value (a number, an object).
+    Other,
+}
+
+impl Notify<'_> {
+    /// The one rule of `notify`, a boolean attribute: present and not "false" shows the bell.
+    /// `pickup-element.js` keeps it for the property; app/tests/cases/notify.json holds the
+    /// cases both answer alike.
+    pub fn is_on(self) -> bool {
+        match self {
+            Notify::Absent => false,
+            Notify::Bool(on) => on,
+            Notify::Text(text) => text != "false",
+            Notify::Other => true,
+        }
+    }
+}
+
 /// The `refresh` property, read, is the `refresh()` method (it says so in the typings).
 pub const REFRESH_PROPERTY: &str =
     "Set as a property it sets the attribute; read, it is the refresh() method.";

@@ -15,6 +15,14 @@ pub fn is_unsafe_char(c: char) -> bool {
         || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
 }
 
+/// `text` as the widget shows it (a title, an owner's name): without the characters no stored
+/// text may hold. The server refuses them on write, but a record written before that rule, or
+/// by another producer straight into the store, may still carry them; shown, a bidirectional
+/// control would make a title read as another.
+pub fn shown_text(text: &str) -> String {
+    text.chars().filter(|c| !is_unsafe_char(*c)).collect()
+}
+
 /// `url` trimmed, when a card may link to it: a path that starts with one '/', or an absolute
 /// URL that `http_with_host` says is http(s) with a host; never with whitespace, a control or
 /// bidirectional-control character or a backslash inside (browsers read `/\evil.example` as
@@ -34,7 +42,16 @@ pub fn safe_link(url: &str, http_with_host: impl FnOnce(&str) -> bool) -> Option
 
 #[cfg(test)]
 mod tests {
-    use super::safe_link;
+    use super::{safe_link, shown_text};
+
+    #[test]
+    fn shown_text_has_no_control_or_bidirectional_control() {
+        assert_eq!(
+            shown_text("fdp\u{202E}.exe\u{2066}\u{200F}\u{061C}\u{7}"),
+            "fdp.exe"
+        );
+        assert_eq!(shown_text("Train — EU ✓"), "Train — EU ✓");
+    }
 
     #[test]
     fn paths_and_web_urls_only() {

@@ -19,6 +19,10 @@ pub mod route {
     pub const LIVE: &str = "/api/v1/workspaces/{ws}/live";
     /// The first page drawn by the server, for a loader to show before the wasm has arrived.
     pub const DRAWING: &str = "/api/v1/workspaces/{ws}/drawing";
+    /// The process answers (liveness, no token).
+    pub const HEALTHZ: &str = "/healthz";
+    /// The store answers (readiness, no token): 503 as text when not.
+    pub const READYZ: &str = "/readyz";
 
     /// `route` with its `{ws}` (and `{id}`, when given) filled in. Workspace names and ids are
     /// of URL-safe characters only (`names.rs`, `id.rs` on the server), so nothing is escaped.
@@ -114,6 +118,14 @@ pub const EXPIRES_IN: &str = "pickup-expires-in";
 pub const VIEWER: &str = "pickup-viewer";
 pub const TOKEN_EXPIRES: &str = "pickup-token-expires";
 
+/// The headers of a call of the widget's server functions, besides its `Authorization`: the
+/// widget's own (`client.rs`) and a loader's ahead of it (`prefetch.js`, `early.js`), whose
+/// answer the widget takes as its own.
+pub const CALL_HEADERS: [(&str, &str); 2] = [
+    ("Content-Type", "application/json"),
+    ("Accept", "application/json"),
+];
+
 /// The home page's fragment (`#ws=…&token=…&cap=…&refresh=…`): never sent to a server.
 pub mod fragment {
     pub const WORKSPACE: &str = "ws";
@@ -122,10 +134,13 @@ pub mod fragment {
     pub const REFRESH: &str = "refresh";
 }
 
-/// This tab's sessionStorage, where the home page keeps what its fragment gave.
+/// This tab's sessionStorage, where the home page keeps what its fragment gave; and the
+/// browser's localStorage, where the bell is kept.
 pub mod storage {
     pub const WORKSPACE: &str = "pickup.ws";
     pub const TOKEN: &str = "pickup.token";
+    /// In localStorage: "on" while this browser's bell is on (public/share.js).
+    pub const BELL: &str = "pickup.notify";
 }
 
 /// The attributes a loader reads on the element the widget mounts into (`<div data-pickup-…>`).

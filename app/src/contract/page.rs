@@ -1,5 +1,6 @@
 //! A page of cards: what `recent`, the live stream and the widget's server functions answer.
 
+use super::Cap;
 use serde::{Deserialize, Serialize};
 
 /// What a producer says about its item. `stalled` is not a status: it is what the reader
@@ -120,6 +121,52 @@ pub struct ViewPage {
     pub page: RecentPage,
 }
 
+impl RecentPage {
+    /// This page as a widget of `filter` and `cap` cards shows it. A page of a stream of several
+    /// views (`/live?views=all:8,mine:20`, which a browser's widgets share) names its view: the
+    /// widget takes one of its own filter with at least its cap, and shows its first `cap` cards
+    /// (the same first cards a page of `cap` has: server/tests/scenarios/marker_index.rs checks
+    /// that a smaller cap gives a prefix), with `more` when the larger page had more, which is
+    /// surer than the page of `cap` would have been (it did not look further). A page of the
+    /// widget's own stream or call (`view` none) is its own as it is. `None`: another view's.
+    pub fn for_view(
+        mut self,
+        view: Option<(Filter, u32)>,
+        filter: Filter,
+        cap: u32,
+    ) -> Option<RecentPage> {
+        let Some((of, of_cap)) = view else {
+            return Some(self);
+        };
+        if of != filter || of_cap < cap {
+            return None;
+        }
+        let cap = cap as usize;
+        self.more |= self.cards.len() > cap;
+        self.cards.truncate(cap);
+        Some(self)
+    }
+}
+
+/// A live stream's `?views=` (`all:8,mine:20`, in place of `filter` and `cap`): one page per
+/// filter, each filter once, each cap judged as every door judges one ([`Cap::clamped`]: brought
+/// into the bounds); else what is wrong with it. A browser's widgets share one stream this way
+/// (public/share.js writes it: app/tests/cases/live.json holds the cases both agree on).
+pub fn views(list: &str) -> Result<Vec<(Filter, u32)>, String> {
+    let mut views: Vec<(Filter, u32)> = Vec::new();
+    for pair in list.split(',') {
+        let (filter, cap) = pair.split_once(':').ok_or_else(|| pair.to_string())?;
+        let filter =
+            Filter::from_wire(filter).ok_or_else(|| format!("{filter} is not all or mine"))?;
+        let cap: u32 = cap.parse().map_err(|_| format!("{cap} is not a number"))?;
+        if views.iter().any(|(f, _)| *f == filter) {
+            return Err("each filter once".into());
+        }
+        views.push((filter, Cap::clamped(cap).get()));
+    }
+    Ok(views)
+}
+
 /// Whose items to show.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
@@ -131,6 +178,13 @@ pub enum Filter {
 }
 
 impl Filter {
+    pub const ALL: [Filter; 2] = [Filter::All, Filter::Mine];
+
+    /// The filter written `s` on the wire, if it is one.
+    pub fn from_wire(s: &str) -> Option<Filter> {
+        Filter::ALL.into_iter().find(|f| f.as_str() == s)
+    }
+
     /// The filter as it is written on the wire (`?filter=`, the server functions' arguments).
     pub fn as_str(self) -> &'static str {
         match self {

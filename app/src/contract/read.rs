@@ -4,10 +4,15 @@
 //! a new field of a card is written in the contract once, with its reading next to it, and
 //! `cargo test` reads pages serde wrote (below) the way the widget does.
 //!
+//! A card's title and owner's name are read as the widget shows them, without control or
+//! bidirectional-control characters (`link::shown_text`): every path a title takes to the
+//! viewer (the card, the announcement, `pickup:finished`, a notification) starts here.
+//!
 //! Read whole or not at all, as serde would: a card with a missing or mistyped field makes the
 //! page unreadable (`None`), never a page with that card silently left out.
 
-use super::{ApiError, Card, ErrorCode, Owner, RecentPage, Status};
+use super::link::shown_text;
+use super::{ApiError, Card, ErrorCode, Filter, Owner, RecentPage, Status};
 
 /// A parsed JSON object's fields, each `None` when missing or of another type.
 pub trait Fields: Sized {
@@ -42,6 +47,16 @@ impl RecentPage {
             generated_at: o.string("generated_at")?,
         })
     }
+
+    /// A page of a live stream or a call: the page, and the view it names (`filter` and `cap`,
+    /// on a stream of several views; see [`RecentPage::for_view`]).
+    pub fn read_live(o: &impl Fields) -> Option<(RecentPage, Option<(Filter, u32)>)> {
+        let view = match (o.string("filter"), o.number("cap")) {
+            (Some(filter), Some(cap)) => Some((Filter::from_wire(&filter)?, cap as u32)),
+            _ => None,
+        };
+        Some((RecentPage::read(o)?, view))
+    }
 }
 
 impl Card {
@@ -50,7 +65,7 @@ impl Card {
         Some(Card {
             id: o.string("id")?,
             key: o.string("key")?,
-            title: o.string("title")?,
+            title: shown_text(&o.string("title")?),
             url: o.optional(F::string, "url")?,
             status: Status::from_wire(&o.string("status")?),
             stalled: o.bool("stalled")?,
@@ -58,7 +73,7 @@ impl Card {
             progress: o.optional(F::number, "progress")?,
             owner: Owner {
                 sub: owner.string("sub")?,
-                name: owner.string("name")?,
+                name: shown_text(&owner.string("name")?),
             },
             created_at: o.string("created_at")?,
             updated_at: o.string("updated_at")?,

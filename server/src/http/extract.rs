@@ -5,7 +5,7 @@
 use super::state::{AppState, MAX_BODY_BYTES};
 use crate::auth::{Authorized, Grant};
 use crate::error::Error;
-use app::contract::{ApiError, Cap, Filter};
+use app::contract::{ApiError, Filter};
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
 use axum::http::request::Parts;
@@ -120,32 +120,13 @@ pub(super) struct RecentQuery {
 /// One page of a stream: whose items, how many cards.
 pub(super) type View = (Filter, u32);
 
-/// `all:8,mine:20`: one page per filter, each cap judged as every door judges one
-/// ([`Cap::judge`]: brought into 1..=50). Pure, so unit-tested here.
+/// `all:8,mine:20`: one page per filter, by the contract's rule ([`app::contract::page::views`]).
 pub(super) fn views(list: &str) -> Result<Vec<View>, Error> {
-    let refuse = |why: &str| {
+    app::contract::page::views(list).map_err(|why| {
         Error::MalformedBody(format!(
             "views must be filter:cap pairs, comma-separated (all:8,mine:20): {why}"
         ))
-    };
-    let mut views: Vec<View> = Vec::new();
-    for pair in list.split(',') {
-        let (filter, cap) = pair.split_once(':').ok_or_else(|| refuse(pair))?;
-        let filter = match filter {
-            "all" => Filter::All,
-            "mine" => Filter::Mine,
-            other => return Err(refuse(&format!("{other} is not all or mine"))),
-        };
-        let cap: u32 = cap
-            .parse()
-            .map_err(|_| refuse(&format!("{cap} is not a number")))?;
-        let cap = Cap::clamped(cap).get();
-        if views.iter().any(|(f, _)| *f == filter) {
-            return Err(refuse("each filter once"));
-        }
-        views.push((filter, cap));
-    }
-    Ok(views)
+    })
 }
 
 pub(super) type RecentQueryResult =

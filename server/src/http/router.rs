@@ -14,6 +14,7 @@ use super::routes::{self, OpenApiJson};
 use super::server_fns::server_fn;
 use super::state::{AppState, MAX_BODY_BYTES};
 use crate::service::Pickup;
+use app::contract::names::route;
 use app::service::ServiceHandle;
 use axum::body::Bytes;
 use axum::extract::Request;
@@ -63,8 +64,8 @@ fn api() -> Router<AppState> {
         .route("/api/look", post(server_fn))
         // Anything else under /api is a name that did not fit a route (`a/b`, an empty segment).
         .route("/api/{*rest}", axum::routing::any(routes::no_such_route))
-        .route("/healthz", get(|| async { "ok" }))
-        .route("/readyz", get(routes::readyz))
+        .route(route::HEALTHZ, get(|| async { "ok" }))
+        .route(route::READYZ, get(routes::readyz))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(SetResponseHeaderLayer::overriding(
             header::CACHE_CONTROL,
