@@ -185,18 +185,26 @@ impl Host {
         &self,
         call: impl Fn() -> F,
     ) -> Result<T, ApiError> {
+        // A call a widget started before it was unmounted (one answer awaited another) is
+        // not made: its token, like all its state, is gone.
+        let Some(token) = self.endpoint.token.try_get_untracked() else {
+            return Err(ApiError::new(
+                ErrorCode::Transport,
+                "the widget was unmounted",
+            ));
+        };
         if self.get_token.is_none() {
             return call().await;
         }
-        if self.endpoint.token.get_untracked().is_empty() {
+        if token.is_empty() {
             self.renew().await?;
         }
-        let used = self.endpoint.token.get_untracked();
+        let used = self.endpoint.token.try_get_untracked();
         match call().await {
             Err(e) if e.error == ErrorCode::Unauthenticated => {
                 // Renewed while this call was out (the stream was refused the same token and
                 // renewed it first): the new token is tried, not a second renewal.
-                if self.endpoint.token.get_untracked() == used {
+                if self.endpoint.token.try_get_untracked() == used {
                     self.renew().await?;
                 }
                 call().await
@@ -208,6 +216,10 @@ impl Host {
     /// Dispatch `event` on the host element (bubbling, composed, cancelable) with `detail`;
     /// false when a listener called `preventDefault()`.
     pub fn emit(&self, event: DomEvent, detail: &[(&str, JsValue)]) -> bool {
+        // An unmounted widget tells its host nothing more (an answer that came after).
+        if self.endpoint.token.is_disposed() {
+            return true;
+        }
         let object = js_sys::Object::new();
         for (k, v) in detail {
             let _ = js_sys::Reflect::set(&object, &JsValue::from_str(k), v);

@@ -30,6 +30,8 @@ test("a server-rendered page with attributes only: cards in a shadow root, live,
     page.on("pageerror", (e) => errors.push(String(e)));
     await page.goto(host.origin);
     await expect(cardTitles(page)).toHaveText(["Nightly training"]);
+    // The drawing stands in front of the widget until the widget has drawn its own page.
+    await expect(page.locator("pickup-recent [data-pickup-drawn]")).toHaveCount(0);
     // In the element's shadow root, not in the page's DOM.
     expect(await page.evaluate(() => document.querySelectorAll(".pickup-card").length)).toBe(0);
     expect(await page.evaluate(() => document.querySelector("pickup-recent")!.shadowRoot!.querySelectorAll(".pickup-card").length)).toBe(1);

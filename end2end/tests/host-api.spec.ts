@@ -1,6 +1,7 @@
 // What a host page gets besides the cards: events on its element, its own words and locale,
 // and an unmount that stops everything.
-import { test, expect, startPickup, titles, holdWasm, livePath, DOM_EVENT } from "./pickup";
+import { test, expect, startPickup, titles, holdWasm, livePath, DOM_EVENT, SERVER_FN } from "./pickup";
+import type { Route } from "@playwright/test";
 import { HostPage } from "./host";
 
 test("pickup:open and pickup:dismiss reach the host, which may take over the link", async ({ page }) => {
@@ -100,6 +101,11 @@ test("unmount removes the widget and stops its stream, timers and token renewal"
     // Only the streaming widget streams; the others poll every second. The staying one is this
     // test's clock.
     await page.route((url) => [livePath("beta"), livePath("gamma")].includes(url.pathname), (route) => route.abort());
+    // The renewing widget's first look is held until it has left: what it does with the answer
+    // (ask for its look next, through getToken's renewal) comes after its state is gone.
+    const held: Route[] = [];
+    await page.route((url) => url.pathname === SERVER_FN.looked, (route) =>
+      route.request().postData()?.includes('"ws":"gamma"') ? held.push(route) : route.continue());
     const requests = { left: 0, beta: 0 };
     page.on("request", (r) => {
       const body = r.postData() ?? "";
@@ -113,6 +119,7 @@ test("unmount removes the widget and stops its stream, timers and token renewal"
     await expect(page.locator("#renewing .pickup-empty")).toBeVisible();
     await expect(page.locator("#staying .pickup-empty")).toBeVisible();
     await expect.poll(() => pickup.streams()).toBe(1);
+    await expect.poll(() => held.length).toBe(1);
 
     const renewals = await page.evaluate(() => {
       for (const widget of (window as any).leaving) widget.unmount();
@@ -122,6 +129,7 @@ test("unmount removes the widget and stops its stream, timers and token renewal"
     await expect(page.locator("#renewing")).toBeEmpty();
     // The stream's token lives an hour: only the widget can have closed it.
     await expect.poll(() => pickup.streams()).toBe(0);
+    await held[0].continue();
     const [left, beta] = [requests.left, requests.beta];
     // Three polls of the staying widget: past the renewing widget's renewal time (1.6 s) and
     // its polling period. Nothing of the widgets that left meanwhile.

@@ -38,14 +38,22 @@ pub fn refresh_loop(period: Duration, failures: RwSignal<u32>, bump: impl Fn() +
 /// Call `shown(true)` when the page is shown again (fetch at once: hidden pages skip refreshes)
 /// and `shown(false)` when it is hidden (close the stream). Returns what removes the listener.
 pub fn on_visibility(shown: impl Fn(bool) + 'static) -> impl FnOnce() {
-    let on_change = Closure::<dyn Fn()>::new(move || shown(!document().hidden()));
-    let _ = document()
-        .add_event_listener_with_callback("visibilitychange", on_change.as_ref().unchecked_ref());
+    listen(&document(), "visibilitychange", move || {
+        shown(!document().hidden())
+    })
+}
+
+/// Call `f` on each `event` at `target`; returns what removes the listener.
+pub fn listen(
+    target: &web_sys::EventTarget,
+    event: &'static str,
+    f: impl Fn() + 'static,
+) -> impl FnOnce() {
+    let f = Closure::<dyn Fn()>::new(f);
+    let _ = target.add_event_listener_with_callback(event, f.as_ref().unchecked_ref());
+    let target = target.clone();
     move || {
-        let _ = document().remove_event_listener_with_callback(
-            "visibilitychange",
-            on_change.as_ref().unchecked_ref(),
-        );
+        let _ = target.remove_event_listener_with_callback(event, f.as_ref().unchecked_ref());
     }
 }
 

@@ -69,6 +69,14 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
         config.notify,
     );
     let bell_state = RwSignal::new(bell::bell());
+    if config.notify {
+        // The bell is the browser's: turned on or off in another tab, it is so here too (else
+        // this tab's click would turn off a bell it shows as off).
+        let other_tab = super::live::listen(&window(), "storage", move || {
+            bell_state.try_set(bell::bell());
+        });
+        host.on_unmount(other_tab);
+    }
     let bell = config
         .notify
         .then(|| view! { <Bell labels=config.labels.clone() state=bell_state/> }.into_any());

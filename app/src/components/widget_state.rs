@@ -127,7 +127,9 @@ impl State {
     /// A page from a fetch or from the stream; `new_items` words the announcement of its new
     /// cards.
     pub fn accept(self, page: RecentPage, new_items: &str) {
-        self.now.set(js_sys::Date::now());
+        if self.now.try_set(js_sys::Date::now()).is_some() {
+            return; // a page that came after the widget was unmounted
+        }
         let fresh = live::new_titles(self.last_good.get_untracked().as_ref(), &page);
         if !fresh.is_empty() {
             self.announcement.set(fill(new_items, &fresh.join(", ")));
