@@ -122,7 +122,8 @@ test-e2e: builds e2e-deps
 test-engines: builds e2e-deps
 	@$(call timed,test-engines,cd end2end && PICKUP_BIN=$(CURDIR)/$(PICKUP) PICKUP_SITE=$(CURDIR)/dist xvfb-run -a node --experimental-detect-module --no-warnings engines/smoke.mjs)
 
-## bench: every benchmark in one run, written to BENCHMARKS.md and docs/bench/*.svg (~12 min after the builds)
+## bench: every benchmark in one run, written to BENCHMARKS.md and docs/bench/*.svg (~13 min after the
+## builds); fails, once the report is written, when Lighthouse's median performance is below 95
 bench: setup widget e2e-deps
 	@command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
 	cargo build --release -p pickup -p pickup-bench
@@ -133,7 +134,14 @@ bench: setup widget e2e-deps
 	./scripts/twiggy.sh
 	cd end2end && PICKUP_BIN=$(CURDIR)/target/release/pickup PICKUP_SITE=$(CURDIR)/dist \
 	  npx playwright test --config playwright.bench.config.ts
-	target/release/pickup-bench report
+	@status=0; PICKUP_BIN=target/release/pickup node scripts/lighthouse.mjs || status=$$?; \
+	  target/release/pickup-bench report && exit $$status
+
+## bench-lighthouse: section 9 alone, Lighthouse's mobile run of the home page (~40 s), into
+## target/bench/lighthouse.json; fails when its median performance is below 95
+.PHONY: bench-lighthouse
+bench-lighthouse: builds e2e-deps
+	PICKUP_BIN=$(CURDIR)/$(PICKUP) node scripts/lighthouse.mjs
 
 ## bench-scale: issue 35.6, a thousand workspaces per server (3 servers, one Redis, 1,000
 ## workspaces of 50 items, 5,000 streams, 10 min idle, 10 min at 20 writes/s, a restart) into

@@ -5,17 +5,11 @@
 /** The server functions' URLs (api.rs), under the widget's server. */
 export const SERVER_FN = { recent: "/api/recent", dismiss: "/api/dismiss", looked: "/api/looked", look: "/api/look" };
 
-/** A page's number of cards (cap.rs): the default and the bounds. */
+/** A page's number of cards when the host gives none (cap.rs). */
 export const DEFAULT_CAP = 8;
-export const MIN_CAP = 1;
-export const MAX_CAP = 50;
 
 /** Filter's wire names (page.rs). */
 export const FILTER = { all: "all", mine: "mine" };
-
-/** The body of a widget's first `recent` call, byte for byte as the widget sends it and serde
- *  writes api::Recent: no cursor. */
-export const firstPageBody = (ws, cap, filter = "all") => `{"ws":${JSON.stringify(ws)},"filter":${JSON.stringify(filter)},"cap":${cap},"before":null}`;
 
 /** The REST API's routes (names.rs), of a workspace and an item. */
 export const itemsPath = (ws) => `/api/v1/workspaces/${encodeURIComponent(ws)}/items`;
@@ -46,9 +40,6 @@ export const SHARE = "pickup:share";
 
 /** The header of a `recent` answer that says whom the server took the token for (names.rs). */
 export const HEADER = { viewer: "pickup-viewer" };
-
-/** A server function call's headers besides Authorization (names.rs). */
-export const CALL_HEADERS = { "Content-Type": "application/json", Accept: "application/json" };
 
 /** How a card words its times (relative.rs): `Intl.RelativeTimeFormat`'s options for "3 min.
  *  ago", `Intl.DateTimeFormat`'s for the date and time it stands for. */

@@ -1,35 +1,45 @@
-// A widget's first page drawn before the wasm has arrived: by the home page's inline script
-// (home.js) and by <pickup-recent> (early.js). The server draws it with the widget's own
-// components (app/src/components/drawing.rs), so it is the widget's markup, labels and links;
-// the browser adds only what the server cannot know: each time in the viewer's words (the
-// server leaves the unit and count in `data-ago`, and the words' options are the widget's,
-// from contract.js), and that the buttons answer nothing yet (they are disabled). The widget keeps the drawing in front of itself until it has drawn its
-// own page, then removes it (app/src/mount.rs). A widget with a host's labels or locale is not
-// drawn ahead. end2end/tests/first-card.spec.ts fails when the two differ.
-import { DATE_WORDS, TIME_WORDS, drawingPath } from "./contract.js";
+// A widget's first page before the wasm (for home.js, pickup.js, early.js): GET …/drawing answers
+// the page, the viewer's last look, and their drawing by the widget's own components
+// (app/src/components/drawing.rs), to which the browser adds the times in the viewer's words. The
+// widget takes page and look as its first calls' answers (app/src/client.rs), and the drawing's
+// place once it has drawn.
+import { ATTRIBUTE, DATE_WORDS, DEFAULT_CAP, FILTER, TIME_WORDS, drawingPath } from "./contract.js";
 
-/** Draws the first page `asked` stands for (firstRequest in prefetch.js) into `box`, once it is
- *  in and `answer` (the page's own, when given) is a good one, unless the widget has taken the
- *  request meanwhile (it deletes `pickupPrefetch`: it draws, or says what failed). Settles
- *  either way. */
-export function drawAhead(box, asked, answer = Promise.resolve({ ok: true })) {
-  const prefetched = box.pickupPrefetch;
-  return Promise.all([drawing(asked), answer])
-    .then(([drawn, res]) => drawn && res.ok && box.pickupPrefetch === prefetched && box.replaceChildren(drawn))
+/** Asks for `options`' first page, left on `box` as `pickupPrefetch` (`answer`: its status and
+ *  parsed body), and draws it there unless the widget took it first or has a host's words to
+ *  apply (`drawn` settles then). Null without a workspace and a token. */
+export function ahead(box, { workspace, token, server, cap, filter, labels, locale }) {
+  if (!workspace || !token) return null;
+  const url = `${(server ?? "").replace(/\/+$/, "")}${drawingPath(workspace)}?${drawingQuery({ cap, filter })}`;
+  const authorization = `Bearer ${token}`;
+  const read = async (res) => ({ status: res.status, body: await res.json().catch(() => null) });
+  const answer = fetch(url, { headers: { Authorization: authorization } }).then(read);
+  const asked = (box.pickupPrefetch = { url, authorization, answer });
+  asked.drawn = answer
+    .then(({ status, body }) => {
+      const drawn = status === 200 && !labels && !locale && box.pickupPrefetch === asked && drawing(body?.html);
+      if (drawn) box.replaceChildren(drawn);
+    })
     .catch(() => {}); // the widget asks again, and says what failed
+  return asked;
 }
 
-/** The drawing of the first page `asked` stands for (firstRequest in prefetch.js), or null when
- *  there is nothing to draw (no cards, or no answer). */
-export async function drawing(asked) {
-  const url = `${asked.server}${drawingPath(asked.ws)}?filter=${asked.filter}&cap=${asked.cap}`;
-  const res = await fetch(url, { headers: { Authorization: asked.authorization, Accept: "text/html" } });
-  if (res.status !== 200 || !res.headers.get("Content-Type")?.startsWith("text/html")) {
-    res.body?.cancel().catch(() => {}); // unread, it would keep its connection
-    return null;
-  }
+/** The drawing's query: the cap and filter as written, which the server judges; the widget takes
+ *  the answer only if it asks the same (app/src/client.rs; app/tests/cases/options.json). */
+export const drawingQuery = ({ cap = DEFAULT_CAP, filter = FILTER.all }) => new URLSearchParams({ filter, cap });
+
+/** `ahead()` for a widget of data-pickup-* attributes, unless asked already. */
+export function aheadOf(el) {
+  const names = ["workspace", "token", "server", "cap", "filter", "labels", "locale"];
+  const options = Object.fromEntries(names.map((n) => [n, el.getAttribute(ATTRIBUTE[n]) || undefined]));
+  return el.pickupPrefetch ?? ahead(el, options);
+}
+
+/** The server's drawing, buttons disabled and times in the viewer's words; null if none. */
+function drawing(html) {
+  if (typeof html !== "string") return null;
   const template = document.createElement("template");
-  template.innerHTML = await res.text();
+  template.innerHTML = html;
   const drawn = template.content.firstElementChild;
   if (!drawn) return null;
   for (const b of drawn.querySelectorAll("button")) b.disabled = true;
@@ -41,7 +51,7 @@ export async function drawing(asked) {
     const full = Number.isNaN(at) ? t.dateTime : dates.format(at);
     t.textContent = times.format(Number(n), unit);
     t.title = full;
-    // The card's words for a screen reader, after the time: ", " and the date and time.
+    // For a screen reader, after the time: ", " and the date and time.
     t.nextElementSibling?.append(full);
   }
   return drawn;

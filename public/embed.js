@@ -1,6 +1,5 @@
-// The script of the example host page (embed.html). It loads the widget from beside itself only
-// (./pickup.js): the page's URL may choose the Pickup server the widget calls and the token it
-// sends, never where code comes from.
+// The example host page's script (embed.html). Its URL may choose the Pickup server the widget
+// calls and the token it sends, never where code comes from: the widget is loaded from beside it.
 import { mount } from "./pickup.js";
 
 const params = new URLSearchParams(location.hash.slice(1));

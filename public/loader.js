@@ -1,7 +1,6 @@
-// The widget's code, loaded once per page whichever of pickup.js and pickup-element.js asks
-// first: each is its own bundle (scripts/site.mjs), and a page may load both, so the loaded
-// glue is kept on the global object under the glue's own URL. The build writes the
-// content-hashed names into the three marked strings below.
+// The widget's code, loaded once per page, kept on the global object under the glue's URL:
+// pickup.js and pickup-element.js are bundles of their own (scripts/site.mjs, which writes the
+// content-hashed names into the three marked strings below), and a page may load both.
 import { SHARE } from "./contract.js";
 import { live, notify } from "./share.js";
 
@@ -13,51 +12,36 @@ const here = new URL(".", import.meta.url);
 /** The hashed stylesheet's name (the loader's light-DOM link looks for it) and its URL. */
 export const cssName = CSS;
 export const cssUrl = new URL(CSS, here).href;
-const key = Symbol.for(`pickup:${new URL(GLUE, here).href}`);
+const glueUrl = new URL(GLUE, here).href;
+const key = Symbol.for(`pickup:${glueUrl}`);
 
-// The widgets' streams go through share.js (one per browser); the first bundle loaded installs it.
-// Added to what another Pickup's bundle (another server, another version) may have installed;
-// its notifications only with its streams, whose holders they ask.
+// The widgets' streams go through share.js, installed by the first bundle loaded (another
+// Pickup's, of another server or version, keeps its own notify, which asks its own streams).
 const share = (globalThis[Symbol.for(SHARE)] ??= {});
 if (!share.live) Object.assign(share, { live, notify });
 
-// First pages asked for ahead of the wasm (early.js), which its download waits for: on a slow
-// link the two share the bandwidth, and the 100 KB of wasm would hold back the few KB the viewer
-// is waiting for (measured on Fast 3G: the first card came 700 ms later). Shared, as the glue
-// is, by every bundle of the page.
-const ahead = (globalThis[Symbol.for(`pickup:ahead:${new URL(GLUE, here).href}`)] ??= { pages: new Set(), started: false });
-/** The longest the wasm's download waits for the first pages: a page that never comes must not
- *  keep the widget from starting. */
+// The first pages asked for ahead (drawing.js), which the wasm's download waits for (at most
+// AHEAD_MS): on Fast 3G its 100 KB held the first card back 700 ms. Shared by the page's bundles.
+const ahead = (globalThis[Symbol.for(`pickup:ahead:${glueUrl}`)] ??= { pages: new Set(), started: false });
 const AHEAD_MS = 3000;
 
-/** Has the wasm's download wait for `page` (settled either way), if it has not started yet. */
+/** Has the wasm's download wait for `page` (a promise, settled either way), if it has not started. */
 export function before(page) {
-  if (!ahead.started) ahead.pages.add(page);
-}
-
-/** Settles once every page the download waits for has; a page may be added as another settles
- *  (getToken's answer, then the page asked with it). */
-async function firstPagesIn() {
-  for (let n = 0; n !== ahead.pages.size; ) {
-    n = ahead.pages.size;
-    await Promise.allSettled(ahead.pages);
-  }
+  if (page && !ahead.started) ahead.pages.add(page);
 }
 
 /** The glue, its wasm started (once per page): resolves to its exports (`mount`). */
 export function load() {
   globalThis[key] ??= (async () => {
-    // A task later, the elements upgraded as the element was defined have asked for their first
-    // pages (each in a microtask); the download starts once those are in.
+    // A task later, the page's widgets (elements upgrade in microtasks) have asked ahead.
     await new Promise((r) => setTimeout(r));
-    if (ahead.pages.size) await Promise.race([firstPagesIn(), new Promise((r) => setTimeout(r, AHEAD_MS))]);
+    if (ahead.pages.size) await Promise.race([Promise.allSettled(ahead.pages), new Promise((r) => setTimeout(r, AHEAD_MS))]);
     ahead.started = true;
     ahead.pages.clear();
     // The wasm's download starts first, beside the glue's: no `<link rel=preload>` for it,
     // which WebKit does not match to this fetch (it fetched the wasm twice).
     const wasm = fetch(new URL(WASM, here));
-    // Imported only when asked for, not with a static import, which would hold the caller
-    // until the glue had arrived.
+    // Imported only when asked for: a static import would hold the caller until the glue came.
     const glue = await import(GLUE);
     await glue.default({ module_or_path: wasm });
     return glue;

@@ -1,22 +1,14 @@
-// <pickup-recent>: the widget as a custom element. This module defines nothing by itself (no
-// side effect on import): pickup.js defines it as `pickup-recent`; a host that wants it under
-// another name, or on its own schedule, calls `customElements.define(name, PickupRecent)`.
-//
-//   <pickup-recent workspace="acme" server="https://pickup.example.com"></pickup-recent>
-//   el.getToken = async () => (await fetch("/pickup-token")).text();
-//
-// The element mounts the wasm widget (app/src/mount.rs, the same `mount()` the data- attributes
-// use) into its shadow root, so a host's stylesheet reaches it only through the --pickup-*
-// custom properties and ::part() (style/pickup.css). Attributes and properties map to mount()'s
-// options one to one; docs/EMBEDDING.md, lists them. Its pickup:* events are composed,
-// so they reach the element and bubble on from it.
+// <pickup-recent>, the widget as a custom element (docs/EMBEDDING.md). This module defines nothing
+// by itself: pickup.js defines it; a host that wants it under another name, or on its own
+// schedule, calls `customElements.define(name, PickupRecent)`. The wasm widget (app/src/mount.rs)
+// mounts into its shadow root, which a host's stylesheet reaches only through the --pickup-*
+// custom properties and ::part(). Attributes and properties are mount()'s options; events bubble.
 import { ATTRIBUTE, DOM_EVENT, ELEMENT_ATTRIBUTES as ATTRIBUTES } from "./contract.js";
 import { cssUrl } from "./loader.js";
 import { mount } from "./early.js";
 
 export class PickupRecent extends HTMLElement {
-  // `token` as an attribute too, for a page that sets nothing but attributes (server-rendered);
-  // the property wins over it.
+  // `token` as an attribute too, for a page of attributes only (the property wins over it).
   static observedAttributes = [...ATTRIBUTES, "token"];
   #token = "";
   #getToken = null;
@@ -29,12 +21,9 @@ export class PickupRecent extends HTMLElement {
 
   constructor() {
     super();
-    const root = this.attachShadow({ mode: "open" });
-    const css = document.createElement("link");
-    css.rel = "stylesheet";
-    css.href = cssUrl;
+    const css = Object.assign(document.createElement("link"), { rel: "stylesheet", href: cssUrl });
     this.#box = document.createElement("div");
-    root.append(css, this.#box);
+    this.attachShadow({ mode: "open" }).append(css, this.#box);
   }
 
   get token() {
@@ -60,20 +49,18 @@ export class PickupRecent extends HTMLElement {
   }
 
   connectedCallback() {
-    // A property a framework set before the element was defined sits on the instance, hiding
-    // the class's setter: taken over now.
+    // A property set before the element was defined sits on the instance, hiding the setter.
     for (const name of [...ATTRIBUTES, "token", "getToken", "labels"]) {
-      if (Object.hasOwn(this, name)) {
-        const value = this[name];
-        delete this[name];
-        this[name] = value;
-      }
+      if (!Object.hasOwn(this, name)) continue;
+      const value = this[name];
+      delete this[name];
+      this[name] = value;
     }
     this.#schedule();
   }
+  // Checked a microtask later: an element moved in the page is disconnected and connected again
+  // at once, and keeps its widget; one removed frees its stream, timers and renewal.
   disconnectedCallback() {
-    // Checked a microtask later: an element moved in the page is disconnected and connected
-    // again at once, and keeps its widget; one removed frees its stream, timers and renewal.
     this.#schedule();
   }
   attributeChangedCallback(name) {
@@ -85,17 +72,15 @@ export class PickupRecent extends HTMLElement {
     return this.#token || this.getAttribute("token") || "";
   }
 
+  // A mounted widget takes a new token at once, from its box's data-pickup-token.
   #tokenChanged() {
-    // A widget takes a new token at once (its element's data-pickup-token is observed once it
-    // is mounted, and read as it mounts), without being mounted again.
     const token = this.#currentToken();
     if (this.#handle && token) this.#box.setAttribute(ATTRIBUTE.token, token);
     else this.#schedule();
   }
 
-  /** `el.refresh()` asks the server for the cards now. The attribute of the same name is the
-   *  seconds between polls, and React and Vue set it as a property: `el.refresh = 30` sets
-   *  the attribute, and the method stays. */
+  /** `el.refresh()` asks for the cards now; `el.refresh = 30` (React and Vue set the attribute,
+   *  the seconds between polls, as a property) sets the attribute, and the method stays. */
   get refresh() {
     return () => this.#handle?.refresh();
   }
@@ -104,8 +89,7 @@ export class PickupRecent extends HTMLElement {
     else this.setAttribute("refresh", String(seconds));
   }
 
-  /** Properties are set one at a time (React and Vue set several in a row): the widget is
-   *  mounted, or mounted again, once after all of them. */
+  /** Mounts (again) once after properties set in a row (as React and Vue set them). */
   #schedule() {
     if (this.#syncing) return;
     this.#syncing = true;
@@ -121,64 +105,47 @@ export class PickupRecent extends HTMLElement {
     if (this.#handle && this.isConnected && given === this.#mountedWith) return;
     this.#handle?.unmount();
     this.#handle = this.#mountedWith = null;
-    this.#box.replaceChildren();
-    this.#box.removeAttribute(ATTRIBUTE.token);
-    // An earlier run's first page is not this one's to draw (a late drawing would fill a box
-    // no widget takes over).
-    delete this.#box.pickupPrefetch;
+    // A new box: nothing of an earlier run's (its token, its first page, drawn late) is this one's.
+    const box = document.createElement("div");
+    this.#box.replaceWith(box);
+    this.#box = box;
     // Waits for what it needs: connected, a workspace, and a token or a getToken.
     if (!this.isConnected || !options) return;
-    this.#handle = mount(this.#box, options, (message, cause) => this.#fail(message, cause));
+    this.#handle = mount(this.#box, options, (message, cause) => {
+      console.error(`pickup: ${message}`, cause);
+      const detail = { code: "transport", message };
+      this.dispatchEvent(new CustomEvent(DOM_EVENT.error, { bubbles: true, composed: true, detail }));
+    });
     this.#mountedWith = given;
   }
 
   #options() {
-    const attr = (name) => this.getAttribute(name) ?? undefined;
-    const workspace = attr("workspace");
-    const token = this.#currentToken();
+    const [workspace, token] = [this.getAttribute("workspace"), this.#currentToken()];
     if (!workspace || (!token && !this.#getToken)) return null;
     const options = { workspace, token: token || undefined };
-    for (const name of ATTRIBUTES.slice(1)) options[name] = attr(name);
-    // Called through the element, so a host may give a new function at any time (a framework
-    // makes one per render) without the widget being mounted again.
+    for (const name of ATTRIBUTES.slice(1)) options[name] = this.getAttribute(name) ?? undefined;
+    // Through the element: a new one (a framework's per render) needs no mounting again.
     if (this.#getToken) options.getToken = () => this.#getToken();
     if (this.#labels) options.labels = this.#labels;
     return options;
   }
-
-  #fail(message, cause) {
-    console.error(`pickup: ${message}`, cause);
-    const detail = { code: "transport", message };
-    this.dispatchEvent(new CustomEvent(DOM_EVENT.error, { bubbles: true, composed: true, detail }));
-  }
 }
 
-// Properties for the attributes, reflected: React 19 and Vue set properties when the element
-// has them, and a property set before the element is defined is taken over when it upgrades.
-for (const name of ATTRIBUTES.filter((a) => a !== "refresh" && a !== "notify")) {
+// Properties for the attributes, reflected (React 19 and Vue set properties where an element has
+// them); `notify` a boolean, by the widget's rule (Notify::is_on; app/tests/cases/notify.json).
+export const notifyOn = (value) => value != null && value !== false && value !== "false";
+for (const name of ATTRIBUTES.filter((a) => a !== "refresh")) {
+  const notify = name === "notify";
   Object.defineProperty(PickupRecent.prototype, name, {
     get() {
-      return this.getAttribute(name);
+      const value = this.getAttribute(name);
+      return notify ? notifyOn(value) : value;
     },
     set(value) {
-      if (value == null) this.removeAttribute(name);
+      if (notify) this.toggleAttribute(name, notifyOn(value));
+      else if (value == null) this.removeAttribute(name);
       else this.setAttribute(name, String(value));
     },
     configurable: true,
   });
 }
-
-// `notify` is a boolean attribute, by the widget's rule (Notify::is_on in
-// app/src/contract/element.rs; app/tests/cases/notify.json holds the cases both answer alike):
-// present (and not "false") shows the bell.
-export const notifyOn = (value) => value != null && value !== false && value !== "false";
-Object.defineProperty(PickupRecent.prototype, "notify", {
-  get() {
-    return notifyOn(this.getAttribute("notify"));
-  },
-  set(value) {
-    this.toggleAttribute("notify", notifyOn(value));
-  },
-  configurable: true,
-});
-

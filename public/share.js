@@ -1,55 +1,39 @@
-// One live stream per browser, not per widget or tab (loader.js installs it; the wasm's stream
-// loop, app/src/components/stream.rs, asks `live` for its view, as data, and takes its events
-// as data: server-sent events are parsed here, once, by `sse`). Over HTTP/1 a browser opens six
-// connections to a server in all; a stream per tab left the seventh tab with nothing, not even
-// its polls.
-//
-// The widgets that watch one server and workspace as one viewer form a group. In each group
-// one tab holds the stream (the Web Locks API chooses it; when that tab closes, or has no widget
-// left, the next tab waiting takes over) and opens it with every view any tab's widgets want
-// (`?views=all:8,mine:20`: one per filter, at the largest cap asked). It tells the other tabs
-// what it reads through a BroadcastChannel. Each tab hands each of its widgets the pages of the
-// widget's own filter with at least its cap (`serves`); the widget cuts them to its cap
-// (RecentPage::for_view), so its loop (back-off, renewal, polling while not live, its token's
-// end) is the same whether or not its tab holds the stream.
-//
-// Without Web Locks (not a secure context) each tab holds its own; without BroadcastChannel
-// too, the widgets of one page still share one. app/tests/cases/live.json holds the cases that
-// `union`, `query`, `serves` and `sse` answer as the Rust code does (app/tests/cases.test.mjs).
+// One live stream per browser, not per widget or tab (over HTTP/1 a browser opens six connections
+// to a server in all: a stream per tab left the seventh with nothing). The wasm's stream loop
+// (app/src/components/stream.rs) asks `live` for its view, and takes its events, as data.
+// The widgets of one server, workspace and viewer are a group: one tab holds its stream (Web
+// Locks choose it; the next waiting takes over), opened with every view its tabs want
+// (`?views=all:8,mine:20`), and tells the others what it reads by BroadcastChannel; each tab hands
+// a widget the pages of its filter with at least its cap (RecentPage::for_view cuts them). What
+// `union`, `query`, `serves` and `sse` answer, the Rust code does too: app/tests/cases/live.json.
 
 import { HEADER, LIVE_EVENT, livePath, recentPath } from "./contract.js";
 
 const TAB = Math.random().toString(36).slice(2);
 const groups = new Map();
 
-/** A widget's live stream of `view` (`{server, ws, filter, cap, authorization, signal}`):
- *  resolves to `{status}` for a refusal, or to `{status: 200, events, holds}`: a ReadableStream
- *  of its events (`{name, data}`, `data` parsed for a page, `name` undefined for a keep-alive)
- *  and whether this tab holds the stream (and shows its notifications). */
+/** The stream of a widget's `view` (`{server, ws, filter, cap, authorization, signal}`): `{status}`
+ *  if refused, else `{status: 200, events, holds}`: its events and whether this tab holds it. */
 export function live(view) {
   watchVisibility();
   const { server = "", ws, filter, cap, authorization, signal } = view;
   const stream = new URL(`${server}${livePath(ws)}`, location.href).href;
-  return check(`${server}${recentPath(ws)}`, authorization, signal).then((taken) => {
+  // An abort meanwhile is the group's to see (`open`).
+  return check(`${server}${recentPath(ws)}`, authorization).then((taken) => {
     if (taken.refused) return { status: taken.refused };
-    // A server that does not say whom it took the token for: this widget's stream is its own.
-    if (!taken.viewer) return own(`${stream}?filter=${filter}&cap=${cap}`, authorization, signal);
-    const key = `${stream}|${taken.viewer}`;
+    // A server that does not say whom it took the token for: the group is this token's.
+    const key = `${stream}|${taken.viewer ?? authorization}`;
     let group = groups.get(key);
     if (!group) groups.set(key, (group = new Group(key, stream)));
     return group.open({ filter, cap, authorization, signal });
   });
 }
 
-/** Each token's answer from the server: a page of one card (shared by its read cache). */
-const checked = new Map();
+const checked = new Map(); // per token, the server's answer to a page of one card
 
-/** Whether the server takes this tab's own token, asked once per token: a tab is shown the
- *  group's pages (which another tab's token opened) only with a token the server would have
- *  opened its stream for. `{viewer}`: whom the server took it for (the group is that viewer's
- *  tabs); or `{refused}`, the refusal's status (401, 403, 503, …), which the widget then handles
- *  as it would its own stream's. The server says it, having verified the token. */
-function check(recent, authorization, signal) {
+/** Whether the server takes this tab's token (asked once per token), which the group's pages, that
+ *  another tab's token opened, need: `{viewer}` it took it for, or `{refused}` with the status. */
+function check(recent, authorization) {
   const key = `${recent}|${authorization}`;
   let asked = checked.get(key);
   if (!asked) {
@@ -61,15 +45,8 @@ function check(recent, authorization, signal) {
     // Not an answer (the server unreachable, or busy): the next stream asks again.
     asked.then(({ refused }) => refused && refused !== 401 && refused !== 403 && checked.delete(key), () => checked.delete(key));
   }
-  return signal ? Promise.race([asked, aborted(signal)]) : asked;
+  return asked;
 }
-
-/** Rejects when `signal` aborts. */
-const aborted = (signal) =>
-  new Promise((_, reject) => {
-    if (signal.aborted) reject(signal.reason);
-    else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-  });
 
 /** The views a stream is opened with for the views wanted: per filter, the largest cap. */
 export function union(wanted) {
@@ -77,27 +54,15 @@ export function union(wanted) {
   for (const { filter, cap } of wanted) caps[filter] = Math.max(cap, caps[filter] ?? 0);
   return Object.keys(caps).sort().map((filter) => ({ filter, cap: caps[filter] }));
 }
-/** Views as the stream's `?views=` writes them. */
+/** Views as `?views=` writes them. */
 export const query = (views) => views.map(({ filter, cap }) => `${filter}:${cap}`).join(",");
 
-/** Whether a page of the shared stream (or a view of it: both name a filter and a cap) serves
- *  a widget's view. */
+/** Whether a page of the shared stream, or a view of it, serves a widget's view. */
 export const serves = (page, { filter, cap }) => page?.filter === filter && page.cap >= cap;
 const covers = (views, view) => views.some((v) => serves(v, view));
 
-/** A stream this widget has to itself (no group shares it). */
-async function own(url, authorization, signal) {
-  const res = await fetch(url, { headers: { Authorization: authorization }, signal });
-  if (res.status !== 200) {
-    res.body?.cancel().catch(() => {});
-    return { status: res.status };
-  }
-  return { status: 200, events: res.body.pipeThrough(new TextDecoderStream()).pipeThrough(sse()), holds: () => true };
-}
-
-/** Server-sent events as text comes, as `{name, data}`: `name` undefined for a comment (a
- *  keep-alive), a page's `data` parsed (null when it is not JSON: the widget then polls, which
- *  says why). Pickup's events have one data line. */
+/** Server-sent events as `{name, data}`: no `name` for a comment (a keep-alive), a page's `data`
+ *  parsed (null if not JSON: the widget then polls, which says why). */
 export function sse() {
   let text = "";
   return new TransformStream({
@@ -128,8 +93,6 @@ class Group {
   remote = new Map(); // holder only: tab → the views its widgets want
   upstream = null; // holder only: {abort, views, asked (their query), open}
   holding = false;
-  release = null;
-  authorization = "";
   left = false;
 
   constructor(key, url) {
@@ -137,20 +100,16 @@ class Group {
     this.url = url;
     this.stop = new AbortController();
     const name = `pickup-live:${key}`;
-    if (globalThis.BroadcastChannel) {
-      this.channel = new BroadcastChannel(name);
-      this.channel.onmessage = (m) => this.heard(m.data);
-    }
-    if (this.channel && navigator.locks) {
-      navigator.locks
-        .request(name, { signal: this.stop.signal }, () => new Promise((release) => {
-          this.release = release;
-          this.hold();
-        }))
-        .catch(() => {}); // given up (this group left before its turn)
-    } else {
-      this.hold();
-    }
+    this.channel = new BroadcastChannel(name);
+    this.channel.onmessage = (m) => this.heard(m.data);
+    const held = () =>
+      new Promise((release) => {
+        this.release = release;
+        this.hold();
+      });
+    // Given up (the group left before its turn): nothing to hold.
+    if (navigator.locks) navigator.locks.request(name, { signal: this.stop.signal }, held).catch(() => {});
+    else this.hold();
   }
 
   open({ filter, cap, authorization, signal }) {
@@ -163,11 +122,8 @@ class Group {
       if (!this.holding) {
         this.start(sub);
         this.post({ t: "want", tab: TAB, views: this.views() });
-      } else if (this.upstream?.open && covers(this.upstream.views, sub)) {
-        this.start(sub);
-      } else {
-        this.connectSoon();
-      }
+      } else if (this.upstream?.open && covers(this.upstream.views, sub)) this.start(sub);
+      else this.connectSoon();
     });
   }
 
@@ -175,7 +131,7 @@ class Group {
     return [...this.subs].map(({ filter, cap }) => ({ filter, cap }));
   }
 
-  /** Hands `sub` its stream, with its page at once when this tab has it. */
+  /** Hands `sub` its stream, and its page at once if this tab has it. */
   start(sub) {
     const events = new ReadableStream({ start: (out) => (sub.out = out), cancel: () => this.drop(sub) });
     sub.resolve({ status: 200, events, holds: () => this.holding && !this.left });
@@ -183,7 +139,7 @@ class Group {
     if (serves(page?.data, sub)) sub.out.enqueue(page);
   }
 
-  /** Ends `sub`'s stream (or its wait for one) and leaves the group when it was the last. */
+  /** Ends `sub`'s stream (or its wait for one), and the group with its last. */
   drop(sub, reason) {
     if (!this.subs.delete(sub)) return;
     try {
@@ -205,13 +161,12 @@ class Group {
     this.post({ t: "bye", tab: TAB });
     this.stop.abort();
     this.release?.();
-    this.channel?.close();
+    this.channel.close();
   }
 
   post(message) {
-    if (this.left) return;
     try {
-      this.channel?.postMessage(message);
+      if (!this.left) this.channel.postMessage(message);
     } catch {
       // closed under us (the page is going away): nobody left to tell
     }
@@ -224,8 +179,8 @@ class Group {
     if (this.subs.size) this.connectSoon();
   }
 
-  /** Opens (or reopens, for more views) the stream in the next task, so the widgets mounted in
-   *  this one (the elements of a page, all started when the wasm is) are asked for in one. */
+  /** Opens (or reopens, for more views) the stream in the next task: the widgets started in this
+   *  one (all of a page's, when the wasm starts) are asked for at once. */
   connectSoon() {
     if (this.connecting) return;
     this.connecting = true;
@@ -242,23 +197,17 @@ class Group {
     this.upstream?.abort.abort();
     const up = (this.upstream = { abort: new AbortController(), views, asked, open: false });
     const current = () => this.upstream === up;
-    let res;
-    try {
-      res = await fetch(`${this.url}?views=${asked}`, { headers: { Authorization: this.authorization }, signal: up.abort.signal });
-    } catch (e) {
-      if (current()) this.ended(e);
-      return;
-    }
-    if (!current()) return;
+    // Low: a stream never ends, and the page waits for nothing of it.
+    const init = { headers: { Authorization: this.authorization }, signal: up.abort.signal, priority: "low" };
+    const res = await fetch(`${this.url}?views=${asked}`, init).catch((e) => current() && this.ended(e));
+    if (!res || !current()) return;
     if (res.status !== 200) {
-      // A refusal (401, 403, 503 busy…): each waiting widget gets it as its own answer.
       await res.arrayBuffer().catch(() => {}); // read: a body left unread keeps its connection
       if (!current()) return;
       this.upstream = null;
+      // Each widget gets the refusal as its own answer: an open stream a refused token as the
+      // server tells it (so it renews it), a waiting one the status.
       for (const sub of [...this.subs]) {
-        // A widget whose stream was open already is told a refused token as the server tells
-        // it on an open stream, so it renews it; any other refusal ends its stream, and its
-        // next try is answered with the refusal itself.
         if (sub.out && res.status === 401) sub.out.enqueue({ name: LIVE_EVENT.unauthenticated, data: "{}" });
         if (sub.out) this.drop(sub);
         else this.subs.delete(sub) && sub.resolve({ status: res.status });
@@ -281,7 +230,7 @@ class Group {
     if (current()) this.ended();
   }
 
-  /** The stream ended or failed: so do the widgets' streams (they try again, with back-off). */
+  /** The stream ended or failed: so do the widgets' (they try again, backing off). */
   ended(reason) {
     this.upstream = null;
     for (const sub of [...this.subs]) this.drop(sub, sub.out ? undefined : reason);
@@ -307,48 +256,36 @@ class Group {
   }
 }
 
-// Notifications: the word when one of the viewer's own items ends while no tab showing a widget
-// is visible. The wasm decides which items ended (app/src/finished.rs), in each widget that
-// shows the bell while it is on (app/src/components/bell.rs keeps the opt-in); the tab holding
-// that widget's stream shows it, so the browser shows one however many tabs are open (and the
-// item id as `tag` folds repeats, when there are no Web Locks and each tab holds its own).
+// Notifications: the wasm decides which items ended (app/src/finished.rs); the tab holding that
+// widget's stream shows it while no tab showing a widget is visible (its `tag` folds repeats).
 
 const VISIBLE = "pickup-visible:";
+let watching = false;
+let release = null; // this tab's lock, held while it is visible
 
-/** Tells the browser this tab shows widgets while it is visible: a Web Lock of its own held
- *  while visible, which the holder of a stream finds with `navigator.locks.query()`. */
-let visibility = null;
+/** While this tab is visible it holds a Web Lock of its own, which `notify` finds in any tab. */
 function watchVisibility() {
-  if (visibility || !navigator.locks) return;
-  visibility = { release: null };
+  if (watching || !navigator.locks) return;
+  watching = true;
   const sync = () => {
     const shown = document.visibilityState === "visible";
-    if (shown && !visibility.release) {
-      navigator.locks.request(`${VISIBLE}${TAB}`, () => new Promise((release) => (visibility.release = release))).catch(() => {});
-    } else if (!shown && visibility.release) {
-      visibility.release();
-      visibility.release = null;
+    if (shown && !release) navigator.locks.request(`${VISIBLE}${TAB}`, () => new Promise((r) => (release = r))).catch(() => {});
+    if (!shown && release) {
+      release();
+      release = null;
     }
   };
   document.addEventListener("visibilitychange", sync);
   sync();
 }
 
-/** Whether any tab of this browser showing a widget is visible. */
-async function anyVisible() {
-  if (document.visibilityState === "visible") return true;
-  if (!navigator.locks?.query) return false;
-  const { held = [] } = await navigator.locks.query();
-  return held.some((lock) => lock.name?.startsWith(VISIBLE));
-}
-
-/** One of the viewer's items ended, told by a widget with its bell on whose stream is `feed`
- *  (null while it has none: its tab decides alone): `{tag, title, body}`. Shown by the tab that
- *  holds that stream while no tab showing a widget is visible; its click calls `open` (which
- *  opens the item as a click on its card does). Resolves to whether it was shown. */
+/** Shows `{tag, title, body}` (an item ended) for a widget whose stream is `feed` (null: none; its
+ *  tab decides alone); its click calls `open`. Resolves to whether it was shown. */
 export async function notify(feed, { tag, title, body }, open) {
   watchVisibility();
-  if ((feed && !feed.holds()) || (await anyVisible())) return false;
+  if ((feed && !feed.holds()) || document.visibilityState === "visible") return false;
+  const { held = [] } = (await navigator.locks?.query?.()) ?? {};
+  if (held.some((lock) => lock.name?.startsWith(VISIBLE))) return false;
   const note = new Notification(title, { body, tag });
   note.onclick = () => {
     window.focus();

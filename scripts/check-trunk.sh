@@ -5,8 +5,8 @@
 # <head>, the same scripts. Not part of make test (it runs both release builds, minutes each):
 #   scripts/check-trunk.sh          build both, then compare
 #   scripts/check-trunk.sh --no-build   compare dist/ with target/trunk-dist/ as they are
-# Differences that are meant, and said as such: the scripts' build bundles prefetch.js and
-# contract.js into pickup.js and inlines home.js, adds precompressed copies and a stable copy of
+# Differences that are meant, and said as such: the scripts' build bundles the modules pickup.js
+# imports into it and inlines home.js, adds precompressed copies and a stable copy of
 # the stylesheet; Trunk's page inlines home.js as it is (its imports are files there) and keeps the
 # empty marker script site.mjs fills.
 set -euo pipefail
@@ -32,7 +32,7 @@ const role = (path) => path.split("/").pop().replace(/-[0-9a-f]{16}(?=[._])/, ""
 const roles = (dir) => new Set(walk(dir).filter((p) => !/\.(br|gz)$/.test(p)).map((p) => role(relative(dir, p))));
 const a = roles(scripts), b = roles(trunk);
 // In pickup.js and index.html, in the scripts' build; files of their own in Trunk's.
-const BUNDLED = new Set(["prefetch.js", "contract.js", "loader.js", "share.js", "drawing.js", "early.js"]);
+const BUNDLED = new Set(["contract.js", "loader.js", "share.js", "drawing.js", "early.js"]);
 const missing = [...a].filter((r) => !b.has(r));
 const extra = [...b].filter((r) => !a.has(r) && !BUNDLED.has(r));
 say(missing.length === 0 && extra.length === 0, `file roles: ${[...a].sort().join(", ")}` +

@@ -35,10 +35,10 @@ function minified(js) {
   }
 }
 
-// One script with the modules it imports (public/prefetch.js, contract.js,
-// loader.js, share.js, drawing.js, early.js), minified. The glue's dynamic import names a file
+// One script with the modules it imports (public/contract.js, loader.js, share.js, drawing.js,
+// early.js), minified. The glue's dynamic import names a file
 // that is not there yet, and is left as it is.
-const BUNDLED_ONLY = ["prefetch.js", "home.js", "contract.js", "loader.js", "share.js", "drawing.js", "early.js"];
+const BUNDLED_ONLY = ["home.js", "contract.js", "loader.js", "share.js", "drawing.js", "early.js"];
 // Each bundle's metafile (what each module weighs in it) goes beside BINDGEN_DIR, for make bench's
 // table of contributors (scripts/twiggy.sh); it is not part of the site.
 const META = join(bindgen, "..", "esbuild");

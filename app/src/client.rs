@@ -1,13 +1,15 @@
-//! The widget's two calls to its server: `POST /api/recent` and `POST /api/dismiss`, the server
-//! functions of [`crate::api`], made with the browser's own `fetch`. server_fn's client would
-//! send the same JSON, but it brings an HTTP stack, a streams layer and a JSON parser into the
-//! wasm: a third of the widget's bytes (issue 16). Here the browser parses the JSON
+//! The widget's calls to its server: `POST /api/recent`, `/api/dismiss`, `/api/looked` and
+//! `/api/look`, the server functions of [`crate::api`], made with the browser's own `fetch` (the
+//! first page and look may be a loader's drawing's answer instead: [`Prefetched`]). server_fn's
+//! client would send the same JSON, but it brings an HTTP stack, a streams layer and a JSON parser
+//! into the wasm: a third of the widget's bytes (issue 16). Here the browser parses the JSON
 //! (`Response.json()`), and `decode` reads it into the model.
 //!
 //! Each widget calls its own server ([`Endpoint`]), with `Authorization: Bearer <token>` (so the
 //! token never appears in a URL): widgets of several servers and several viewers can share one
 //! page.
 
+use crate::contract::names::route;
 use crate::contract::{ApiError, ErrorCode, Filter, LastLook, RecentPage};
 use crate::decode;
 use leptos::prelude::{GetUntracked, RwSignal, Set};
@@ -22,17 +24,19 @@ pub struct Endpoint {
     pub server: Arc<str>,
     /// The current token: renewed through the host's `getToken`, or a new `data-pickup-token`.
     pub token: RwSignal<String>,
-    /// The first page, asked for by the loader (`pickup.js`) while the wasm was downloading.
-    pub prefetched: RefCell<Option<Prefetched>>,
+    /// The first page's drawing, asked for by a loader while the wasm was downloading: the
+    /// answer of the first `recent` call, and then its look of the first `looked`.
+    ahead: RefCell<Option<Prefetched>>,
+    look_ahead: RefCell<Option<JsValue>>,
 }
 
-/// A request the loader made before the widget started: the widget's first call takes its
-/// answer if it is the same request, once.
+/// A drawing a loader asked for before the widget started (`GET …/drawing`, public/drawing.js):
+/// its page and look are the widget's if it is what the widget would ask, with its token.
 pub struct Prefetched {
     url: String,
-    body: String,
     authorization: String,
-    response: js_sys::Promise,
+    /// Resolves to `{status, body}`, the body parsed (null when it is not JSON).
+    answer: js_sys::Promise,
 }
 
 impl Prefetched {
@@ -41,24 +45,32 @@ impl Prefetched {
         let key = JsValue::from_str("pickupPrefetch");
         let left = js_sys::Reflect::get(el, &key).ok()?;
         let _ = js_sys::Reflect::delete_property(el, &key);
-        let text = |name: &str| {
-            js_sys::Reflect::get(&left, &JsValue::from_str(name))
-                .ok()?
-                .as_string()
-        };
         Some(Prefetched {
-            url: text("url")?,
-            body: text("body")?,
-            authorization: text("authorization")?,
-            response: js_sys::Reflect::get(&left, &JsValue::from_str("response"))
-                .ok()?
-                .dyn_into()
-                .ok()?,
+            url: get(&left, "url").as_string()?,
+            authorization: get(&left, "authorization").as_string()?,
+            answer: get(&left, "answer").dyn_into().ok()?,
         })
     }
 }
 
+/// A field of a parsed JSON object (undefined when it has none).
+fn get(v: &JsValue, name: &str) -> JsValue {
+    js_sys::Reflect::get(v, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// A call's status and parsed JSON body (`None` when it is not JSON: a proxy's error page).
+type Answer = (u16, Option<JsValue>);
+
 impl Endpoint {
+    pub fn new(server: &str, token: String, prefetched: Option<Prefetched>) -> Endpoint {
+        Endpoint {
+            server: server.trim_end_matches('/').into(),
+            token: RwSignal::new(token),
+            ahead: RefCell::new(prefetched),
+            look_ahead: RefCell::default(),
+        }
+    }
+
     /// Calls carry `token` from now on. Set only if it is new: setting a signal to the value it
     /// has would still wake what tracks it (a fetch, a renewal timer).
     pub fn use_token(&self, token: String) {
@@ -71,6 +83,31 @@ impl Endpoint {
         }
     }
 
+    fn authorization(&self) -> Option<String> {
+        self.token
+            .try_get_untracked()
+            .filter(|t| !t.is_empty())
+            .map(|t| format!("Bearer {t}"))
+    }
+
+    /// The loader's drawing (once), if it is the first page of `ws` for `filter` and `cap`, asked
+    /// with the current token.
+    async fn ahead(&self, ws: &str, filter: Filter, cap: u32) -> Option<Answer> {
+        let url = format!(
+            "{}{}?filter={}&cap={cap}",
+            self.server,
+            route::fill(route::DRAWING, ws, None),
+            filter.as_str()
+        );
+        let p = self
+            .ahead
+            .take()
+            .filter(|p| p.url == url && Some(&p.authorization) == self.authorization().as_ref())?;
+        let answer = JsFuture::from(p.answer).await.ok()?;
+        let body = Some(get(&answer, "body")).filter(|b| !b.is_null_or_undefined());
+        Some((get(&answer, "status").as_f64()? as u16, body))
+    }
+
     /// The newest items of `ws` that the viewer may see; with `before` (the last id of the page
     /// the viewer has), the next page of older ones.
     pub async fn recent(
@@ -80,6 +117,14 @@ impl Endpoint {
         cap: u32,
         before: Option<&str>,
     ) -> Result<RecentPage, ApiError> {
+        if before.is_none() {
+            if let Some(answer) = self.ahead(ws, filter, cap).await {
+                return read(answer, &|v| {
+                    *self.look_ahead.borrow_mut() = Some(get(v, "looked"));
+                    decode::page(&get(v, "page"), filter, cap)
+                });
+            }
+        }
         let before = before.map_or(JsValue::NULL, JsValue::from_str);
         let args = [
             ("ws", JsValue::from_str(ws)),
@@ -101,6 +146,10 @@ impl Endpoint {
 
     /// The viewer's last look at `ws`.
     pub async fn looked(&self, ws: &str) -> Result<LastLook, ApiError> {
+        // The look that came with the first page, if it did.
+        if let Some(look) = self.look_ahead.take().as_ref().and_then(decode::look) {
+            return Ok(look);
+        }
         let args = [("ws", JsValue::from_str(ws))];
         self.post("/api/looked", &args, &decode::look).await
     }
@@ -117,9 +166,9 @@ impl Endpoint {
         &self,
         path: &str,
         args: &[(&str, JsValue)],
-        read: &dyn Fn(&JsValue) -> Option<T>,
+        read_ok: &dyn Fn(&JsValue) -> Option<T>,
     ) -> Result<T, ApiError> {
-        let (status, body) = self.send(path, args).await.map_err(|e| {
+        let answer = self.send(path, args).await.map_err(|e| {
             ApiError::new(
                 ErrorCode::Transport,
                 format!(
@@ -128,69 +177,55 @@ impl Endpoint {
                 ),
             )
         })?;
-        let unreadable = || {
-            ApiError::new(
-                ErrorCode::Transport,
-                format!("the server's answer ({status}) could not be read"),
-            )
-        };
-        let Some(body) = body else {
-            return Err(unreadable());
-        };
-        if (200..300).contains(&status) {
-            read(&body).ok_or_else(unreadable)
-        } else {
-            Err(decode::error(&body).unwrap_or_else(unreadable))
-        }
+        read(answer, read_ok)
     }
 
-    /// The status and the parsed JSON body (`None` when it is not JSON: a proxy's error page).
-    async fn send(
-        &self,
-        path: &str,
-        args: &[(&str, JsValue)],
-    ) -> Result<(u16, Option<JsValue>), JsValue> {
+    async fn send(&self, path: &str, args: &[(&str, JsValue)]) -> Result<Answer, JsValue> {
         let object = js_sys::Object::new();
         for (k, v) in args {
             js_sys::Reflect::set(&object, &JsValue::from_str(k), v)?;
         }
-        let body = String::from(js_sys::JSON::stringify(&object)?);
-        let url = format!("{}{path}", self.server);
-        let authorization = self
-            .token
-            .try_get_untracked()
-            .filter(|t| !t.is_empty())
-            .map(|t| format!("Bearer {t}"));
-        let prefetched = self.prefetched.take().filter(|p| {
-            (&p.url, &p.body, Some(&p.authorization)) == (&url, &body, authorization.as_ref())
-        });
-        let answered = match prefetched {
-            Some(p) => JsFuture::from(p.response).await.ok(),
-            None => None,
-        };
-        let res: web_sys::Response = match answered {
-            Some(res) => res,
-            // Not asked for ahead, or that request failed: ask now.
-            None => {
-                let headers = web_sys::Headers::new()?;
-                for (name, value) in crate::contract::names::CALL_HEADERS {
-                    headers.set(name, value)?;
-                }
-                if let Some(authorization) = &authorization {
-                    headers.set("Authorization", authorization)?;
-                }
-                let init = web_sys::RequestInit::new();
-                init.set_method("POST");
-                init.set_headers(&headers);
-                init.set_body(&JsValue::from_str(&body));
-                JsFuture::from(leptos::prelude::window().fetch_with_str_and_init(&url, &init))
-                    .await?
-            }
+        let headers = web_sys::Headers::new()?;
+        for (name, value) in crate::contract::names::CALL_HEADERS {
+            headers.set(name, value)?;
         }
-        .dyn_into()?;
+        if let Some(authorization) = self.authorization() {
+            headers.set("Authorization", &authorization)?;
+        }
+        let init = web_sys::RequestInit::new();
+        init.set_method("POST");
+        init.set_headers(&headers);
+        init.set_body(&js_sys::JSON::stringify(&object)?.into());
+        let url = format!("{}{path}", self.server);
+        let res: web_sys::Response =
+            JsFuture::from(leptos::prelude::window().fetch_with_str_and_init(&url, &init))
+                .await?
+                .dyn_into()?;
         let json = JsFuture::from(res.json()?).await.ok();
         Ok((res.status(), json))
     }
+}
+
+/// An answer read with `read_ok`, or, for an error status, as the [`ApiError`] the server sent.
+fn read<T>(answer: Answer, read_ok: &dyn Fn(&JsValue) -> Option<T>) -> Result<T, ApiError> {
+    let status = answer.0;
+    read_ok(&ok_body(answer)?).ok_or_else(|| unreadable(status))
+}
+
+/// The body of a 2xx answer; else the [`ApiError`] the server sent.
+fn ok_body((status, body): Answer) -> Result<JsValue, ApiError> {
+    match body {
+        Some(body) if (200..300).contains(&status) => Ok(body),
+        Some(body) => Err(decode::error(&body).unwrap_or_else(|| unreadable(status))),
+        None => Err(unreadable(status)),
+    }
+}
+
+fn unreadable(status: u16) -> ApiError {
+    ApiError::new(
+        ErrorCode::Transport,
+        format!("the server's answer ({status}) could not be read"),
+    )
 }
 
 /// What a rejected promise (a failed `fetch`, getToken) said: an error's message, or a string.

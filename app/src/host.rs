@@ -27,7 +27,7 @@ struct Renewal {
     host_gave: js_sys::Function,
 }
 
-/// The home page's drawing of the first page (public/home.js), a child of the widget's element.
+/// A loader's drawing of the first page (public/drawing.js), a child of the widget's element.
 pub const DRAWING: &str = ":scope > [data-pickup-drawn]";
 
 pub struct Host {
@@ -57,11 +57,7 @@ impl Host {
     ) -> Rc<Host> {
         Rc::new(Host {
             element,
-            endpoint: Endpoint {
-                server: server.trim_end_matches('/').into(),
-                token: RwSignal::new(token),
-                prefetched: RefCell::new(prefetched),
-            },
+            endpoint: Endpoint::new(&server, token, prefetched),
             get_token,
             renewing: RefCell::default(),
             generation: Cell::new(0),
@@ -88,7 +84,7 @@ impl Host {
         self.stops.borrow_mut().push(Box::new(stop));
     }
 
-    /// Removes the home page's drawing of the first page, if it is still there (see `mount`).
+    /// Removes the loader's drawing of the first page, if it is still there (see `mount`).
     pub fn end_drawing(&self) {
         if let Ok(Some(drawing)) = self.element.query_selector(DRAWING) {
             drawing.remove();

@@ -47,8 +47,8 @@ pub fn start() {
 /// `<pickup-recent>` element (public/pickup-element.js) mounts through this too.
 #[wasm_bindgen]
 pub fn mount(element: HtmlElement, options: JsValue) -> Result<JsValue, JsValue> {
-    // The element's first page, when `<pickup-recent>` asked for it before the wasm was here
-    // (public/early.js); taken first, as in `mount_from_attributes`.
+    // The element's first page, when a loader asked for it before the wasm was here
+    // (public/drawing.js); taken first, as in `mount_from_attributes`.
     let prefetched = Prefetched::take_from(&element);
     let get = |name: &str| {
         js_sys::Reflect::get(&options, &JsValue::from_str(name))
@@ -132,8 +132,8 @@ struct Mounting {
 }
 
 fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
-    // Taken first, whatever follows: the home page's drawing (public/home.js) is made only while
-    // it is still on the element, and must not cover a sign-in message written below.
+    // Taken first, whatever follows: a loader's drawing (public/drawing.js) is made only while it
+    // is still on the element, and must not cover a sign-in message written below.
     let prefetched = Prefetched::take_from(&el);
     let attr = |name: &str| el.get_attribute(name).filter(|v| !v.is_empty());
     // The home page's element has its attributes from the link `make run` printed, which
@@ -272,9 +272,9 @@ fn mount_widget(
         notify: given.notify,
         home: given.home,
     };
-    // The home page's drawing of the first page (public/home.js) stays in front of the widget,
-    // which the stylesheet hides meanwhile, until the widget has drawn its own (`Widget`): the
-    // viewer sees no skeleton in between.
+    // A loader's drawing of the first page (public/drawing.js) stays in front of the widget,
+    // which the stylesheet hides meanwhile, until the widget has drawn its own, with its look
+    // (`Widget`): the viewer sees no skeleton in between, and nothing moves.
     let drawing = el.query_selector(crate::host::DRAWING).ok().flatten();
     el.set_inner_html("");
     if let Some(drawing) = drawing {

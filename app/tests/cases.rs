@@ -1,7 +1,7 @@
 //! The shared tables of cases (app/tests/cases/*.json): the rules that shipped JavaScript keeps
 //! beside the Rust code, as inputs and the outputs both must give. This test runs them against
 //! the Rust rules; app/tests/cases.test.mjs (`make test-js`, `node --test`) runs the same
-//! files against public/share.js, public/prefetch.js and public/pickup-element.js.
+//! files against public/share.js, public/drawing.js and public/pickup-element.js.
 
 use app::contract::element::Notify;
 use app::contract::page::views;
@@ -139,8 +139,10 @@ fn the_events_share_js_reads_are_the_servers_words() {
     }
 }
 
+/// The widget's cap for what a host wrote, and whether the drawing the loader asked for with it
+/// is the widget's first page: the query the widget would ask (client.rs) is the loader's.
 #[test]
-fn a_hosts_cap_is_what_the_widget_takes_and_the_loader_asks_for() {
+fn a_hosts_cap_is_what_the_widget_takes_and_the_loaders_drawing_is_its_when_asked_alike() {
     for case in cases(&table("options"), "cap") {
         let given = match &case["given"] {
             Value::Null => Given::Absent,
@@ -149,10 +151,8 @@ fn a_hosts_cap_is_what_the_widget_takes_and_the_loader_asks_for() {
         };
         let widget = options(given, Given::Absent).cap;
         assert_eq!(Some(widget as u64), case["widget"].as_u64(), "{case}");
-        // What is asked ahead is the widget's cap, or nothing.
-        if let Some(ahead) = case["ahead"].as_u64() {
-            assert_eq!(ahead, widget as u64, "{case}");
-        }
+        let asks = format!("filter={}&cap={widget}", Filter::All.as_str());
+        assert_eq!(case["asked"] == asks.as_str(), case["taken"], "{case}");
     }
 }
 

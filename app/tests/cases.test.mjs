@@ -1,7 +1,8 @@
 // The shared tables of cases (app/tests/cases/*.json), run against the shipped JavaScript that
 // keeps part of a Rust rule: public/share.js (a stream's views, which pages serve a widget, the
-// server-sent events), public/prefetch.js (the cap asked for ahead) and public/pickup-element.js
-// (notify). app/tests/cases.rs runs the same files against the Rust rules. `make test-js`:
+// server-sent events), public/drawing.js (the query of the drawing asked for ahead) and
+// public/pickup-element.js (notify). app/tests/cases.rs runs the same files against the Rust
+// rules. `make test-js`:
 //   node --experimental-detect-module --test app/tests/cases.test.mjs
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -11,7 +12,7 @@ const table = (name) => JSON.parse(readFileSync(new URL(`./cases/${name}.json`, 
 // pickup-element.js defines its class on import; nothing of it runs here but `notifyOn`.
 globalThis.HTMLElement ??= class {};
 const { union, query, serves, sse } = await import("../../public/share.js");
-const { plainCap } = await import("../../public/prefetch.js");
+const { drawingQuery } = await import("../../public/drawing.js");
 const { notifyOn } = await import("../../public/pickup-element.js");
 
 test("a stream's views: per filter the largest cap, written as the server reads them", () => {
@@ -41,8 +42,8 @@ test("server-sent events, as the server writes them, in chunks", async () => {
   }
 });
 
-test("the cap a loader asks for ahead is the widget's, or none", () => {
-  for (const { given, ahead } of table("options").cap) assert.equal(plainCap(given), ahead, JSON.stringify(given));
+test("the loader asks for the drawing with the cap as written", () => {
+  for (const { given, asked } of table("options").cap) assert.equal(String(drawingQuery({ cap: given ?? undefined })), asked, JSON.stringify(given));
 });
 
 test("notify: present and not \"false\"", () => {

@@ -1,17 +1,16 @@
 //! The wire contract for JavaScript and Python: `public/contract.js` and `public/contract.json`
 //! are written from the contract (`app/src/contract/`) and the server functions' declarations
 //! (`api.rs`), and this test fails when a file in the tree is not what they make, so a drift
-//! fails `cargo test`, not only a browser run. The loaders (`prefetch.js`, whose request must be
-//! byte-identical to the widget's, `early.js`, `share.js`, the element) import contract.js, and
-//! scripts/site.mjs bundles it into each; end2end's specs, benches and engines' smoke run import
-//! it too; scripts/contract.py reads contract.json.
+//! fails `cargo test`, not only a browser run. The loaders (`drawing.js`, `early.js`, `share.js`,
+//! the element) import contract.js, and scripts/site.mjs bundles it into each; end2end's specs,
+//! benches and engines' smoke run import it too; scripts/contract.py reads contract.json.
 //!
 //! After changing the model: `PICKUP_WRITE_CONTRACT=1 cargo test -p app --test contract_js`.
 
 use app::api::{Dismiss, Look, Looked, Recent};
 use app::contract::element::ATTRIBUTES;
-use app::contract::names::{attribute, fragment, route, storage, CALL_HEADERS, SHARE};
-use app::contract::{DomEvent, Filter, LiveEvent, DEFAULT_CAP, MAX_CAP, MIN_CAP, VIEWER};
+use app::contract::names::{attribute, fragment, route, storage, SHARE};
+use app::contract::{DomEvent, Filter, LiveEvent, DEFAULT_CAP, VIEWER};
 use app::relative::{DATE_WORDS, TIME_WORDS};
 use leptos::server_fn::ServerFn;
 use serde_json::json;
@@ -19,69 +18,6 @@ use serde_json::json;
 const PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../public/contract.js");
 /// The same names for the Python scripts (scripts/contract.py reads it).
 const JSON_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../public/contract.json");
-
-/// A value that stands for an argument in a serialised body: it must occur once, so the
-/// generated template puts the caller's value exactly where serde put this one.
-const WS_HOLE: &str = "\u{1}ws\u{1}";
-const CAP_HOLE: u32 = 4_242_424_242;
-
-/// The first page's request body as serde writes `api::Recent` (its fields in declaration
-/// order), as a JavaScript template with the caller's workspace, cap and filter in its holes.
-fn first_page_body() -> String {
-    let body = serde_json::to_string(&Recent {
-        ws: WS_HOLE.into(),
-        filter: Filter::Mine,
-        cap: Some(CAP_HOLE),
-        before: None,
-    })
-    .unwrap();
-    let holes = [
-        (
-            serde_json::to_string(WS_HOLE).unwrap(),
-            "${JSON.stringify(ws)}",
-        ),
-        (CAP_HOLE.to_string(), "${cap}"),
-        (
-            serde_json::to_string(&Filter::Mine).unwrap(),
-            "${JSON.stringify(filter)}",
-        ),
-    ];
-    for (hole, _) in &holes {
-        assert_eq!(body.matches(hole.as_str()).count(), 1, "{body}");
-    }
-    // The literal parts, as a template literal's text: a backslash, a backtick or `${` of
-    // their own must stay text.
-    let literal = |text: &str| {
-        text.replace('\\', "\\\\")
-            .replace('`', "\\`")
-            .replace("${", "\\${")
-    };
-    // Split at each hole in turn; the literal parts are escaped once, at the end.
-    let mut parts: Vec<Result<String, &str>> = vec![Ok(body)];
-    for (hole, js) in &holes {
-        parts = parts
-            .into_iter()
-            .flat_map(|part| match part {
-                Ok(text) => {
-                    let mut out = Vec::new();
-                    for (i, piece) in text.split(hole.as_str()).enumerate() {
-                        if i > 0 {
-                            out.push(Err(*js));
-                        }
-                        out.push(Ok(piece.to_string()));
-                    }
-                    out
-                }
-                hole => vec![hole],
-            })
-            .collect();
-    }
-    let template: String = parts
-        .into_iter()
-        .map(|part| part.map_or_else(str::to_string, |text| literal(&text)))
-        .collect();
-    format!("`{template}`")
-}
 
 /// `{ key: "value", … }`, in the order given.
 fn object(pairs: &[(&str, &str)]) -> String {
@@ -184,16 +120,12 @@ export const SHARE = {SHARE:?};
 /** The header of a `recent` answer that says whom the server took the token for (names.rs). */
 export const HEADER = {header};
 
-/** A server function call's headers besides Authorization (names.rs). */
-export const CALL_HEADERS = {call_headers};
-
 /** How a card words its times (relative.rs): `Intl.RelativeTimeFormat`'s options for "3 min.
  *  ago", `Intl.DateTimeFormat`'s for the date and time it stands for. */
 export const TIME_WORDS = {time_words};
 export const DATE_WORDS = {date_words};
 "#,
         header = object(&[("viewer", VIEWER)]),
-        call_headers = object(&CALL_HEADERS),
         time_words = object(&TIME_WORDS),
         date_words = object(&DATE_WORDS),
         items = route_fn(route::ITEMS),
@@ -241,21 +173,14 @@ fn contract() -> String {
 /** The server functions' URLs (api.rs), under the widget's server. */
 export const SERVER_FN = {server_fns};
 
-/** A page's number of cards (cap.rs): the default and the bounds. */
+/** A page's number of cards when the host gives none (cap.rs). */
 export const DEFAULT_CAP = {DEFAULT_CAP};
-export const MIN_CAP = {MIN_CAP};
-export const MAX_CAP = {MAX_CAP};
 
 /** Filter's wire names (page.rs). */
 export const FILTER = {{ {filters} }};
 
-/** The body of a widget's first `recent` call, byte for byte as the widget sends it and serde
- *  writes api::Recent: no cursor. */
-export const firstPageBody = (ws, cap, filter = "all") => {body};
-
 {names}"#,
         server_fns = object(&server_fns()),
-        body = first_page_body(),
         names = names(),
     )
 }
@@ -273,21 +198,4 @@ fn public_contract_js_is_what_the_rust_model_makes() {
              `PICKUP_WRITE_CONTRACT=1 cargo test -p app --test contract_js`\n--- want ---\n{want}"
         );
     }
-}
-
-#[test]
-fn the_first_page_body_is_what_the_server_reads() {
-    // What the template makes for a workspace "acme" and cap 8, written out as JavaScript's
-    // JSON.stringify would fill it, read back as the server function's arguments.
-    let body = first_page_body();
-    let filled = body
-        .trim_matches('`')
-        .replace("${JSON.stringify(ws)}", "\"acme\"")
-        .replace("${cap}", "8")
-        .replace("${JSON.stringify(filter)}", "\"mine\"");
-    let args: Recent = serde_json::from_str(&filled).unwrap();
-    assert_eq!(args.ws, "acme");
-    assert_eq!(args.filter, Filter::Mine);
-    assert_eq!(args.cap, Some(DEFAULT_CAP));
-    assert_eq!(args.before, None);
 }

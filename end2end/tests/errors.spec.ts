@@ -1,5 +1,13 @@
 // When things go wrong: a token for another workspace, a server that stops and comes back.
-import { test, expect, titles, countRecentAnswers, SERVER_FN, livePath } from "./pickup";
+import { Page } from "@playwright/test";
+import { test, expect, titles, countRecentAnswers, SERVER_FN, livePath, drawingPath } from "./pickup";
+
+/** The widget's own calls only: no stream (it would show the real page), no drawing ahead (its
+ *  answer would be the first page). */
+const callsOnly = async (page: Page) => {
+  await page.route(`**${livePath("acme")}?*`, (route) => route.abort());
+  await page.route(`**${drawingPath("acme")}?*`, (route) => route.abort());
+};
 
 test("a token without the workspace shows the non-member message and no cards", async ({ page, pickup }) => {
   const bot = pickup.token("bot", ["acme"], { write: true });
@@ -27,8 +35,7 @@ test("with the server stopped the last cards stay with a note; restarted, it rec
 });
 
 test("an answer the widget cannot read is an error, never an empty list", async ({ page, pickup }) => {
-  // Polling only: the stream's pages would show the real (empty) workspace.
-  await page.route(`**${livePath("acme")}?*`, (route) => route.abort());
+  await callsOnly(page);
   const answers = [
     // A proxy's error page.
     { status: 502, contentType: "text/html", body: "<html><h1>Bad gateway</h1></html>" },
@@ -56,8 +63,8 @@ test("an answer the widget cannot read is an error, never an empty list", async 
 });
 
 test("a call that never answers does not stop the refreshes after it", async ({ page, pickup }) => {
-  // Polling only, so the refreshes are the widget's only way to its cards.
-  await page.route(`**${livePath("acme")}?*`, (route) => route.abort());
+  // The refreshes are the widget's only way to its cards.
+  await callsOnly(page);
   let calls = 0;
   await page.route(`**${SERVER_FN.recent}`, async (route) => {
     // The first call hangs (a proxy that holds the connection): it is never answered.

@@ -1,5 +1,5 @@
 // The walking skeleton, end to end: empty store → producer API → server function → widget.
-import { test, expect, startPickup, holdWasm, SERVER_FN, livePath, drawingPath } from "./pickup";
+import { test, expect, startPickup, holdWasm, titles, SERVER_FN, livePath, drawingPath } from "./pickup";
 import { HostPage } from "./host";
 
 test("the home page shows the registered items, newest first", async ({ page, pickup }) => {
@@ -46,23 +46,25 @@ test("time from navigation to the first card", async ({ page, pickup }) => {
   expect(times.length).toBe(5);
 });
 
-test("the first page is asked for while the wasm downloads, and asked for once", async ({ page, pickup }) => {
+test("the first page and the viewer's look are asked for once, in one request, before the wasm", async ({ page, pickup }) => {
   const bot = pickup.token("bot", ["acme"], { write: true });
   await pickup.register(bot, "acme", { key: "early", title: "Early bird", status: "running" });
-  // The wasm is held until the first page has been asked for: without the loader's request,
-  // the page would wait for ever.
-  const recent: string[] = [];
-  let asked: () => void;
-  const askedFor = new Promise<void>((r) => (asked = r));
+  // The drawing's answer is the widget's first page and its look: it asks for neither again.
+  const asked: string[] = [];
+  const order: string[] = [];
   page.on("request", (r) => {
-    if (!r.url().endsWith(SERVER_FN.recent)) return;
-    recent.push(r.postData() ?? "");
-    asked();
+    const path = new URL(r.url()).pathname;
+    if ([SERVER_FN.recent, SERVER_FN.looked, drawingPath("acme")].includes(path)) asked.push(r.url().slice(pickup.url.length));
+    if (path.endsWith(".wasm")) order.push("wasm asked");
   });
-  await holdWasm(page, askedFor);
+  page.on("requestfinished", (r) => new URL(r.url()).pathname === drawingPath("acme") && order.push("drawing in"));
+  const looked = page.waitForResponse((r) => r.url().endsWith(SERVER_FN.look));
   await page.goto(pickup.home("acme", pickup.token("alice", ["acme"])) + "&cap=3");
-  await expect(page.locator(".pickup-card-title")).toHaveText(["Early bird"]);
-  expect(recent.map((body) => JSON.parse(body))).toEqual([{ ws: "acme", filter: "all", cap: 3, before: null }]);
+  await expect(titles(page)).toHaveText(["Early bird"]);
+  // A first visit: the widget keeps its look at the first page (the one call it makes).
+  expect((await looked).ok()).toBe(true);
+  expect(asked).toEqual([`${drawingPath("acme")}?filter=all&cap=3`]);
+  expect(order).toEqual(["drawing in", "wasm asked"]);
 });
 
 test("with sessionStorage blocked the home page still says how to sign in", async ({ page, pickup }) => {
@@ -136,7 +138,7 @@ test("the home page draws its first page before the wasm has arrived, as the wid
   expect(await page.evaluate(() => (window as any).skeletonShown)).toBeUndefined();
 });
 
-test("<pickup-recent> on a host page draws its first page, from the shared stream, before the wasm has arrived", async ({ page, pickup }) => {
+test("<pickup-recent> on a host page draws its first page before the wasm has arrived", async ({ page, pickup }) => {
   const host = await HostPage.start();
   const server = await startPickup({ PICKUP_ALLOWED_ORIGINS: host.origin });
   try {
@@ -162,8 +164,7 @@ test("<pickup-recent> on a host page draws its first page, from the shared strea
     await expect(page.locator("pickup-recent").getByRole("button", { name: "Refresh" })).toBeEnabled();
     await expect(page.locator("pickup-recent section.pickup")).toHaveAttribute("data-live", "live");
     expect(await shapeOf(page, el, ["data-live"])).toEqual(drawn);
-    // One request for the page and the live updates, the stream's, and one for its drawing; no
-    // `recent` call at all.
+    // One request for the page and its drawing, one for the live updates; no `recent` call.
     expect(requests.filter((p) => p === livePath("acme"))).toHaveLength(1);
     expect(requests.filter((p) => p === drawingPath("acme"))).toHaveLength(1);
     expect(requests.filter((p) => p === SERVER_FN.recent)).toHaveLength(0);
@@ -261,8 +262,10 @@ test("a drawing no widget can take over is removed", async ({ page, pickup }) =>
 test("an answer that is not the server's drawing is not drawn", async ({ page, pickup }) => {
   const bot = pickup.token("bot", ["acme"], { write: true });
   await pickup.register(bot, "acme", { key: "a", title: "Drawn by the server", status: "running" });
-  // A proxy's error page, say: the drawing is the server's HTML or nothing.
-  await page.route(`**${drawingPath("acme")}?*`, (route) => route.fulfill({ contentType: "application/json", body: '{"error":"bad_gateway"}' }));
+  // A proxy's page, say, even one that looks like a drawing: the drawing is the server's answer
+  // (its JSON, with the page) or nothing.
+  const html = '<section class="pickup" data-pickup-drawn><ul class="pickup-list"><li class="pickup-card">Not the server\'s</li></ul></section>';
+  await page.route(`**${drawingPath("acme")}?*`, (route) => route.fulfill({ contentType: "text/html", body: html }));
   await page.route("**/*.wasm", () => {}); // never answered: only the page's script draws
   const answered = page.waitForResponse((r) => new URL(r.url()).pathname === drawingPath("acme"));
   await page.goto(pickup.home("acme", pickup.token("alice", ["acme"])));

@@ -101,10 +101,10 @@ test("unmount removes the widget and stops its stream, timers and token renewal"
     // Only the streaming widget streams; the others poll every second. The staying one is this
     // test's clock.
     await page.route((url) => [livePath("beta"), livePath("gamma")].includes(url.pathname), (route) => route.abort());
-    // The renewing widget's first look is held until it has left: what it does with the answer
-    // (ask for its look next, through getToken's renewal) comes after its state is gone.
+    // The renewing widget's look (a first visit's, which it keeps at its first page) is held until
+    // it has left: the answer comes after its state is gone.
     const held: Route[] = [];
-    await page.route((url) => url.pathname === SERVER_FN.looked, (route) =>
+    await page.route((url) => url.pathname === SERVER_FN.look, (route) =>
       route.request().postData()?.includes('"ws":"gamma"') ? held.push(route) : route.continue());
     const requests = { left: 0, beta: 0 };
     page.on("request", (r) => {

@@ -3,8 +3,8 @@
 //! the tab that holds that widget's shared stream while no tab showing a widget is visible
 //! (public/share.js decides that). Which items ended is `finished::Endings`'s rule.
 
+use super::card::ms;
 use super::icon::{icon, BELL, BELL_OFF};
-use super::since::ms;
 use super::stream::Handle;
 use super::widget_state::State;
 use crate::contract::names::{storage, SHARE};

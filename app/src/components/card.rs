@@ -36,12 +36,19 @@ impl Card {
 }
 
 /// The instant an RFC 3339 time names, in ms (NaN when it names none).
-pub(crate) fn instant_ms(when: &str) -> f64 {
+fn instant_ms(when: &str) -> f64 {
     #[cfg(feature = "csr")]
     return js_sys::Date::parse(when);
     #[cfg(not(feature = "csr"))]
     return chrono::DateTime::parse_from_rfc3339(when)
         .map_or(f64::NAN, |t| t.timestamp_millis() as f64);
+}
+
+/// The instant an RFC 3339 time names, in ms, as a card reads its times; `None` when it names
+/// none.
+pub(crate) fn ms(when: &str) -> Option<f64> {
+    let t = instant_ms(when);
+    t.is_finite().then_some(t)
 }
 
 /// The date and time `when` (RFC 3339) says, in full, in the viewer's locale: what a relative

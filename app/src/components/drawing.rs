@@ -1,15 +1,15 @@
-//! A widget's first page drawn on the server, before the wasm has arrived (the home page's
-//! `home.js` and `<pickup-recent>`'s `early.js` ask for it beside the page itself). It is the
-//! widget's own markup, made by the widget's own components, with its English labels; the widget
-//! replaces it once it has drawn its own page (`Host::end_drawing`). What only the browser
-//! knows is left to it: the viewer's words for each time (`data-ago`, `datetime`), and that the
-//! buttons answer nothing yet (public/drawing.js).
+//! A widget's first page drawn on the server, before the wasm has arrived (public/drawing.js asks
+//! for it, with the page and the viewer's last look: `contract::Drawing`). It is the widget's own
+//! markup, made by the widget's own components, with its English labels and the marks of what
+//! changed since the look; the widget replaces it once it has drawn its own page
+//! (`Host::end_drawing`). What only the browser knows is left to it: the viewer's words for each
+//! time (`data-ago`, `datetime`), and that the buttons answer nothing yet (public/drawing.js).
 
-use super::card::CardView;
-use super::frame::{Frame, PartialNote, ShowOlder};
+use super::card::{ms, CardView};
+use super::frame::{Frame, PartialNote, ShowOlder, SinceBar};
 use super::header::Header;
 use crate::contract::link::shown_text;
-use crate::contract::{Filter, RecentPage};
+use crate::contract::{Filter, RecentPage, Since};
 use crate::labels::Labels;
 use leptos::prelude::*;
 use leptos::tachys::view::RenderHtml;
@@ -19,9 +19,15 @@ use std::sync::Arc;
 /// one a page draws ahead.
 const ID_PREFIX: &str = "pickup1";
 
-/// The HTML of the widget showing `page` for `filter`, its times counted back from `now_ms`;
-/// `None` when the page has no card, which is not drawn ahead (the widget says so itself).
-pub fn drawing(page: &RecentPage, filter: Filter, now_ms: f64) -> Option<String> {
+/// The HTML of the widget showing `page` for `filter` to a viewer who last looked at `looked`
+/// (RFC 3339), its times counted back from `now_ms`; `None` when the page has no card, which is
+/// not drawn ahead (the widget says so itself).
+pub fn drawing(
+    page: &RecentPage,
+    filter: Filter,
+    looked: Option<&str>,
+    now_ms: f64,
+) -> Option<String> {
     if page.cards.is_empty() {
         return None;
     }
@@ -35,6 +41,9 @@ pub fn drawing(page: &RecentPage, filter: Filter, now_ms: f64) -> Option<String>
             c
         }).collect::<Vec<_>>();
         let (more, partial) = (page.more, page.partial);
+        let looked = looked.and_then(ms);
+        let since = move |c: &crate::contract::Card| looked.and_then(|at| Since::of(c, at, ms));
+        let changes = cards.iter().filter(|c| since(c).is_some()).count();
         let card_labels = labels.clone();
         let focus = RwSignal::new(None::<String>);
         let card = move |card: crate::contract::Card| {
@@ -42,6 +51,7 @@ pub fn drawing(page: &RecentPage, filter: Filter, now_ms: f64) -> Option<String>
             view! {
                 <CardView
                     id=id
+                    since=Signal::stored(since(&card))
                     card=Signal::stored(card)
                     now=Signal::stored(now_ms)
                     labels=card_labels.clone()
@@ -56,6 +66,7 @@ pub fn drawing(page: &RecentPage, filter: Filter, now_ms: f64) -> Option<String>
         view! {
             <Frame labels=labels.clone() live=|| "connecting" drawn=true>
                 <Header filter=RwSignal::new(filter) labels=labels.clone() on_refresh=|| {}/>
+                <SinceBar changes=move || changes labels=labels.clone() on_mark=|_| {}/>
                 <div class="pickup-body">
                     <ul class="pickup-list" aria-label=labels.list.clone()>
                         {cards.into_iter().map(card).collect_view()}
@@ -108,7 +119,7 @@ mod tests {
             generated_at: "2026-12-02T10:05:00Z".into(),
         };
         let now = 1_796_205_900_000.0; // 2026-12-02T10:05:00Z
-        let html = drawing(&page, Filter::Mine, now).expect("a page of cards is drawn");
+        let html = drawing(&page, Filter::Mine, None, now).expect("a page of cards is drawn");
         assert!(
             !html.contains('\u{202E}'),
             "no bidirectional control: {html}"
@@ -127,6 +138,31 @@ mod tests {
         assert!(html.contains(r#"data-ago="-5 minute""#), "{html}");
         assert!(html.contains("pickup-more"), "{html}");
         assert!(html.contains(r#"aria-pressed="true""#), "{html}");
+        assert!(
+            !html.contains("pickup-since"),
+            "nothing marked without a look: {html}"
+        );
+    }
+
+    #[test]
+    fn marks_what_changed_since_the_look_as_the_widget_does() {
+        let mut done = card("1_a", "Done", None);
+        done.status = Status::Succeeded;
+        done.finished_at = Some("2026-12-02T10:04:00Z".into());
+        let page = RecentPage {
+            cards: vec![done, card("2_b", "Older", None)],
+            more: false,
+            partial: false,
+            generated_at: "2026-12-02T10:05:00Z".into(),
+        };
+        let html = drawing(&page, Filter::All, Some("2026-12-02T10:02:00Z"), 0.0).unwrap();
+        assert_eq!(
+            html.matches(r#"data-since="finished""#).count(),
+            1,
+            "{html}"
+        );
+        assert!(html.contains("pickup-since-bar"), "{html}");
+        assert!(html.contains("1 change since you looked"), "{html}");
     }
 
     #[test]
@@ -137,6 +173,6 @@ mod tests {
             partial: false,
             generated_at: String::new(),
         };
-        assert_eq!(drawing(&page, Filter::All, 0.0), None);
+        assert_eq!(drawing(&page, Filter::All, None, 0.0), None);
     }
 }

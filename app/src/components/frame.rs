@@ -46,3 +46,31 @@ pub fn ShowOlder(
 pub fn PartialNote(labels: Arc<Labels>) -> impl IntoView {
     view! { <p class="pickup-note">{labels.partial.clone()}</p> }
 }
+
+/// "3 changes since you looked", and "Mark seen", while anything shown changed since. Drawn from
+/// the first page on (the drawing too), so it never comes later, above the cards.
+#[component]
+pub fn SinceBar(
+    changes: impl Fn() -> usize + Send + Sync + 'static,
+    labels: Arc<Labels>,
+    on_mark: impl Fn(web_sys::MouseEvent) + Clone + Send + Sync + 'static,
+) -> impl IntoView {
+    let (one, many) = (labels.one_change.clone(), labels.changes.clone());
+    let mark = labels.mark_seen.clone();
+    move || {
+        let n = changes();
+        let on_mark = on_mark.clone();
+        (n > 0).then(|| {
+            view! {
+                <div class="pickup-since-bar">
+                    <p class="pickup-since-count" role="status">
+                        {if n == 1 { one.clone() } else { many.replace("{count}", &n.to_string()) }}
+                    </p>
+                    <button type="button" class="pickup-mark-seen" part="mark-seen" on:click=on_mark>
+                        {mark.clone()}
+                    </button>
+                </div>
+            }
+        })
+    }
+}

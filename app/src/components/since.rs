@@ -1,9 +1,13 @@
 //! "Since you looked": the viewer's last look at the workspace, read once per visit (after the
-//! first page), the cards' marks counted from it (`contract::look`), and "Mark seen", which
-//! moves it to the page on screen. A viewer who has never looked gets a look at once, at the
-//! first page: nothing is marked on a first visit. The look is the viewer's own object in the
-//! store; it is written on "Mark seen" (and on that first visit) only, never on a timer.
+//! first page, or with it: the loader's drawing carries both), the cards' marks counted from it
+//! (`contract::look`), and "Mark seen", which moves it to the page on screen. A viewer who has
+//! never looked gets a look at once, at the first page: nothing is marked on a first visit. The
+//! look is the viewer's own object in the store; it is written on "Mark seen" (and on that first
+//! visit) only, never on a timer. The first page's cards wait for the look
+//! (`State::look_answered`), so that its marks and the since bar never move them when it comes.
 
+use super::card::ms;
+use super::frame::SinceBar;
 use super::widget_state::State;
 use crate::contract::{Card, LastLook, Since};
 use crate::host::Host;
@@ -11,13 +15,6 @@ use crate::labels::Labels;
 use leptos::prelude::*;
 use std::rc::Rc;
 use std::sync::Arc;
-
-/// The instant an RFC 3339 time names, in ms, as a card reads its times; `None` when it names
-/// none.
-pub fn ms(when: &str) -> Option<f64> {
-    let t = super::card::instant_ms(when);
-    t.is_finite().then_some(t)
-}
 
 /// The widget's look: `None` until known (or when it could not be read: nothing is then
 /// marked, and nothing written).
@@ -55,7 +52,7 @@ impl Looks {
             stored: StoredValue::new_local((ws, host)),
             state,
         };
-        looks.read_after_the_first_page();
+        looks.read();
         looks
     }
 
@@ -64,7 +61,9 @@ impl Looks {
         Since::of(card, self.looked.get()?, ms)
     }
 
-    fn read_after_the_first_page(self) {
+    /// Asks for the look once the first page is in (the loader's drawing brought it too); a
+    /// viewer who never looked gets one at that page.
+    fn read(self) {
         let state = self.state;
         Effect::new(move |done: Option<bool>| {
             if done == Some(true) {
@@ -80,35 +79,25 @@ impl Looks {
                 return true;
             };
             leptos::task::spawn_local(async move {
-                let look = match host.call(|| host.endpoint.looked(&ws)).await {
-                    Ok(LastLook { at: None }) => {
-                        host.call(|| host.endpoint.look(&ws, &first)).await
-                    }
-                    other => other,
-                };
-                match look {
-                    Ok(look) => {
-                        self.looked.try_set(look.at.as_deref().and_then(ms));
+                match host.call(|| host.endpoint.looked(&ws)).await {
+                    Ok(LastLook { at: None }) => self.write(first),
+                    Ok(LastLook { at }) => {
+                        self.looked.try_set(at.as_deref().and_then(ms));
                     }
                     // Not "never looked": nothing is marked, and nothing written.
                     Err(e) => host.error(&e),
                 }
+                state.look_answered.try_set(true);
             });
             true
         });
     }
 
-    /// "Mark seen": the look moves to the page on screen; its marks go at once.
-    pub fn mark_seen(self) {
-        let (Some((ws, host)), Some(Some(at))) = (
-            self.stored.try_get_value(),
-            self.state
-                .last_good
-                .try_with_untracked(|p| p.as_ref().map(|p| p.generated_at.clone())),
-        ) else {
+    /// The look moves to `at` (a page's `generated_at`); its marks go at once.
+    fn write(self, at: String) {
+        let Some((ws, host)) = self.stored.try_get_value() else {
             return;
         };
-        self.looked.set(ms(&at));
         let looked = self.looked;
         leptos::task::spawn_local(async move {
             match host.call(|| host.endpoint.look(&ws, &at)).await {
@@ -120,6 +109,28 @@ impl Looks {
                 Err(e) => host.error(&e),
             }
         });
+    }
+
+    /// "Mark seen": the look moves to the page on screen.
+    pub fn mark_seen(self) {
+        let at = self
+            .state
+            .last_good
+            .try_with_untracked(|p| p.as_ref().map(|p| p.generated_at.clone()));
+        if let Some(Some(at)) = at {
+            self.looked.set(ms(&at));
+            self.write(at);
+        }
+    }
+
+    /// The since bar of these looks.
+    pub fn bar(self, labels: Arc<Labels>) -> impl IntoView {
+        view! {
+            <SinceBar changes=move || self.changes.get() labels=labels on_mark=move |ev| {
+                keep_focus_in_widget(&ev);
+                self.mark_seen();
+            }/>
+        }
     }
 }
 
@@ -134,30 +145,5 @@ fn keep_focus_in_widget(ev: &web_sys::MouseEvent) {
         .and_then(|h| h.dyn_into::<web_sys::HtmlElement>().ok());
     if let Some(heading) = heading {
         let _ = heading.focus();
-    }
-}
-
-/// "3 changes since you looked", and "Mark seen", while anything shown changed since.
-#[component]
-pub fn SinceBar(looks: Looks, labels: Arc<Labels>) -> impl IntoView {
-    let (one, many) = (labels.one_change.clone(), labels.changes.clone());
-    let mark = labels.mark_seen.clone();
-    move || {
-        let n = looks.changes.get();
-        (n > 0).then(|| {
-            view! {
-                <div class="pickup-since-bar">
-                    <p class="pickup-since-count" role="status">
-                        {if n == 1 { one.clone() } else { many.replace("{count}", &n.to_string()) }}
-                    </p>
-                    <button type="button" class="pickup-mark-seen" part="mark-seen" on:click=move |ev| {
-                        keep_focus_in_widget(&ev);
-                        looks.mark_seen();
-                    }>
-                        {mark.clone()}
-                    </button>
-                </div>
-            }
-        })
     }
 }

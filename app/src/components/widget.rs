@@ -6,7 +6,7 @@
 use super::bell::{self, Bell};
 use super::frame::Frame;
 use super::header::Header;
-use super::since::{Looks, SinceBar};
+use super::since::Looks;
 use super::stream::Liveness;
 use super::widget_body::Body;
 use super::widget_fetches::Calls;
@@ -102,7 +102,7 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
     view! {
         <Frame labels=config.labels.clone() live=live announcement=state.announcement>
             <Header filter=state.filter labels=config.labels.clone() on_refresh=move || state.bump() bell=bell/>
-            <SinceBar looks=looks labels=config.labels.clone()/>
+            {looks.bar(config.labels.clone())}
             <div class="pickup-body">{body.view()}</div>
         </Frame>
     }
@@ -122,14 +122,15 @@ fn count_in_title(looks: Looks) {
     });
 }
 
-/// The home page's drawing of the first page stands in for the widget until it has drawn
-/// the first page, or an error, itself. Then the effect reads no signal, and is done.
+/// The drawing of the first page stands in for the widget until it shows the first page (with
+/// its look), or an error, itself. Then the effect reads no signal, and is done.
 fn hand_over_drawing(host: Rc<Host>, state: State) {
     Effect::new(move |ended: Option<bool>| {
         if ended == Some(true) {
             return true;
         }
-        let ready = state.last_good.with(Option::is_some) || state.error.with(Option::is_some);
+        let ready = state.error.with(Option::is_some)
+            || (state.last_good.with(Option::is_some) && state.look_answered.get());
         if ready {
             host.end_drawing();
         }

@@ -51,6 +51,9 @@ pub struct State {
     pub stream_pages: StoredValue<u64>,
     /// The cards shown: the first page, then the older pages asked for, less the dismissed.
     pub visible: Memo<Vec<Card>>,
+    /// Whether the viewer's last look has answered (or failed, or a second page came): the
+    /// first page's cards wait for it (`since.rs`).
+    pub look_answered: RwSignal<bool>,
     /// What the body shows. Only a change of this redraws it; within the list, each card is
     /// its item's (keyed by id), so a page that arrives changes cards in place.
     pub shown: Memo<Shown>,
@@ -62,6 +65,7 @@ impl State {
         let error = RwSignal::new(None::<ApiError>);
         let dismissed = RwSignal::new(Vec::<String>::new());
         let older = RwSignal::new(Vec::<Card>::new());
+        let look_answered = RwSignal::new(false);
         let visible = Memo::new(move |_| {
             let hidden = dismissed.get();
             let first = last_good.with(|p| p.as_ref().map(|p| p.cards.clone()).unwrap_or_default());
@@ -80,6 +84,7 @@ impl State {
                 (_, Some(e)) if e.error == ErrorCode::Unauthenticated => Shown::Unauthenticated,
                 (false, Some(e)) => Shown::Failed(e),
                 (true, stale) if stale.is_none() && visible.with(Vec::is_empty) => Shown::Empty,
+                (true, _) if !look_answered.get() => Shown::Loading,
                 (true, _) => Shown::List,
             },
         );
@@ -99,6 +104,7 @@ impl State {
             focus_next: RwSignal::new(None),
             liveness: RwSignal::new(Liveness::Connecting),
             stream_pages: StoredValue::new(0),
+            look_answered,
             visible,
             shown,
         }
@@ -141,6 +147,11 @@ impl State {
             let before = self.first_cards();
             self.older
                 .update(|o| *o = older::refreshed(std::mem::take(o), &before, &page.cards));
+        }
+        // A page after the first shows the cards whether the look has answered or not (it may
+        // never): the first waits for it.
+        if self.last_good.get_untracked().is_some() {
+            self.look_answered.set(true);
         }
         self.last_good.set(Some(page));
         self.error.set(None);

@@ -8,7 +8,7 @@
 //! is any number, or text that is one (`options.rs` reads it, and warns): [`Cap::of_number`]
 //! judges it by the same rule, with what is no number for a cap (NaN, infinite, negative, beyond
 //! [`NONSENSE_ABOVE`]) none. app/tests/cases/options.json holds the cases the loader's early
-//! request (public/prefetch.js) must agree with.
+//! request (public/drawing.js) must agree with.
 
 pub const DEFAULT_CAP: u32 = 8;
 pub const MIN_CAP: u32 = 1;

@@ -4,7 +4,8 @@
 //! generated from it (`app/tests/contract_js.rs`, `app/tests/element_types.rs`), and
 //! `cargo test` fails while any of them differs.
 //!
-//! - [`page`]: a page of cards (`recent`, the live stream, the server functions' answer);
+//! - [`page`]: a page of cards (`recent`, the live stream, the server functions' answer), and
+//!   the first page with its drawing;
 //! - [`item`]: the REST API's bodies and the item record (server side, feature `ssr`);
 //! - [`error`]: the one error body, `{"error": "<code>", "message": "…"}`, and its status;
 //! - [`look`]: a viewer's last look at a workspace, and what changed since;
@@ -37,4 +38,4 @@ pub use item::{
 pub use link::MAX_URL_CHARS;
 pub use look::{LastLook, Since};
 pub use names::{DomEvent, LiveEvent, EXPIRES_IN, TOKEN_EXPIRES, VIEWER};
-pub use page::{Card, Filter, Owner, RecentPage, Status, ViewPage};
+pub use page::{Card, Drawing, Filter, Owner, RecentPage, Status, ViewPage};

@@ -118,9 +118,8 @@ pub const EXPIRES_IN: &str = "pickup-expires-in";
 pub const VIEWER: &str = "pickup-viewer";
 pub const TOKEN_EXPIRES: &str = "pickup-token-expires";
 
-/// The headers of a call of the widget's server functions, besides its `Authorization`: the
-/// widget's own (`client.rs`) and a loader's ahead of it (`prefetch.js`, `early.js`), whose
-/// answer the widget takes as its own.
+/// The headers of a call of the widget's server functions (`client.rs`), besides its
+/// `Authorization`.
 pub const CALL_HEADERS: [(&str, &str); 2] = [
     ("Content-Type", "application/json"),
     ("Accept", "application/json"),

@@ -111,6 +111,18 @@ pub struct RecentPage {
     pub generated_at: String,
 }
 
+/// `GET …/drawing`'s answer, for a loader to show before the wasm has arrived: a widget's first
+/// page, the viewer's last look, and the page as the widget draws it with its marks (`html`, the
+/// widget's own components: `components::drawing`; none when the page has no card). The widget
+/// takes the page and the look as its first `recent` and `looked` calls' answers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct Drawing {
+    pub page: RecentPage,
+    pub looked: super::LastLook,
+    pub html: Option<String>,
+}
+
 /// A page of a live stream of several (`/live?views=all:8,mine:20`): the page, and which of
 /// them it is (its cap as the door judged it, [`crate::contract::Cap`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

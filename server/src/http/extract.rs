@@ -113,7 +113,7 @@ pub(super) struct RecentQuery {
     pub(super) before: Option<String>,
     /// `/live` only: several pages in one stream, as `filter:cap` pairs (`all:8,mine:20`), in
     /// place of `filter` and `cap`. Each page event then names its `filter` and `cap`. A
-    /// browser's widgets share one stream this way (pickup-share.js).
+    /// browser's widgets share one stream this way (public/share.js).
     pub(super) views: Option<String>,
 }
 
