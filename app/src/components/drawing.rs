@@ -8,8 +8,8 @@
 use super::card::CardView;
 use super::frame::{Frame, PartialNote, ShowOlder};
 use super::header::Header;
-use crate::contract::link::shown_text;
-use crate::contract::{Filter, RecentPage};
+
+use crate::contract::{Card, Filter, RecentPage};
 use crate::labels::Labels;
 use leptos::prelude::*;
 use leptos::tachys::view::RenderHtml;
@@ -28,12 +28,8 @@ pub fn drawing(page: &RecentPage, filter: Filter, now_ms: f64) -> Option<String>
     let owner = Owner::new();
     let html = owner.with(|| {
         let labels = Arc::new(Labels::default());
-        // Shown as the widget shows them (`RecentPage::read`): no bidirectional controls.
-        let cards = page.cards.iter().cloned().map(|mut c| {
-            c.title = shown_text(&c.title);
-            c.owner.name = shown_text(&c.owner.name);
-            c
-        }).collect::<Vec<_>>();
+        // Shown as the widget shows them: no bidirectional controls.
+        let cards = page.cards.iter().cloned().map(Card::shown).collect::<Vec<_>>();
         let (more, partial) = (page.more, page.partial);
         let card_labels = labels.clone();
         let focus = RwSignal::new(None::<String>);
@@ -90,9 +86,7 @@ mod tests {
             },
             created_at: "2026-12-02T10:00:00Z".into(),
             updated_at: "2026-12-02T10:00:00Z".into(),
-            finished_at: None,
-            stalled: false,
-            stalled_at: None,
+            ..Card::default()
         }
     }
 

@@ -1,6 +1,7 @@
 //! The one error type of Pickup's contract: `{"error": "<code>", "message": "<what to do>"}`.
 //! The server maps it to an HTTP status here and nowhere else.
 
+use super::read::readable;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -80,12 +81,14 @@ impl ErrorCode {
     }
 }
 
+readable! {
 #[derive(Clone, Debug, PartialEq, Eq, Error, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[error("{error:?}: {message}")]
 pub struct ApiError {
     pub error: ErrorCode,
     pub message: String,
+}
 }
 
 impl ApiError {

@@ -89,6 +89,18 @@ pub struct ItemUpdate {
     pub updated_at: Option<DateTime<Utc>>,
 }
 
+impl NewItem {
+    /// The update that says this item again, with `title` and `status` now: what its producer
+    /// sends with each change (every field it said at registration, said again).
+    pub fn again(&self, title: String, status: Status) -> ItemUpdate {
+        ItemUpdate {
+            url: self.url.clone(),
+            progress: self.progress,
+            ..ItemUpdate::new(title, status)
+        }
+    }
+}
+
 impl ItemUpdate {
     /// An update that says only a title and a status.
     pub fn new(title: impl Into<String>, status: Status) -> Self {
@@ -121,6 +133,15 @@ pub fn stored_url(url: &str) -> Option<String> {
 }
 
 impl ItemRecord {
+    /// The update that writes this record back as it is (the server's own fields left to it).
+    pub fn again(&self) -> ItemUpdate {
+        ItemUpdate {
+            url: self.url.clone(),
+            progress: self.progress,
+            ..ItemUpdate::new(self.title.clone(), self.status)
+        }
+    }
+
     /// The record as the widget shows it; whether, and since when, it is stalled is the
     /// reader's conclusion, not the record's.
     pub fn to_card(&self, stalled_at: Option<DateTime<Utc>>) -> Card {

@@ -1,5 +1,7 @@
 //! A page of cards: what `recent`, the live stream and the widget's server functions answer.
 
+use super::link::shown_text;
+use super::read::{readable, Fields, Readable};
 use super::Cap;
 use serde::{Deserialize, Serialize};
 
@@ -58,13 +60,16 @@ impl Status {
     }
 }
 
+readable! {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Owner {
     pub sub: String,
     pub name: String,
 }
+}
 
+readable! {
 /// One card of the widget: the item's record as the reader resolved it. Times are RFC 3339.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
@@ -87,8 +92,20 @@ pub struct Card {
     pub updated_at: String,
     pub finished_at: Option<String>,
 }
+then Card::shown
+}
 
 impl Card {
+    /// The card as the widget shows it: its texts without control or bidirectional-control
+    /// characters (`link::shown_text`), whoever wrote them. Every path a title takes to the
+    /// viewer (the card, the announcement, `pickup:finished`, a notification, the server's
+    /// drawing) starts here.
+    pub fn shown(mut self) -> Card {
+        self.title = shown_text(&self.title);
+        self.owner.name = shown_text(&self.owner.name);
+        self
+    }
+
     /// The badge's word: the status, or `stalled`.
     pub fn badge(&self) -> &'static str {
         if self.stalled {
@@ -99,6 +116,7 @@ impl Card {
     }
 }
 
+readable! {
 /// The answer of `recent`: at most N cards, newest first.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
@@ -109,6 +127,7 @@ pub struct RecentPage {
     /// Some item could not be read: the page may be missing cards (they are not lost).
     pub partial: bool,
     pub generated_at: String,
+}
 }
 
 /// A page of a live stream of several (`/live?views=all:8,mine:20`): the page, and which of
@@ -122,6 +141,16 @@ pub struct ViewPage {
 }
 
 impl RecentPage {
+    /// A page of a live stream or a call: the page, and the view it names (`filter` and `cap`,
+    /// on a stream of several views; see [`RecentPage::for_view`]).
+    pub fn read_live(o: &impl Fields) -> Option<(RecentPage, Option<(Filter, u32)>)> {
+        let view = match (o.string("filter"), o.number("cap")) {
+            (Some(filter), Some(cap)) => Some((Filter::from_wire(&filter)?, cap as u32)),
+            _ => None,
+        };
+        Some((RecentPage::read(o)?, view))
+    }
+
     /// This page as a widget of `filter` and `cap` cards shows it. A page of a stream of several
     /// views (`/live?views=all:8,mine:20`, which a browser's widgets share) names its view: the
     /// widget takes one of its own filter with at least its cap, and shows its first `cap` cards
@@ -197,6 +226,46 @@ impl Filter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contract::read::json::Json;
+    use crate::contract::{ApiError, ErrorCode};
+
+    /// A card with every field set (`all`), or every optional one left out.
+    fn card(all: bool) -> Card {
+        Card {
+            id: "1_a".into(),
+            key: "a".into(),
+            title: "T".into(),
+            url: all.then(|| "/runs/1".into()),
+            status: Status::Running,
+            stalled: all,
+            stalled_at: all.then(|| "2026-12-02T10:03:00Z".into()),
+            progress: all.then_some(0.5),
+            owner: Owner {
+                sub: "alice".into(),
+                name: "Alice".into(),
+            },
+            created_at: "2026-12-02T10:00:00Z".into(),
+            updated_at: "2026-12-02T10:01:00Z".into(),
+            finished_at: all.then(|| "2026-12-02T10:02:00Z".into()),
+        }
+    }
+
+    #[test]
+    fn what_serde_writes_is_read_back_whole() {
+        let page = RecentPage {
+            cards: vec![card(true), card(false)],
+            more: true,
+            partial: true,
+            generated_at: "g".into(),
+        };
+        let json = Json(serde_json::to_value(&page).unwrap());
+        assert_eq!(RecentPage::read(&json), Some(page));
+        let error = ApiError::new(ErrorCode::Forbidden, "no");
+        assert_eq!(
+            ApiError::read(&Json(serde_json::to_value(&error).unwrap())),
+            Some(error)
+        );
+    }
 
     #[test]
     fn a_status_reads_back_from_its_wire_name_as_serde_writes_it() {

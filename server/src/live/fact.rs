@@ -251,9 +251,7 @@ mod tests {
         let item = NewItem {
             key: "k".into(),
             title: "t".into(),
-            url: None,
-            status: None,
-            progress: None,
+            ..NewItem::default()
         };
         let owner = Owner {
             sub: "ada".into(),

@@ -518,9 +518,8 @@ mod tests {
             let new = NewItem {
                 key: format!("k{}", it.key),
                 title: "t".into(),
-                url: None,
                 status: Some(Status::Running),
-                progress: None,
+                ..NewItem::default()
             };
             let who = producer(it.owner);
             let Ok(record) = at(it.age_min).register(ws, &new, &who).await else {
@@ -599,9 +598,8 @@ mod tests {
         NewItem {
             key: key.into(),
             title: "t".into(),
-            url: None,
             status: Some(Status::Running),
-            progress: None,
+            ..NewItem::default()
         }
     }
 

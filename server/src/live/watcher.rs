@@ -367,9 +367,8 @@ mod tests {
                 let new = NewItem {
                     key: format!("k{i}"),
                     title: "t".into(),
-                    url: None,
                     status: Some(Status::Running),
-                    progress: None,
+                    ..NewItem::default()
                 };
                 let at = index
                     .clone()

@@ -55,9 +55,8 @@ pub fn new_item(key: &str, status: Status) -> NewItem {
     NewItem {
         key: key.into(),
         title: format!("item {key}"),
-        url: None,
         status: Some(status),
-        progress: None,
+        ..NewItem::default()
     }
 }
 

@@ -109,6 +109,18 @@ pub(crate) fn ms_to_time(ms: u64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis(ms as i64).unwrap_or_default()
 }
 
+/// `item` as it would be stored: each field by its rule (the key's is the id's, checked as a
+/// name). For a producer's checks before it sends, and the server's.
+pub(crate) fn checked_new(item: &NewItem) -> Result<NewItem, BodyError> {
+    Ok(NewItem {
+        key: item.key.clone(),
+        title: check_title(&item.title)?,
+        url: check_url(item.url.as_deref())?,
+        status: Some(check_status(item.status.unwrap_or(Status::Queued))?),
+        progress: check_progress(item.progress)?,
+    })
+}
+
 /// A new record for `id`, created now.
 pub(crate) fn new_record(
     ws: &Workspace,
@@ -117,15 +129,16 @@ pub(crate) fn new_record(
     owner: Owner,
 ) -> Result<ItemRecord, BodyError> {
     let now = ms_to_time(id.created_ms());
-    let status = check_status(item.status.unwrap_or(Status::Queued))?;
+    let item = checked_new(item)?;
+    let status = item.status.unwrap_or_default();
     Ok(ItemRecord {
         id: id.to_string(),
         ws: ws.to_string(),
         key: id.key().to_string(),
-        title: check_title(&item.title)?,
-        url: check_url(item.url.as_deref())?,
+        title: item.title,
+        url: item.url,
         status,
-        progress: check_progress(item.progress)?,
+        progress: item.progress,
         owner,
         created_at: now,
         updated_at: now,
