@@ -77,6 +77,9 @@ pub struct Card {
     pub id: String,
     pub key: String,
     pub title: String,
+    /// One line under the title, when its producer gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
     /// Only http(s) or a relative path; the widget renders anything else as plain text.
     pub url: Option<String>,
     pub status: Status,
@@ -102,6 +105,7 @@ impl Card {
     /// drawing) starts here.
     pub fn shown(mut self) -> Card {
         self.title = shown_text(&self.title);
+        self.detail = self.detail.as_deref().map(shown_text);
         self.owner.name = shown_text(&self.owner.name);
         self
     }
@@ -235,6 +239,7 @@ mod tests {
             id: "1_a".into(),
             key: "a".into(),
             title: "T".into(),
+            detail: all.then(|| "3 of 12".into()),
             url: all.then(|| "/runs/1".into()),
             status: Status::Running,
             stalled: all,

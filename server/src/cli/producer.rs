@@ -34,6 +34,9 @@ pub struct NewItemArgs {
     /// What the card says (at most 200 characters).
     #[arg(long)]
     pub title: String,
+    /// One line under the title (at most 120 characters).
+    #[arg(long)]
+    pub detail: Option<String>,
     /// Where the card links to: http(s) or a path starting with '/'.
     #[arg(long)]
     pub url: Option<String>,
@@ -45,6 +48,7 @@ impl NewItemArgs {
         let item = NewItem {
             key: self.key,
             title: self.title,
+            detail: self.detail,
             url: self.url,
             status: Some(status),
             progress,

@@ -13,6 +13,9 @@ pub struct Changes {
     /// A new title.
     #[arg(long)]
     pub title: Option<String>,
+    /// A new line under the title ("" removes it).
+    #[arg(long)]
+    pub detail: Option<String>,
     /// Where the card links to: http(s) or a path starting with '/'.
     #[arg(long)]
     pub url: Option<String>,
@@ -47,6 +50,7 @@ fn changed(record: &ItemRecord, status: Option<Status>, changes: Changes) -> Ite
     up.status = status.unwrap_or(record.status);
     let status = up.status;
     up.title = changes.title.unwrap_or(up.title);
+    up.detail = changes.detail.or(up.detail);
     up.url = changes.url.or(up.url);
     up.progress = changes.progress.or(up.progress);
     up.finished_at = (status.is_finished() && record.status.is_finished())
