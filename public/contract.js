@@ -3,7 +3,7 @@
 // fails while it differs from what the Rust model makes.
 
 /** The server functions' URLs (api.rs), under the widget's server. */
-export const SERVER_FN = { recent: "/api/recent", dismiss: "/api/dismiss", looked: "/api/looked", look: "/api/look" };
+export const SERVER_FN = { recent: "/api/recent", dismiss: "/api/dismiss", pin: "/api/pin", looked: "/api/looked", look: "/api/look" };
 
 /** A page's number of cards (cap.rs): the default and the bounds. */
 export const DEFAULT_CAP = 8;

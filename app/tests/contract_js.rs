@@ -8,7 +8,7 @@
 //!
 //! After changing the model: `PICKUP_WRITE_CONTRACT=1 cargo test -p app --test contract_js`.
 
-use app::api::{Dismiss, Look, Looked, Recent};
+use app::api::{Dismiss, Look, Looked, Pin, Recent};
 use app::contract::element::ATTRIBUTES;
 use app::contract::names::{attribute, fragment, route, storage, CALL_HEADERS, SHARE};
 use app::contract::{DomEvent, Filter, LiveEvent, DEFAULT_CAP, MAX_CAP, MIN_CAP, VIEWER};
@@ -108,10 +108,11 @@ fn route_fn(route: &str) -> String {
 }
 
 /// The server functions' paths (api.rs), by name.
-fn server_fns() -> [(&'static str, &'static str); 4] {
+fn server_fns() -> [(&'static str, &'static str); 5] {
     [
         ("recent", <Recent as ServerFn>::PATH),
         ("dismiss", <Dismiss as ServerFn>::PATH),
+        ("pin", <Pin as ServerFn>::PATH),
         ("looked", <Looked as ServerFn>::PATH),
         ("look", <Look as ServerFn>::PATH),
     ]

@@ -174,6 +174,7 @@ impl ItemRecord {
             created_at: rfc3339(self.created_at),
             updated_at: rfc3339(self.updated_at),
             finished_at: self.finished_at.map(rfc3339),
+            pinned: false,
         }
     }
 }

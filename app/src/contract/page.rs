@@ -94,6 +94,9 @@ pub struct Card {
     pub created_at: String,
     pub updated_at: String,
     pub finished_at: Option<String>,
+    /// The viewer pinned it: it is above the page's cap, at the top, until they unpin it.
+    #[serde(default)]
+    pub pinned: bool,
 }
 then Card::shown
 }
@@ -132,6 +135,13 @@ pub struct RecentPage {
     pub partial: bool,
     pub generated_at: String,
 }
+}
+
+/// The items a viewer pinned in a workspace (`GET …/pins`), newest first: theirs alone.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct Pins {
+    pub pins: Vec<String>,
 }
 
 /// A page of a live stream of several (`/live?views=all:8,mine:20`): the page, and which of
@@ -252,6 +262,7 @@ mod tests {
             created_at: "2026-12-02T10:00:00Z".into(),
             updated_at: "2026-12-02T10:01:00Z".into(),
             finished_at: all.then(|| "2026-12-02T10:02:00Z".into()),
+            pinned: all,
         }
     }
 

@@ -60,6 +60,7 @@ fn api() -> Router<AppState> {
     rest.layer(axum::Extension(doc))
         .route("/api/recent", post(server_fn))
         .route("/api/dismiss", post(server_fn))
+        .route("/api/pin", post(server_fn))
         .route("/api/looked", post(server_fn))
         .route("/api/look", post(server_fn))
         // Anything else under /api is a name that did not fit a route (`a/b`, an empty segment).

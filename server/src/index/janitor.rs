@@ -10,6 +10,9 @@
 //! - dismissals whose marker is gone or going, once older than the grace period;
 //! - owner markers (`ws/{ws}/owners/{user}/{id}`, what "Mine" lists) whose marker is going, or
 //!   gone and older than the grace period plus the clock skew;
+//! - viewers' pins (`ws/{ws}/pinned/{user}/{id}`) whose item's record is gone, past the grace
+//!   period plus the skew, or whose id passed the TTL; a pinned item's record is kept until
+//!   then (its marker goes at keep-finished without it: the pin outlasts that, `Index::apply`);
 //! - viewers' looks (`ws/{ws}/looked/{user}`) once the workspace has no marker left (nor a
 //!   record this sweep keeps), written longer ago than the grace period plus the clock skew
 //!   (a look's age is the store's last-modified time against this server's now, which
@@ -85,7 +88,9 @@ async fn list(index: &Index, scope: Scope) -> Result<Vec<Key>> {
 /// The user and the item of a dismissal or an owner marker.
 fn user_and_id(key: Key) -> Option<(UserId, ItemId)> {
     match key {
-        Key::Dismissal(_, user, id) | Key::OwnerMarker(_, user, id) => Some((user, id)),
+        Key::Dismissal(_, user, id) | Key::OwnerMarker(_, user, id) | Key::Pin(_, user, id) => {
+            Some((user, id))
+        }
         Key::Marker(..) | Key::Record(..) | Key::Look(..) => None,
     }
 }
@@ -155,6 +160,7 @@ async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep> {
 struct Inventory {
     looks: Vec<ListedLook>,
     dismissals: Vec<(UserId, ItemId)>,
+    pins: Vec<(UserId, ItemId)>,
     owned: Vec<(UserId, ItemId)>,
     records: Vec<ItemId>,
     markers: Found,
@@ -179,6 +185,11 @@ impl Inventory {
             .into_iter()
             .filter_map(user_and_id)
             .collect();
+        let pins = list(index, Scope::AllPins(ws.clone()))
+            .await?
+            .into_iter()
+            .filter_map(user_and_id)
+            .collect();
         let owned = list(index, Scope::AllOwnerMarkers(ws.clone())).await?;
         let owned = with_moving(owned, KeyKind::OwnerMarker)
             .into_iter()
@@ -197,6 +208,7 @@ impl Inventory {
         Ok(Inventory {
             looks,
             dismissals,
+            pins,
             owned,
             records,
             markers,
@@ -213,6 +225,7 @@ impl Inventory {
             (KeyKind::Record, self.records.len()),
             (KeyKind::Dismissal, self.dismissals.len()),
             (KeyKind::OwnerMarker, self.owned.len()),
+            (KeyKind::Pin, self.pins.len()),
             (KeyKind::Look, self.looks.len()),
         ])
     }
@@ -295,11 +308,27 @@ fn orphans(
 ) -> Vec<Key> {
     let marked: HashSet<ItemId> = listed.markers.ids().cloned().collect();
     let age = |id: &ItemId| now.saturating_sub(id.created_ms());
+    let expired = |id: &ItemId| age(id) > limits.ttl_ms;
+    // A pinned item keeps its record past keep-finished, until its id passes the TTL.
+    let pinned: HashSet<ItemId> = listed.pins.iter().map(|(_, id)| id.clone()).collect();
+    let kept_for_a_pin = |id: &ItemId| pinned.contains(id) && !expired(id);
+    let recorded: HashSet<ItemId> = listed.records.iter().cloned().collect();
+    for (user, id) in listed.pins {
+        let gone = !recorded.contains(&id)
+            && !marked.contains(&id)
+            && age(&id) > limits.grace_ms + limits.max_skew_ms;
+        if gone || expired(&id) {
+            let key = Key::Pin(ws.clone(), user, id);
+            sweep.deletes.push((key, Reason::OrphanPin));
+        }
+    }
     // A record is written before its marker, and a server's clock may run behind: wait the
     // grace period plus the skew before calling a record without a marker an orphan.
     let mut records_kept = 0;
     for id in listed.records {
-        if !marked.contains(&id) && age(&id) > limits.grace_ms + limits.max_skew_ms {
+        if kept_for_a_pin(&id) {
+            records_kept += 1;
+        } else if !marked.contains(&id) && age(&id) > limits.grace_ms + limits.max_skew_ms {
             sweep
                 .deletes
                 .push((Key::Record(ws.clone(), id), Reason::OrphanRecord));

@@ -235,6 +235,19 @@ impl Replica {
                 )],
                 ..Edits::default()
             },
+            Change::Pinned { user, id, pinned } => {
+                let key = Key::Pin(ws.clone(), user.clone(), id.clone());
+                match pinned {
+                    true => Edits {
+                        puts: vec![(key, Bytes::new())],
+                        ..Edits::default()
+                    },
+                    false => Edits {
+                        deletes: vec![key],
+                        ..Edits::default()
+                    },
+                }
+            }
             Change::Deleted { keys } => self.deleted_edits(keys, now),
         };
         self.edit(edits).await

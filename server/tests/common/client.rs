@@ -328,6 +328,7 @@ pub mod path {
             "dismiss" => <app::api::Dismiss as ServerFn>::PATH,
             "looked" => <app::api::Looked as ServerFn>::PATH,
             "look" => <app::api::Look as ServerFn>::PATH,
+            "pin" => <app::api::Pin as ServerFn>::PATH,
             other => panic!("no server function {other}"),
         }
     }

@@ -110,6 +110,9 @@ pub mod key {
     pub fn owner_marker(ws: &Workspace, user: &UserId, id: &ItemId) -> Key {
         Key::OwnerMarker(ws.clone(), user.clone(), id.clone())
     }
+    pub fn pin(ws: &Workspace, user: &UserId, id: &ItemId) -> Key {
+        Key::Pin(ws.clone(), user.clone(), id.clone())
+    }
 }
 
 /// Every key of every workspace but the viewers' looks, as the index lists them

@@ -25,15 +25,19 @@ const RECORD_SUFFIX: &str = ".json";
 /// The directory of the viewers' looks; not one of [`LEGACY_ROOTS`]: no old layout had looks.
 const LOOKED: &str = "looked";
 
+/// The directory of the viewers' pins; newer than the old layout too.
+const PINNED: &str = "pinned";
+
 impl Key {
     pub fn path(&self) -> Path {
         let (dir, name) = self.named();
         Path::from(format!("{ROOT}/{}/{dir}/{name}", self.ws()))
     }
 
-    /// Where the old kind-first layout kept this key; `None` for a look, which it never had.
+    /// Where the old kind-first layout kept this key; `None` for a look or a pin, which it
+    /// never had.
     pub fn legacy_path(&self) -> Option<Path> {
-        if self.kind() == KeyKind::Look {
+        if matches!(self.kind(), KeyKind::Look | KeyKind::Pin) {
             return None;
         }
         let (dir, name) = self.named();
@@ -48,6 +52,7 @@ impl Key {
             Key::Record(_, id) => ("items", format!("{id}{RECORD_SUFFIX}")),
             Key::Dismissal(_, user, id) => ("dismissed", format!("{user}/{id}")),
             Key::OwnerMarker(_, user, id) => ("owners", format!("{user}/{id}")),
+            Key::Pin(_, user, id) => (PINNED, format!("{user}/{id}")),
             Key::Look(_, user) => (LOOKED, user.to_string()),
         }
     }
@@ -71,7 +76,9 @@ impl Key {
     pub fn parse_legacy(path: &Path) -> Option<Key> {
         let parts: Vec<_> = path.parts().collect();
         match parts.iter().map(|p| p.as_ref()).collect::<Vec<_>>()[..] {
-            [kind, ws, ref rest @ ..] if kind != LOOKED => Self::of_kind(ws, kind, rest),
+            [kind, ws, ref rest @ ..] if kind != LOOKED && kind != PINNED => {
+                Self::of_kind(ws, kind, rest)
+            }
             _ => None,
         }
     }
@@ -86,6 +93,7 @@ impl Key {
             ("items", [file]) => Some(Key::Record(ws, id(file.strip_suffix(RECORD_SUFFIX)?)?)),
             ("dismissed", [u, i]) => Some(Key::Dismissal(ws, user(u)?, id(i)?)),
             ("owners", [u, i]) => Some(Key::OwnerMarker(ws, user(u)?, id(i)?)),
+            (PINNED, [u, i]) => Some(Key::Pin(ws, user(u)?, id(i)?)),
             (LOOKED, [u]) => Some(Key::Look(ws, user(u)?)),
             _ => None,
         }
@@ -114,6 +122,10 @@ pub(crate) enum Scope {
     Dismissals(Workspace, UserId),
     /// Every dismissal of the workspace (the janitor's).
     AllDismissals(Workspace),
+    /// What one viewer pinned.
+    Pins(Workspace, UserId),
+    /// Every pin of the workspace (the janitor's, a live watcher's).
+    AllPins(Workspace),
     /// Every record of the workspace (the janitor's).
     Records(Workspace),
     /// Every viewer's look at the workspace (the janitor's).
@@ -129,6 +141,8 @@ impl Scope {
             | Scope::AllOwnerMarkers(ws)
             | Scope::Dismissals(ws, _)
             | Scope::AllDismissals(ws)
+            | Scope::Pins(ws, _)
+            | Scope::AllPins(ws)
             | Scope::Records(ws)
             | Scope::Looks(ws) => ws,
         }
@@ -143,6 +157,8 @@ impl Scope {
             Scope::AllOwnerMarkers(ws) => format!("{ROOT}/{ws}/owners"),
             Scope::Dismissals(ws, user) => format!("{ROOT}/{ws}/dismissed/{user}"),
             Scope::AllDismissals(ws) => format!("{ROOT}/{ws}/dismissed"),
+            Scope::Pins(ws, user) => format!("{ROOT}/{ws}/{PINNED}/{user}"),
+            Scope::AllPins(ws) => format!("{ROOT}/{ws}/{PINNED}"),
             Scope::Records(ws) => format!("{ROOT}/{ws}/items"),
             Scope::Looks(ws) => format!("{ROOT}/{ws}/{LOOKED}"),
         })
@@ -159,10 +175,12 @@ impl Scope {
             Scope::Dismissals(ws, user) => {
                 Some(Key::Dismissal(ws.clone(), user.clone(), id.clone()))
             }
+            Scope::Pins(ws, user) => Some(Key::Pin(ws.clone(), user.clone(), id.clone())),
             Scope::Records(ws) => Some(Key::Record(ws.clone(), id.clone())),
             Scope::Workspace(_)
             | Scope::AllOwnerMarkers(_)
             | Scope::AllDismissals(_)
+            | Scope::AllPins(_)
             | Scope::Looks(_) => None,
         }
     }
@@ -175,9 +193,11 @@ impl Scope {
                 ws == k
             }
             (Scope::OwnerMarkers(ws, user), Key::OwnerMarker(k, u, _))
-            | (Scope::Dismissals(ws, user), Key::Dismissal(k, u, _)) => ws == k && user == u,
+            | (Scope::Dismissals(ws, user), Key::Dismissal(k, u, _))
+            | (Scope::Pins(ws, user), Key::Pin(k, u, _)) => ws == k && user == u,
             (Scope::AllOwnerMarkers(ws), Key::OwnerMarker(k, ..))
             | (Scope::AllDismissals(ws), Key::Dismissal(k, ..))
+            | (Scope::AllPins(ws), Key::Pin(k, ..))
             | (Scope::Looks(ws), Key::Look(k, _)) => ws == k,
             _ => false,
         }
