@@ -19,8 +19,9 @@ pub enum Key {
     Dismissal(Workspace, UserId, ItemId),
     /// `ws/{ws}/owners/{user}/{id}`: the item is listed among its owner's (the "Mine" filter).
     OwnerMarker(Workspace, UserId, ItemId),
-    /// `ws/{ws}/looked/{user}`: this viewer's last look at the workspace (a small JSON body,
-    /// `{"at": "…"}`, written by that viewer only). Not an item's key.
+    /// `looked/{ws}/{user}`: this viewer's last look at the workspace (a small JSON body,
+    /// `{"at": "…"}`, written by that viewer only). Not an item's key, and not under `ws/{ws}/`:
+    /// no page is made of it.
     Look(Workspace, UserId),
 }
 
