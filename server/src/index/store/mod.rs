@@ -81,6 +81,8 @@ struct Paged {
     store: Arc<dyn PaginatedListStore>,
     /// The prefix of the store's URL (`s3://bucket/{root}`), which `inner` adds itself.
     root: String,
+    /// The most keys one page of this cloud's holds.
+    most: usize,
 }
 
 /// An object read, with the version it was read at.
@@ -115,11 +117,18 @@ impl Store {
     }
 
     /// List through `store`'s paginated listing instead: the same objects as `inner`, under
-    /// `root` (the prefix `inner` adds itself, if it is a `PrefixStore`).
-    pub(super) fn with_pages(mut self, store: Arc<dyn PaginatedListStore>, root: &Path) -> Self {
+    /// `root` (the prefix `inner` adds itself, if it is a `PrefixStore`), in pages of at most
+    /// `most` keys (the cloud's own limit).
+    pub(super) fn with_pages(
+        mut self,
+        store: Arc<dyn PaginatedListStore>,
+        root: &Path,
+        most: usize,
+    ) -> Self {
         self.pages = Some(Paged {
             store,
             root: root.as_ref().to_string(),
+            most,
         });
         self
     }
@@ -150,10 +159,11 @@ impl Store {
         self.order
     }
 
-    /// Whether listings ask the store for pages of the size the reader needs.
+    /// The most keys a page holds, when listings ask the store for pages of the size the
+    /// reader needs (`None`: one plain listing).
     #[cfg(test)]
-    fn lists_in_pages(&self) -> bool {
-        self.pages.is_some()
+    fn page_most(&self) -> Option<usize> {
+        self.pages.as_ref().map(|p| p.most)
     }
 
     // ---- reads ----------------------------------------------------------------------------

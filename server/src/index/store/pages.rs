@@ -17,9 +17,6 @@ use object_store::path::Path;
 use object_store::ObjectMeta;
 use std::sync::Arc;
 
-/// The most keys one page may ask for (S3's and GCS's own limit).
-const MAX_PAGE: usize = 1_000;
-
 /// A listing of one scope, read a page at a time. On a sorted store the keys come in key
 /// order (newest item first); on others, in no order, and the caller sorts.
 pub(crate) struct Paging {
@@ -38,6 +35,8 @@ enum Source {
         prefix: String,
         /// The store's root, stripped from what it returns to get Pickup's paths.
         root: String,
+        /// The most keys one of its pages holds (1,000 on S3 and GCS, 5,000 on Azure).
+        most: usize,
         offset: Option<String>,
         token: Option<String>,
         done: bool,
@@ -56,6 +55,7 @@ impl Paging {
                     store: paged.store.clone(),
                     prefix: format!("{}/", under(&scope.prefix())),
                     root: paged.root.clone(),
+                    most: paged.most,
                     offset: offset.as_ref().map(under),
                     token: None,
                     done: false,
@@ -106,7 +106,7 @@ impl Paging {
     /// compares with its copy. Names that are not the scope's keys are left out.
     pub(crate) async fn versions(mut self) -> Result<Vec<(Key, Version)>> {
         let mut found = Vec::new();
-        while let Some(listed) = self.objects(MAX_PAGE).await? {
+        while let Some(listed) = self.objects(usize::MAX).await? {
             for meta in listed.into_iter().flatten() {
                 let Some(key) = Key::parse(&meta.location).filter(|k| self.scope.contains(k))
                 else {
@@ -127,13 +127,14 @@ impl Paging {
     /// root (`Err`: a name that is no path); `None` once the listing is over. On a cloud each
     /// call is one request, counted as one: a listing of 1,150 keys is two of S3's.
     async fn objects(&mut self, want: usize) -> Result<Option<Vec<Result<ObjectMeta, String>>>> {
-        let want = want.clamp(1, MAX_PAGE);
+        let want = want.max(1);
         let mut listed = Vec::new();
         match &mut self.source {
             Source::Paginated {
                 store,
                 prefix,
                 root,
+                most,
                 offset,
                 token,
                 done,
@@ -147,7 +148,7 @@ impl Paging {
                         Some(prefix),
                         PaginatedListOptions {
                             offset: offset.clone(),
-                            max_keys: Some(want),
+                            max_keys: Some(want.min(*most)),
                             page_token: token.clone(),
                             ..Default::default()
                         },
@@ -199,7 +200,7 @@ impl Paging {
     /// Everything left, in one [`Found`], in key order whatever the store's.
     pub(crate) async fn rest(mut self) -> Result<Found> {
         let mut all = Found::default();
-        while let Some(found) = self.next(MAX_PAGE).await? {
+        while let Some(found) = self.next(usize::MAX).await? {
             all.keys.extend(found.keys);
             all.strays.extend(found.strays);
         }
