@@ -1,5 +1,5 @@
 //! "Since you looked": a viewer's last look at a workspace, kept under the viewer's own key in
-//! the store (`ws/{ws}/looked/{user}`, written only by that viewer), and the rule that marks
+//! the store (`looked/{ws}/{user}`, written only by that viewer), and the rule that marks
 //! the cards that changed after it.
 
 use super::page::Card;

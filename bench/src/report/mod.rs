@@ -4,7 +4,8 @@
 //! widget.json (end2end/bench/widget.bench.ts, [`widget::Results`]) and live.json
 //! (end2end/bench/live.bench.ts, [`live::Results`]) and looks.json (scripts/bench_looks.py,
 //! [`looks::Results`]) and scale.json (scripts/bench_scale.py, `make bench-scale` only,
-//! [`scale::Results`]). Each is deserialised into
+//! [`scale::Results`]) and reconcile.json (scripts/bench_reconcile.py, [`reconcile::Results`]).
+//! Each is deserialised into
 //! its typed struct; a section whose file is absent or does not parse is reported as not run.
 //!
 //! One module per section; every verdict and every sentence that compares numbers is computed
@@ -18,6 +19,7 @@ mod live;
 mod looks;
 mod plot;
 mod read;
+mod reconcile;
 mod scale;
 mod verdict;
 mod widget;
@@ -92,6 +94,7 @@ pub fn write() -> anyhow::Result<()> {
     let bus = load::<bus::Results>("bus.json");
     let looks = load::<looks::Results>("looks.json");
     let scale = load::<scale::Results>("scale.json");
+    let reconcile = load::<reconcile::Results>("reconcile.json");
 
     let mut verdicts: Vec<Verdict> = Vec::new();
     let mut body = String::new();
@@ -104,6 +107,7 @@ pub fn write() -> anyhow::Result<()> {
     bus::section(&mut body, &bus, &mut verdicts);
     looks::section(&mut body, &looks, &mut verdicts);
     scale::section(&mut body, &scale, &mut verdicts);
+    reconcile::section(&mut body, &reconcile, &mut verdicts);
 
     let m = machine();
     let mut out = String::new();
@@ -120,7 +124,7 @@ pub fn write() -> anyhow::Result<()> {
     );
     let _ = writeln!(
         out,
-        "- **Command:** `make bench` — builds `pickup-bench` (release), runs `pickup-bench designs` and `pickup-bench read` under `scripts/emulators.sh run` (Azurite and moto on loopback), the HTTP and widget measurements, the bus measurement (`scripts/bench_bus.py`), then `pickup-bench report`, which writes this file and the plots in `docs/bench/`. Raw numbers: `target/bench/{{designs,read,http,widget,live,bus,looks}}.json`; section 8 is `make bench-scale`'s (`scripts/bench_scale.py`, `target/bench/scale.json`)."
+        "- **Command:** `make bench` — builds `pickup-bench` (release), runs `pickup-bench designs` and `pickup-bench read` under `scripts/emulators.sh run` (Azurite and moto on loopback), the HTTP and widget measurements, the bus measurement (`scripts/bench_bus.py`), a reconcile beside 1,000 looks (`scripts/bench_reconcile.py`, under `scripts/emulators.sh run`), then `pickup-bench report`, which writes this file and the plots in `docs/bench/`. Raw numbers: `target/bench/{{designs,read,http,widget,live,bus,looks,reconcile}}.json`; section 8 is `make bench-scale`'s (`scripts/bench_scale.py`, `target/bench/scale.json`)."
     );
     let sections = [
         (

@@ -13,13 +13,15 @@
 //! - viewers' pins (`ws/{ws}/pinned/{user}/{id}`) whose item's record is gone, past the grace
 //!   period plus the skew, or whose id passed the TTL; a pinned item's record is kept until
 //!   then (its marker goes at keep-finished without it: the pin outlasts that, `Index::apply`);
-//! - viewers' looks (`ws/{ws}/looked/{user}`) once the workspace has no marker left (nor a
+//! - viewers' looks (`looked/{ws}/{user}`) once the workspace has no marker left (nor a
 //!   record this sweep keeps), written longer ago than the grace period plus the clock skew
 //!   (a look's age is the store's last-modified time against this server's now, which
 //!   [`Index::apply`] trusts only while the two clocks agree within the skew).
 //!
 //! Each period it first moves keys of the old kind-first layout to their new names
-//! (`Index::move_legacy`), which an older server may still be writing during an upgrade.
+//! (`Index::move_legacy`), which an older server may still be writing during an upgrade; and
+//! each sweep first moves the workspace's looks still under their first name
+//! (`ws/{ws}/looked/{user}`, listed by every live reconcile) to `looked/{ws}/{user}`.
 //!
 //! It also writes the owner marker of a live item that lacks one (items registered before
 //! owner markers existed), so "Mine" finds every item within one sweep of an upgrade.
@@ -56,6 +58,9 @@ pub struct Sweep {
     pub unknown: usize,
     /// Owner markers written for live items that lacked one.
     pub backfilled: usize,
+    /// Looks moved from their first name (`ws/{ws}/looked/{user}`) to their name now; in a dry
+    /// run, those that would be.
+    pub moved_looks: usize,
 }
 
 impl Sweep {
@@ -126,7 +131,16 @@ async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep> {
     } else {
         HashSet::new()
     };
-    let listed = Inventory::of(index, ws, &moving).await?;
+    // Looks under their first name too: moved by a real run, seen as moved by a dry run.
+    let (moved_looks, first_looks) = if dry_run {
+        let first = index.store.first_looks(ws).await?;
+        let first: Vec<Key> = first.into_iter().map(|(_, look)| look.key).collect();
+        (first.len(), first)
+    } else {
+        (index.store.move_first_looks(ws).await?, Vec::new())
+    };
+    let mut listed = Inventory::of(index, ws, &moving).await?;
+    listed.with_moved_looks(first_looks, now);
     let ages = Ages {
         now_ms: now,
         ttl_ms: limits.ttl_ms,
@@ -138,6 +152,7 @@ async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep> {
     let mut sweep = Sweep {
         ws: ws.to_string(),
         listed: listed.counts(),
+        moved_looks,
         ..Default::default()
     };
     for name in &plan.unparsable {
@@ -213,6 +228,21 @@ impl Inventory {
             records,
             markers,
         })
+    }
+
+    /// A dry run's looks under their first name (`moved`), as the real run's move leaves them:
+    /// written `now_ms` (a move writes the look again, unless the viewer's look under its new
+    /// name is the later, and that one was written since the upgrade), so none is an orphan
+    /// old enough to delete in this sweep.
+    fn with_moved_looks(&mut self, moved: Vec<Key>, now_ms: u64) {
+        for key in moved {
+            self.looks.retain(|l| l.key != key);
+            self.looks.push(ListedLook {
+                key,
+                written_ms: now_ms,
+            });
+        }
+        self.looks.sort_by(|a, b| a.key.cmp(&b.key));
     }
 
     /// How many keys of each kind were listed.

@@ -21,8 +21,9 @@ pub enum Key {
     OwnerMarker(Workspace, UserId, ItemId),
     /// `ws/{ws}/pinned/{user}/{id}`: this viewer keeps the item at the top of their list.
     Pin(Workspace, UserId, ItemId),
-    /// `ws/{ws}/looked/{user}`: this viewer's last look at the workspace (a small JSON body,
-    /// `{"at": "…"}`, written by that viewer only). Not an item's key.
+    /// `looked/{ws}/{user}`: this viewer's last look at the workspace (a small JSON body,
+    /// `{"at": "…"}`, written by that viewer only). Not an item's key, and not under `ws/{ws}/`:
+    /// no page is made of it.
     Look(Workspace, UserId),
 }
 

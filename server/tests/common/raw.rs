@@ -18,7 +18,7 @@ pub fn path(key: &Key) -> String {
         Key::Dismissal(ws, user, id) => format!("ws/{ws}/dismissed/{user}/{id}"),
         Key::OwnerMarker(ws, user, id) => format!("ws/{ws}/owners/{user}/{id}"),
         Key::Pin(ws, user, id) => format!("ws/{ws}/pinned/{user}/{id}"),
-        Key::Look(ws, user) => format!("ws/{ws}/looked/{user}"),
+        Key::Look(ws, user) => format!("looked/{ws}/{user}"),
     }
 }
 

@@ -116,6 +116,7 @@ scenarios! {
     pins_outlast_keep_finished_and_end_with_the_record => pins::outlast_keep_finished_and_end_with_the_record,
     looks_are_per_viewer_and_pruned_with_the_workspace => looks::per_viewer_and_pruned_with_the_workspace,
     a_look_that_cannot_be_read_is_an_error => looks::errors_are_never_none,
+    looks_first_kept_with_the_items_are_moved => looks::first_names_are_moved_by_the_janitor,
     mine_and_stalled => mine::filter_and_stalled,
     mine_in_a_busy_workspace => mine::busy_workspace_bounded_cost,
     // Records.
