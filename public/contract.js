@@ -39,7 +39,7 @@ export const STORAGE = { workspace: "pickup.ws", token: "pickup.token", bell: "p
 export const ATTRIBUTE = { workspace: "data-pickup-workspace", token: "data-pickup-token", server: "data-pickup-server", cap: "data-pickup-cap", refresh: "data-pickup-refresh", filter: "data-pickup-filter", locale: "data-pickup-locale", labels: "data-pickup-labels", home: "data-pickup-home", drawn: "data-pickup-drawn" };
 
 /** <pickup-recent>'s attributes, in mount()'s order (element.rs). */
-export const ELEMENT_ATTRIBUTES = ["workspace", "server", "cap", "refresh", "locale", "filter", "notify"];
+export const ELEMENT_ATTRIBUTES = ["workspace", "server", "cap", "refresh", "locale", "filter", "notify", "exclude"];
 
 /** The global symbol's key under which the shared live stream is installed (names.rs). */
 export const SHARE = "pickup:share";

@@ -67,9 +67,9 @@ export function mount(element, options, failed) {
  *  the request on `box` as `pickupPrefetch`, and draws the page there when it comes first.
  *  Returns what ends the early subscription (call it once the widget has its own stream, which
  *  then keeps the shared one open), or null when there is nothing to ask ahead (no token yet, a
- *  host's labels or locale, a cap the widget is to judge). */
-export function early(box, { workspace, token, server, cap, filter = FILTER.all, labels, locale }) {
-  if (!token || labels || locale || !FILTERS.includes(filter) || !globalThis[SHARE]) return null;
+ *  host's labels or locale, an item left out, a cap the widget is to judge). */
+export function early(box, { workspace, token, server, cap, filter = FILTER.all, labels, locale, exclude }) {
+  if (!token || labels || locale || exclude || !FILTERS.includes(filter) || !globalThis[SHARE]) return null;
   const asked = firstRequest({ server, ws: workspace, token, cap, filter });
   if (!asked) return null; // a cap the widget is to judge
   const stop = new AbortController();

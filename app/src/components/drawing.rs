@@ -32,7 +32,6 @@ pub fn drawing(page: &RecentPage, filter: Filter, now_ms: f64) -> Option<String>
         let cards = page.cards.iter().cloned().map(Card::shown).collect::<Vec<_>>();
         let (more, partial) = (page.more, page.partial);
         let card_labels = labels.clone();
-        let focus = RwSignal::new(None::<String>);
         let card = move |card: crate::contract::Card| {
             let id = card.id.clone();
             view! {
@@ -43,8 +42,8 @@ pub fn drawing(page: &RecentPage, filter: Filter, now_ms: f64) -> Option<String>
                     labels=card_labels.clone()
                     times=None
                     id_prefix=ID_PREFIX.to_string()
-                    focus=focus
                     on_open=|| true
+                    on_pin=|_| {}
                     on_dismiss=|| {}
                 />
             }

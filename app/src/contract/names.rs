@@ -158,6 +158,8 @@ pub mod attribute {
     pub const LABELS: &str = "data-pickup-labels";
     /// Present (and not "false"): the widget shows its bell.
     pub const NOTIFY: &str = "data-pickup-notify";
+    /// An item's id the widget leaves out.
+    pub const EXCLUDE: &str = "data-pickup-exclude";
     /// The home page's element: its workspace and token come from the fragment or storage.
     pub const HOME: &str = "data-pickup-home";
     /// On the drawing of a first page a loader made before the wasm arrived.

@@ -173,7 +173,7 @@ impl RecentPage {
     /// surer than the page of `cap` would have been (it did not look further). A page of the
     /// widget's own stream or call (`view` none) is its own as it is. `None`: another view's.
     pub fn for_view(
-        mut self,
+        self,
         view: Option<(Filter, u32)>,
         filter: Filter,
         cap: u32,
@@ -184,10 +184,23 @@ impl RecentPage {
         if of != filter || of_cap < cap {
             return None;
         }
-        let cap = cap as usize;
-        self.more |= self.cards.len() > cap;
-        self.cards.truncate(cap);
-        Some(self)
+        Some(self.at_most(cap))
+    }
+
+    /// This page less the item `exclude` (on a host page that is that item's own), with at most
+    /// `cap` cards besides the pinned: asked for one more, it still shows `cap` others.
+    pub fn without(mut self, exclude: &str, cap: u32) -> RecentPage {
+        self.cards.retain(|c| c.id != exclude);
+        self.at_most(cap)
+    }
+
+    /// The pinned cards (above the cap, at the top) and at most `cap` others, with `more` when
+    /// there were more.
+    fn at_most(mut self, cap: u32) -> RecentPage {
+        let keep = self.cards.iter().take_while(|c| c.pinned).count() + cap as usize;
+        self.more |= self.cards.len() > keep;
+        self.cards.truncate(keep);
+        self
     }
 }
 
@@ -292,6 +305,48 @@ mod tests {
         }
         assert_eq!(Status::from_wire("paused"), Status::Unknown);
         assert_eq!(Status::from_wire("Running"), Status::Unknown);
+    }
+
+    #[test]
+    fn pinned_cards_are_above_the_cap_and_one_left_out_leaves_cap_others() {
+        let card = |id: &str, pinned: bool| Card {
+            id: id.into(),
+            pinned,
+            ..Card::default()
+        };
+        let page = |cards: Vec<Card>| RecentPage {
+            cards,
+            ..RecentPage::default()
+        };
+        let ids = |p: &RecentPage| p.cards.iter().map(|c| c.id.clone()).collect::<Vec<_>>();
+        let asked = page(vec![
+            card("p", true),
+            card("a", false),
+            card("b", false),
+            card("c", false),
+        ]);
+        // A shared page of cap 3 cut to a widget's 2: the pin is above them.
+        let cut = asked
+            .clone()
+            .for_view(Some((Filter::All, 3)), Filter::All, 2)
+            .unwrap();
+        assert_eq!(
+            (ids(&cut), cut.more),
+            (vec!["p".into(), "a".into(), "b".into()], true)
+        );
+        // Asked for one more than its cap of 2, less "a": still two others.
+        let left_out = asked.clone().without("a", 2);
+        assert_eq!(
+            (ids(&left_out), left_out.more),
+            (vec!["p".into(), "b".into(), "c".into()], false)
+        );
+        let not_there = asked.clone().without("zz", 2);
+        assert_eq!(
+            (ids(&not_there), not_there.more),
+            (vec!["p".into(), "a".into(), "b".into()], true)
+        );
+        let pin_left_out = asked.without("p", 2);
+        assert_eq!(ids(&pin_left_out), vec!["a".to_string(), "b".into()]);
     }
 
     #[test]
