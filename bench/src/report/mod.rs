@@ -168,5 +168,11 @@ pub fn write() -> anyhow::Result<()> {
     out.push_str(&body);
     std::fs::write(OUT, out)?;
     eprintln!("report: wrote {OUT} and {PLOTS}/*.svg");
+    if let Some(over) = widget::over_ceiling(&widget) {
+        anyhow::bail!(
+            "the widget's JS + wasm is {over} bytes over the ceiling of {} bytes gzipped: a feature must pay for what it adds (BENCHMARKS.md, section 4)",
+            widget::CEILING_BYTES
+        );
+    }
     Ok(())
 }
