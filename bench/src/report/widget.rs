@@ -802,8 +802,14 @@ mod tests {
                 "first_card_ms": [], "median_first_card_ms": 0.0, "loads": 0});
             Loaded::Read(serde_json::from_value(json).unwrap())
         };
-        assert_eq!(over_ceiling(&weighing(11_000, CEILING_BYTES - 11_000)), None);
-        assert_eq!(over_ceiling(&weighing(11_001, CEILING_BYTES - 11_000)), Some(1));
+        assert_eq!(
+            over_ceiling(&weighing(11_000, CEILING_BYTES - 11_000)),
+            None
+        );
+        assert_eq!(
+            over_ceiling(&weighing(11_001, CEILING_BYTES - 11_000)),
+            Some(1)
+        );
         assert_eq!(over_ceiling(&Loaded::Absent), None, "not run is not over");
         assert!(matches!(ceiling_verdict(CEILING_BYTES + 5).met, Met::No(_)));
     }
