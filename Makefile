@@ -131,6 +131,7 @@ bench: setup widget e2e-deps
 	./scripts/emulators.sh run -- target/release/pickup-bench read
 	python3 scripts/bench_http.py
 	python3 scripts/bench_bus.py
+	./scripts/emulators.sh run -- python3 scripts/bench_reconcile.py
 	./scripts/twiggy.sh
 	cd end2end && PICKUP_BIN=$(CURDIR)/target/release/pickup PICKUP_SITE=$(CURDIR)/dist \
 	  npx playwright test --config playwright.bench.config.ts

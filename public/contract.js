@@ -3,7 +3,7 @@
 // fails while it differs from what the Rust model makes.
 
 /** The server functions' URLs (api.rs), under the widget's server. */
-export const SERVER_FN = { recent: "/api/recent", dismiss: "/api/dismiss", looked: "/api/looked", look: "/api/look" };
+export const SERVER_FN = { recent: "/api/recent", dismiss: "/api/dismiss", pin: "/api/pin", looked: "/api/looked", look: "/api/look" };
 
 /** A page's number of cards when the host gives none (cap.rs). */
 export const DEFAULT_CAP = 8;
@@ -33,7 +33,7 @@ export const STORAGE = { workspace: "pickup.ws", token: "pickup.token", bell: "p
 export const ATTRIBUTE = { workspace: "data-pickup-workspace", token: "data-pickup-token", server: "data-pickup-server", cap: "data-pickup-cap", refresh: "data-pickup-refresh", filter: "data-pickup-filter", locale: "data-pickup-locale", labels: "data-pickup-labels", home: "data-pickup-home", drawn: "data-pickup-drawn" };
 
 /** <pickup-recent>'s attributes, in mount()'s order (element.rs). */
-export const ELEMENT_ATTRIBUTES = ["workspace", "server", "cap", "refresh", "locale", "filter", "notify"];
+export const ELEMENT_ATTRIBUTES = ["workspace", "server", "cap", "refresh", "locale", "filter", "notify", "exclude"];
 
 /** The global symbol's key under which the shared live stream is installed (names.rs). */
 export const SHARE = "pickup:share";

@@ -7,9 +7,10 @@ import { ATTRIBUTE, DATE_WORDS, DEFAULT_CAP, FILTER, TIME_WORDS, drawingPath } f
 
 /** Asks for `options`' first page, left on `box` as `pickupPrefetch` (`answer`: its status and
  *  parsed body), and draws it there unless the widget took it first or has a host's words to
- *  apply (`drawn` settles then). Null without a workspace and a token. */
-export function ahead(box, { workspace, token, server, cap, filter, labels, locale }) {
-  if (!workspace || !token) return null;
+ *  apply (`drawn` settles then). Null without a workspace and a token, or with an exclude. */
+export function ahead(box, { workspace, token, server, cap, filter, labels, locale, exclude }) {
+  // A widget that leaves an item out asks for its own page (one card more, less that one).
+  if (!workspace || !token || exclude) return null;
   const url = `${(server ?? "").replace(/\/+$/, "")}${drawingPath(workspace)}?${drawingQuery({ cap, filter })}`;
   const authorization = `Bearer ${token}`;
   const read = async (res) => ({ status: res.status, body: await res.json().catch(() => null) });
@@ -30,7 +31,7 @@ export const drawingQuery = ({ cap = DEFAULT_CAP, filter = FILTER.all }) => new 
 
 /** `ahead()` for a widget of data-pickup-* attributes, unless asked already. */
 export function aheadOf(el) {
-  const names = ["workspace", "token", "server", "cap", "filter", "labels", "locale"];
+  const names = ["workspace", "token", "server", "cap", "filter", "labels", "locale", "exclude"];
   const options = Object.fromEntries(names.map((n) => [n, el.getAttribute(ATTRIBUTE[n]) || undefined]));
   return el.pickupPrefetch ?? ahead(el, options);
 }

@@ -9,9 +9,9 @@ export interface PickupLabels {
   title?: string; mine?: string; everyone?: string; whose_items?: string; refresh?: string;
   list?: string; loading?: string; empty?: string; forbidden?: string; unauthenticated?: string;
   load_failed?: string; try_again?: string; stale?: string; show_older?: string;
-  older_failed?: string; partial?: string; new_items?: string; dismiss?: string;
-  progress?: string; queued?: string; running?: string; succeeded?: string; failed?: string;
-  cancelled?: string; stalled?: string; unknown?: string; since_new?: string;
+  older_failed?: string; partial?: string; new_items?: string; dismiss?: string; pin?: string;
+  unpin?: string; progress?: string; queued?: string; running?: string; succeeded?: string;
+  failed?: string; cancelled?: string; stalled?: string; unknown?: string; since_new?: string;
   since_finished?: string; one_change?: string; changes?: string; mark_seen?: string;
   bell_off?: string; bell_on?: string; bell_denied?: string;
 }
@@ -39,6 +39,8 @@ export interface MountOptions {
   filter?: PickupFilter;
   /** Shows the bell: this browser may notify the viewer when their own items finish. */
   notify?: boolean;
+  /** An item's id left out (the page that is that item's own); the widget still shows cap others. */
+  exclude?: string;
   labels?: PickupLabels;
 }
 
@@ -68,7 +70,7 @@ export interface PickupEventMap {
   "pickup:finished": CustomEvent<PickupFinishedDetail>;
 }
 
-/** `<pickup-recent>`: attributes workspace, server, cap, refresh, locale, filter, notify; the same as
+/** `<pickup-recent>`: attributes workspace, server, cap, refresh, locale, filter, notify, exclude; the same as
  *  properties, plus token, getToken and labels. */
 export declare class PickupRecent extends HTMLElement {
   static readonly observedAttributes: string[];
@@ -78,6 +80,7 @@ export declare class PickupRecent extends HTMLElement {
   locale: string | null;
   filter: PickupFilter | null;
   notify: boolean | null;
+  exclude: string | null;
   token: string;
   getToken: (() => string | Promise<string>) | null;
   labels: PickupLabels | null;
@@ -101,6 +104,7 @@ export interface PickupRecentProps {
   locale?: string;
   filter?: PickupFilter;
   notify?: boolean;
+  exclude?: string;
   token?: string;
   getToken?: GetToken;
   labels?: PickupLabels;

@@ -36,6 +36,13 @@ pub async fn dismiss(ws: String, id: String) -> Result<(), ApiError> {
     svc.0.dismiss(bearer.0.as_deref(), &ws, &id).await
 }
 
+/// Pin (`pinned`) or unpin one item for this viewer only: it stays at the top of their page.
+#[server(prefix = "/api", endpoint = "pin", input = Json)]
+pub async fn pin(ws: String, id: String, pinned: bool) -> Result<(), ApiError> {
+    let (svc, bearer) = service()?;
+    svc.0.pin(bearer.0.as_deref(), &ws, &id, pinned).await
+}
+
 /// The viewer's last look at `ws` ("since you looked" counts from it).
 #[server(prefix = "/api", endpoint = "looked", input = Json)]
 pub async fn looked(ws: String) -> Result<LastLook, ApiError> {

@@ -144,6 +144,17 @@ impl Endpoint {
             .await
     }
 
+    /// Pin (`pinned`) or unpin one item for this viewer only.
+    pub async fn pin(&self, ws: &str, id: &str, pinned: bool) -> Result<(), ApiError> {
+        let args = [
+            ("ws", JsValue::from_str(ws)),
+            ("id", JsValue::from_str(id)),
+            ("pinned", JsValue::from_bool(pinned)),
+        ];
+        self.post("/api/pin", &args, &|v| v.is_null().then_some(()))
+            .await
+    }
+
     /// The viewer's last look at `ws`.
     pub async fn looked(&self, ws: &str) -> Result<LastLook, ApiError> {
         // The look that came with the first page, if it did.

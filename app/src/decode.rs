@@ -3,7 +3,7 @@
 //! parser does the parsing, since a JSON parser compiled into the wasm, with serde's code for
 //! each type, was a tenth of the widget's bytes (issue 16).
 
-use crate::contract::read::Fields;
+use crate::contract::read::{Fields, Readable};
 use crate::contract::{ApiError, Filter, LastLook, RecentPage};
 use wasm_bindgen::{JsCast, JsValue};
 

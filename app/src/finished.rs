@@ -83,11 +83,9 @@ mod tests {
             id: id.into(),
             key: id.into(),
             title: id.into(),
-            url: None,
             status,
             stalled: status == Status::Running && !at.is_empty(),
             stalled_at: (status == Status::Running && !at.is_empty()).then(|| at.into()),
-            progress: None,
             owner: Owner {
                 sub: owner.into(),
                 name: owner.into(),
@@ -95,6 +93,7 @@ mod tests {
             created_at: "1".into(),
             updated_at: "1".into(),
             finished_at: finished.then(|| at.into()),
+            ..Card::default()
         }
     }
 

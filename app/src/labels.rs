@@ -55,6 +55,8 @@ labels! {
     partial = "Some items could not be read just now.",
     new_items = "New: {titles}",
     dismiss = "Dismiss {title}",
+    pin = "Pin {title}",
+    unpin = "Unpin {title}",
     progress = "Progress of {title}",
     queued = "queued",
     running = "running",

@@ -99,6 +99,7 @@ pub fn mount(element: HtmlElement, options: JsValue) -> Result<JsValue, JsValue>
             locale: text("locale"),
             filter: text("filter"),
             notify,
+            exclude: text("exclude"),
             home: false,
             prefetched,
         },
@@ -124,6 +125,8 @@ struct Mounting {
     filter: Option<String>,
     /// Shows the bell (the `notify` attribute, present and not "false").
     notify: bool,
+    /// An item's id left out (`exclude`).
+    exclude: Option<String>,
     /// The standalone home page's widget.
     home: bool,
     /// The first page, asked for before the wasm was here (by the loader, for widgets mounted
@@ -174,6 +177,7 @@ fn mount_from_attributes(el: HtmlElement) -> Result<(), JsValue> {
                 || el
                     .get_attribute(attribute::NOTIFY)
                     .is_some_and(|v| Notify::Text(&v).is_on()),
+            exclude: attr(attribute::EXCLUDE),
             home,
             prefetched,
         },
@@ -270,6 +274,7 @@ fn mount_widget(
         id_prefix: format!("pickup{n}"),
         filter,
         notify: given.notify,
+        exclude: given.exclude,
         home: given.home,
     };
     // A loader's drawing of the first page (public/drawing.js) stays in front of the widget,

@@ -40,18 +40,14 @@ mod tests {
             id: id.into(),
             key: id.split_once('_').unwrap().1.into(),
             title: id.into(),
-            url: None,
             status: Status::Running,
-            stalled: false,
-            stalled_at: None,
-            progress: None,
             owner: Owner {
                 sub: "a".into(),
                 name: "A".into(),
             },
             created_at: String::new(),
             updated_at: String::new(),
-            finished_at: None,
+            ..Card::default()
         }
     }
 

@@ -17,6 +17,14 @@ pub trait Service: Send + Sync + 'static {
 
     async fn dismiss(&self, bearer: Option<&str>, ws: &str, id: &str) -> Result<(), ApiError>;
 
+    async fn pin(
+        &self,
+        bearer: Option<&str>,
+        ws: &str,
+        id: &str,
+        pinned: bool,
+    ) -> Result<(), ApiError>;
+
     async fn looked(&self, bearer: Option<&str>, ws: &str) -> Result<LastLook, ApiError>;
 
     async fn look(&self, bearer: Option<&str>, ws: &str, at: &str) -> Result<LastLook, ApiError>;

@@ -7,7 +7,7 @@
 //!
 //! After changing the model: `PICKUP_WRITE_CONTRACT=1 cargo test -p app --test contract_js`.
 
-use app::api::{Dismiss, Look, Looked, Recent};
+use app::api::{Dismiss, Look, Looked, Pin, Recent};
 use app::contract::element::ATTRIBUTES;
 use app::contract::names::{attribute, fragment, route, storage, SHARE};
 use app::contract::{DomEvent, Filter, LiveEvent, DEFAULT_CAP, VIEWER};
@@ -44,10 +44,11 @@ fn route_fn(route: &str) -> String {
 }
 
 /// The server functions' paths (api.rs), by name.
-fn server_fns() -> [(&'static str, &'static str); 4] {
+fn server_fns() -> [(&'static str, &'static str); 5] {
     [
         ("recent", <Recent as ServerFn>::PATH),
         ("dismiss", <Dismiss as ServerFn>::PATH),
+        ("pin", <Pin as ServerFn>::PATH),
         ("looked", <Looked as ServerFn>::PATH),
         ("look", <Look as ServerFn>::PATH),
     ]

@@ -38,7 +38,7 @@ pub fn new_item(key: &str, status: Status) -> NewItem {
         title: format!("bench item {key}"),
         url: Some(format!("/runs/{key}")),
         status: Some(status),
-        progress: None,
+        ..NewItem::default()
     }
 }
 

@@ -27,10 +27,10 @@ test("the served pickup.d.ts types a TypeScript host (tsc), and custom-elements.
   expect(res.headers.get("content-type")).toContain("application/json");
   const manifest = await res.json();
   const element = manifest.modules.flatMap((m: any) => m.declarations).find((d: any) => d.tagName === "pickup-recent");
-  expect(element.attributes.map((a: any) => a.name)).toEqual(["workspace", "server", "cap", "refresh", "locale", "filter", "notify"]);
+  expect(element.attributes.map((a: any) => a.name)).toEqual(["workspace", "server", "cap", "refresh", "locale", "filter", "notify", "exclude"]);
   expect(element.members.map((m: any) => m.name)).toEqual(expect.arrayContaining(["token", "getToken", "labels"]));
   expect(element.events.map((e: any) => e.name)).toEqual([DOM_EVENT.open, DOM_EVENT.dismiss, DOM_EVENT.error, DOM_EVENT.finished]);
-  expect(element.cssParts.map((p: any) => p.name)).toEqual(["card", "title", "badge", "progress", "header", "toggle", "dismiss", "empty", "error", "since", "mark-seen", "bell"]);
+  expect(element.cssParts.map((p: any) => p.name)).toEqual(["card", "title", "badge", "progress", "header", "toggle", "dismiss", "pin", "empty", "error", "since", "mark-seen", "bell"]);
   // The element observes the manifest's attributes (both are written from app/src/contract/),
   // as the served element defines them in a browser, and its token.
   await page.goto(`${pickup.url}/embed.html`);

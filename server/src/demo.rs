@@ -120,7 +120,7 @@ async fn seed_item(index: &Index, ws: &Workspace, now_ms: u64, item: &Seeded) ->
         title: item.title.into(),
         url: Some(format!("/runs/{}", item.key)),
         status: Some(Status::Queued),
-        progress: None,
+        ..NewItem::default()
     };
     // Created and updated `minutes_ago` (an index whose clock says so), so ids, the order
     // of cards and their times look like a real morning's work.
@@ -303,12 +303,15 @@ async fn take_over(index: &Index, ws: &Workspace, workers: &mut [Worker]) -> Res
 async fn work(index: &Index, ws: &Workspace, worker: &mut Worker, pace: Pace) -> Result<()> {
     let Some((id, up)) = &mut worker.run else {
         let (key, title) = worker.jobs[worker.next % worker.jobs.len()];
+        // Every field today; one added later is its default.
+        #[allow(clippy::needless_update)]
         let new = NewItem {
             key: key.into(),
             title: title.into(),
             url: Some(format!("/runs/{key}")),
             status: Some(Status::Running),
             progress: Some(0.0),
+            ..NewItem::default()
         };
         let record = index.register(ws, &new, &worker.owner).await?;
         let up = ItemUpdate {

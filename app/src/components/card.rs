@@ -1,4 +1,4 @@
-use super::icon::{icon, DISMISS};
+use super::icon::{icon, DISMISS, PIN};
 use crate::contract::link::safe_link;
 use crate::contract::{Card, Since};
 use crate::labels::{fill, Labels};
@@ -114,11 +114,10 @@ pub fn CardView(
     /// it words each `<time>` by its `data-ago` (public/drawing.js).
     times: Option<StoredValue<RelativeTimeFormat, LocalStorage>>,
     id_prefix: String,
-    /// When it names this card's item, the card takes focus once drawn (its link, else its
-    /// dismiss button), and clears it.
-    focus: RwSignal<Option<String>>,
     /// The viewer opens the card's link; false: the host cancelled `pickup:open`.
     on_open: impl Fn() -> bool + Send + Sync + 'static,
+    /// The viewer pins the item (`true`) or unpins it.
+    on_pin: impl Fn(bool) + Send + Sync + 'static,
     on_dismiss: impl Fn() + Clone + Send + Sync + 'static,
 ) -> AnyView {
     let badge = Memo::new(move |_| card.with(|c| c.badge()));
@@ -140,8 +139,6 @@ pub fn CardView(
                 .map(|p| (p.clamp(0.0, 1.0) * 100.0).round() as u32)
         })
     });
-    let li = NodeRef::<leptos::html::Li>::new();
-    take_focus_when_named(li, focus, id.clone());
     let badge_labels = labels.clone();
     let since = since.unwrap_or_else(|| Signal::stored(None));
     let since_labels = labels.clone();
@@ -154,9 +151,13 @@ pub fn CardView(
             view! { <span class="pickup-since" part="since">{word}</span> }
         })
     };
+    // The detail is the card's description, read with it after its name; always there (empty,
+    // and not drawn, without one): an element that came and went cost the widget a kilobyte.
+    let detail_id = format!("{title_id}-detail");
+    let described_by = detail_id.clone();
     let title = title(title_id.clone(), href, title_text, Arc::new(on_open));
     view! {
-        <li node_ref=li class="pickup-card" part="card" data-status=move || badge.get() data-since=move || since.get().map(Since::as_str) data-id=id aria-labelledby=title_id>
+        <li class="pickup-card" part="card" data-status=move || badge.get() data-since=move || since.get().map(Since::as_str) data-id=id aria-labelledby=title_id aria-describedby=described_by>
             <div class="pickup-card-top">
                 {title}
                 {mark}
@@ -164,10 +165,12 @@ pub fn CardView(
                     {move || badge_labels.badge(badge.get()).to_string()}
                 </span>
             </div>
+            <p class="pickup-card-detail" id=detail_id>{move || card.with(|c| c.detail.clone())}</p>
             {progress(pct, labels.progress.clone(), title_text)}
             <div class="pickup-card-meta">
                 <span class="pickup-owner">{move || card.with(|c| c.owner.name.clone())}</span>
                 {time_of(when, now, times)}
+                {pin_button(&labels, move || card.with(|c| c.pinned), title_text, on_pin)}
                 {dismiss_button(labels.dismiss.clone(), title_text, on_dismiss)}
             </div>
         </li>
@@ -294,29 +297,26 @@ fn dismiss_button(
     }
 }
 
-/// When `focus` names this card (`me`), it takes focus once drawn (its link, else its dismiss
-/// button), and clears it.
-fn take_focus_when_named(
-    li: NodeRef<leptos::html::Li>,
-    focus: RwSignal<Option<String>>,
-    me: String,
-) {
-    Effect::new(move |_| {
-        use wasm_bindgen::JsCast;
-        if focus.with(|f| f.as_deref() != Some(me.as_str())) {
-            return;
-        }
-        let Some(li) = li.get() else {
-            return; // not drawn yet: this runs again when it is
-        };
-        if let Some(el) = li
-            .query_selector("a.pickup-card-title, .pickup-dismiss")
-            .ok()
-            .flatten()
-            .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
-        {
-            let _ = el.focus();
-        }
-        focus.set(None);
-    });
+/// The pin button, pressed while the item is pinned, named for its item. Its card moves to the
+/// top, or back among the others, once the page that says so arrives (`Calls::pin` puts focus
+/// back on it then).
+fn pin_button(
+    labels: &Labels,
+    pinned: impl Fn() -> bool + Copy + Send + Sync + 'static,
+    title: Memo<String>,
+    on_pin: impl Fn(bool) + Send + Sync + 'static,
+) -> impl IntoView {
+    let (pin, unpin) = (labels.pin.clone(), labels.unpin.clone());
+    view! {
+        <button
+            type="button"
+            class="pickup-pin"
+            part="pin"
+            aria-pressed=move || pinned().to_string()
+            aria-label=move || fill(if pinned() { &unpin } else { &pin }, &title.get())
+            on:click=move |_| on_pin(!pinned())
+        >
+            {icon(PIN)}
+        </button>
+    }
 }

@@ -8,8 +8,7 @@
 use super::card::{ms, CardView};
 use super::frame::{Frame, PartialNote, ShowOlder, SinceBar};
 use super::header::Header;
-use crate::contract::link::shown_text;
-use crate::contract::{Filter, RecentPage, Since};
+use crate::contract::{Card, Filter, RecentPage, Since};
 use crate::labels::Labels;
 use leptos::prelude::*;
 use leptos::tachys::view::RenderHtml;
@@ -34,18 +33,13 @@ pub fn drawing(
     let owner = Owner::new();
     let html = owner.with(|| {
         let labels = Arc::new(Labels::default());
-        // Shown as the widget shows them (`RecentPage::read`): no bidirectional controls.
-        let cards = page.cards.iter().cloned().map(|mut c| {
-            c.title = shown_text(&c.title);
-            c.owner.name = shown_text(&c.owner.name);
-            c
-        }).collect::<Vec<_>>();
+        // Shown as the widget shows them: no bidirectional controls.
+        let cards = page.cards.iter().cloned().map(Card::shown).collect::<Vec<_>>();
         let (more, partial) = (page.more, page.partial);
         let looked = looked.and_then(ms);
         let since = move |c: &crate::contract::Card| looked.and_then(|at| Since::of(c, at, ms));
         let changes = cards.iter().filter(|c| since(c).is_some()).count();
         let card_labels = labels.clone();
-        let focus = RwSignal::new(None::<String>);
         let card = move |card: crate::contract::Card| {
             let id = card.id.clone();
             view! {
@@ -57,8 +51,8 @@ pub fn drawing(
                     labels=card_labels.clone()
                     times=None
                     id_prefix=ID_PREFIX.to_string()
-                    focus=focus
                     on_open=|| true
+                    on_pin=|_| {}
                     on_dismiss=|| {}
                 />
             }
@@ -101,9 +95,7 @@ mod tests {
             },
             created_at: "2026-12-02T10:00:00Z".into(),
             updated_at: "2026-12-02T10:00:00Z".into(),
-            finished_at: None,
-            stalled: false,
-            stalled_at: None,
+            ..Card::default()
         }
     }
 

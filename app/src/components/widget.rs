@@ -36,20 +36,26 @@ pub struct WidgetConfig {
     pub filter: Filter,
     /// Shows the bell (`notify`; always on the home page).
     pub notify: bool,
+    /// An item's id left out: the widget asks for one card more, and shows `cap` others.
+    pub exclude: Option<String>,
     /// The home page's widget: the document's title counts what finished since the look.
     pub home: bool,
 }
 
 #[component]
 pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
-    let state = State::new(config.filter);
+    // Left out: asked for with one card more, so that `cap` others are still shown.
+    let exclude = config.exclude.clone().map(|id| (id, config.cap));
+    let cap = (config.cap + u32::from(exclude.is_some())).min(crate::contract::MAX_CAP);
+    let state = State::new(config.filter, exclude);
     Effect::new(move |_| {
         state.filter.track();
         state.reset_older();
     });
     hand_over_drawing(host.clone(), state);
+    state.keep_focus(host.element.clone());
 
-    let calls = Calls::new(config.ws.clone(), host.clone(), state, config.cap);
+    let calls = Calls::new(config.ws.clone(), host.clone(), state, cap);
     let looks = Looks::new(config.ws.clone(), host.clone(), state);
     if config.home {
         count_in_title(looks);
@@ -57,7 +63,7 @@ pub fn Widget(config: WidgetConfig, host: Rc<Host>) -> impl IntoView {
     let new_items = config.labels.new_items.clone();
     let view = super::stream::View {
         ws: config.ws.clone(),
-        cap: config.cap,
+        cap,
         notify: config.notify,
     };
     let stream = widget_upkeep::open_stream(&host, view, state, new_items.clone());

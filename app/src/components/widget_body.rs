@@ -86,7 +86,7 @@ impl Body {
     fn card(&self, card: Card) -> View<AnyView> {
         let (state, calls, host, looks) = (self.state, self.calls, self.host, self.looks);
         let id = card.id.clone();
-        let (dismissed_id, current_id) = (id.clone(), id.clone());
+        let (dismissed_id, current_id, pin_id) = (id.clone(), id.clone(), id.clone());
         let current = Signal::derive(move || {
             state
                 .visible
@@ -103,10 +103,10 @@ impl Body {
                 labels=self.labels.clone()
                 times=Some(self.times)
                 id_prefix=self.id_prefix.clone()
-                focus=state.focus_next
                 on_open=move || {
                     host.try_with_value(|h| h.open(&current.get_untracked())).unwrap_or(true)
                 }
+                on_pin=move |pinned| calls.pin(pin_id.clone(), pinned)
                 on_dismiss=move || {
                     // Hidden at once; if the server refuses, a refresh brings it back.
                     let id = dismissed_id.clone();

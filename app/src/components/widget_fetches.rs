@@ -96,6 +96,29 @@ impl Calls {
         });
     }
 
+    /// Pin (`pinned`) or unpin item `id` for this viewer, then fetch the page that says so (a
+    /// live stream brings it too). A refusal (the most pins already) is told to the host and
+    /// announced; the cards stay as they are.
+    pub fn pin(self, id: String, pinned: bool) {
+        let Some((ws, host)) = self.stored.try_get_value() else {
+            return;
+        };
+        let state = self.state;
+        leptos::task::spawn_local(async move {
+            match host.call(|| host.endpoint.pin(&ws, &id, pinned)).await {
+                Ok(()) => {
+                    let button = super::widget_state::on_card(&id, ".pickup-pin");
+                    state.after_page.set_value(Some(button));
+                    state.bump();
+                }
+                Err(e) => {
+                    host.error(&e);
+                    state.announcement.try_set(e.message);
+                }
+            }
+        });
+    }
+
     /// "Show older": the page of cards before `before`, for [`State::accept_older`]. Scoped to
     /// `owner`, the widget's: a page that comes after the widget is gone is dropped.
     pub fn show_older(self, owner: &Owner, before: String) {

@@ -41,14 +41,20 @@ pub struct State {
     pub older_more: RwSignal<Option<bool>>,
     pub older_failed: RwSignal<bool>,
     pub older_pending: RwSignal<bool>,
-    /// The card that takes focus once it is drawn (the first older card after "Show older").
+    /// What takes focus once the cards are drawn, a selector within the widget (the first
+    /// older card after "Show older"); `after_page` is one that waits for the next page (a
+    /// pin's button, whose card that page moves).
     pub focus_next: RwSignal<Option<String>>,
+    pub after_page: StoredValue<Option<String>>,
     /// Live when the server streams; polling whenever the stream is not up.
     pub liveness: RwSignal<Liveness>,
     /// Pages the stream has given. A fetch answered after a stream page that came while it was
     /// on its way may be older than that page (its snapshot can predate it), so it is dropped:
     /// the stream brings every change after its own page anyway.
     pub stream_pages: StoredValue<u64>,
+    /// An item's id the widget leaves out, and the cap it shows besides (its pages are asked
+    /// for with one card more).
+    pub exclude: StoredValue<Option<(String, u32)>>,
     /// The cards shown: the first page, then the older pages asked for, less the dismissed.
     pub visible: Memo<Vec<Card>>,
     /// Whether the viewer's last look has answered (or failed, or a second page came): the
@@ -60,7 +66,7 @@ pub struct State {
 }
 
 impl State {
-    pub fn new(filter: Filter) -> Self {
+    pub fn new(filter: Filter, exclude: Option<(String, u32)>) -> Self {
         let last_good = RwSignal::new(None::<RecentPage>);
         let error = RwSignal::new(None::<ApiError>);
         let dismissed = RwSignal::new(Vec::<String>::new());
@@ -102,11 +108,21 @@ impl State {
             older_failed: RwSignal::new(false),
             older_pending: RwSignal::new(false),
             focus_next: RwSignal::new(None),
+            after_page: StoredValue::new(None),
             liveness: RwSignal::new(Liveness::Connecting),
             stream_pages: StoredValue::new(0),
             look_answered,
+            exclude: StoredValue::new(exclude),
             visible,
             shown,
+        }
+    }
+
+    /// `page` less the item left out, with the widget's own cap.
+    fn excluding(self, page: RecentPage) -> RecentPage {
+        match self.exclude.get_value() {
+            Some((id, cap)) => page.without(&id, cap),
+            None => page,
         }
     }
 
@@ -136,6 +152,10 @@ impl State {
         if self.now.try_set(js_sys::Date::now()).is_some() {
             return; // a page that came after the widget was unmounted
         }
+        let page = self.excluding(page);
+        if let Some(focus) = self.after_page.try_update_value(Option::take).flatten() {
+            self.focus_next.set(Some(focus));
+        }
         let fresh = live::new_titles(self.last_good.get_untracked().as_ref(), &page);
         if !fresh.is_empty() {
             self.announcement.set(fill(new_items, &fresh.join(", ")));
@@ -160,6 +180,7 @@ impl State {
 
     /// An older page "Show older" asked for: its cards go below the others.
     pub fn accept_older(self, page: RecentPage) {
+        let page = self.excluding(page);
         let first = self.first_cards();
         // Focus goes to the first of the older cards, once its card is drawn.
         let shown = self.visible.get_untracked();
@@ -167,12 +188,31 @@ impl State {
             .cards
             .iter()
             .find(|c| !shown.iter().any(|s| s.id == c.id))
-            .map(|c| c.id.clone());
+            .map(|c| on_card(&c.id, ":is(a.pickup-card-title, .pickup-dismiss)"));
         self.older
             .update(|o| *o = older::below(&first, std::mem::take(o).into_iter().chain(page.cards)));
         self.older_more.set(Some(page.more));
         self.focus_next.set(first_new);
         self.older_failed.set(false);
+    }
+
+    /// Focus goes where `focus_next` says, in `widget`, a frame after it says so: once the list
+    /// has been drawn, and its cards moved (a moved element has lost focus).
+    pub fn keep_focus(self, widget: web_sys::HtmlElement) {
+        Effect::new(move |_| {
+            use wasm_bindgen::JsCast;
+            let Some(selector) = self.focus_next.get() else {
+                return;
+            };
+            let widget = widget.clone();
+            request_animation_frame(move || {
+                let target = widget.query_selector(&selector).ok().flatten();
+                if let Some(el) = target.and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok()) {
+                    let _ = el.focus();
+                }
+            });
+            self.focus_next.set(None);
+        });
     }
 
     /// Where the older pages continue: after the last card of all, hidden ones included.
@@ -198,4 +238,9 @@ impl State {
         self.last_good
             .with(|p| p.as_ref().is_some_and(|p| p.partial))
     }
+}
+
+/// A selector of what `within` (`a.pickup-card-title`, `.pickup-pin`) names in the card of `id`.
+pub fn on_card(id: &str, within: &str) -> String {
+    format!("li[data-id=\"{id}\"] {within}")
 }

@@ -17,7 +17,7 @@ pub struct Attribute {
 }
 
 /// In the order `mount()` takes them; `workspace` is the only one a widget needs.
-pub const ATTRIBUTES: [Attribute; 7] = [
+pub const ATTRIBUTES: [Attribute; 8] = [
     Attribute {
         name: "workspace",
         ty: "string",
@@ -60,6 +60,12 @@ pub const ATTRIBUTES: [Attribute; 7] = [
         set_as: "boolean",
         description:
             "Shows the bell: this browser may notify the viewer when their own items finish.",
+    },
+    Attribute {
+        name: "exclude",
+        ty: "string",
+        set_as: "string",
+        description: "An item's id left out (the page that is that item's own); the widget still shows cap others.",
     },
 ];
 
@@ -155,7 +161,7 @@ impl DomEvent {
 }
 
 /// The `::part()` names (the components' `part` attributes) and what each is.
-pub const PARTS: [(&str, &str); 12] = [
+pub const PARTS: [(&str, &str); 13] = [
     ("card", "One card."),
     ("title", "A card's title (a link or text)."),
     ("badge", "A card's status badge."),
@@ -163,6 +169,7 @@ pub const PARTS: [(&str, &str); 12] = [
     ("header", "The title, toggle and refresh row."),
     ("toggle", "The Mine and Everyone buttons."),
     ("dismiss", "A card's dismiss button."),
+    ("pin", "A card's pin button (pressed while pinned)."),
     ("empty", "The message of an empty workspace."),
     ("error", "An error or sign-in message."),
     (

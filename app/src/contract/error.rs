@@ -1,6 +1,7 @@
 //! The one error type of Pickup's contract: `{"error": "<code>", "message": "<what to do>"}`.
 //! The server maps it to an HTTP status here and nowhere else.
 
+use super::read::readable;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -16,6 +17,8 @@ pub enum ErrorCode {
     PreconditionFailed,
     /// Every id a registration tried was taken in the same few milliseconds: send it again.
     Conflict,
+    /// The viewer has as many pins in the workspace as they may: unpin one first.
+    TooManyPins,
     TooLarge,
     NotSupported,
     StoreUnavailable,
@@ -26,7 +29,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 12] = [
+    pub const ALL: [ErrorCode; 13] = [
         ErrorCode::InvalidName,
         ErrorCode::InvalidBody,
         ErrorCode::Unauthenticated,
@@ -34,6 +37,7 @@ impl ErrorCode {
         ErrorCode::NotFound,
         ErrorCode::PreconditionFailed,
         ErrorCode::Conflict,
+        ErrorCode::TooManyPins,
         ErrorCode::TooLarge,
         ErrorCode::NotSupported,
         ErrorCode::StoreUnavailable,
@@ -56,6 +60,7 @@ impl ErrorCode {
             ErrorCode::NotFound => "not_found",
             ErrorCode::PreconditionFailed => "precondition_failed",
             ErrorCode::Conflict => "conflict",
+            ErrorCode::TooManyPins => "too_many_pins",
             ErrorCode::TooLarge => "too_large",
             ErrorCode::NotSupported => "not_supported",
             ErrorCode::StoreUnavailable => "store_unavailable",
@@ -71,7 +76,7 @@ impl ErrorCode {
             ErrorCode::Forbidden => 403,
             ErrorCode::NotFound => 404,
             ErrorCode::PreconditionFailed => 412,
-            ErrorCode::Conflict => 409,
+            ErrorCode::Conflict | ErrorCode::TooManyPins => 409,
             ErrorCode::TooLarge => 413,
             ErrorCode::NotSupported => 501,
             ErrorCode::StoreUnavailable | ErrorCode::Busy => 503,
@@ -80,12 +85,14 @@ impl ErrorCode {
     }
 }
 
+readable! {
 #[derive(Clone, Debug, PartialEq, Eq, Error, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 #[error("{error:?}: {message}")]
 pub struct ApiError {
     pub error: ErrorCode,
     pub message: String,
+}
 }
 
 impl ApiError {

@@ -13,6 +13,8 @@ use serde::{Deserialize, Serialize};
 /// The most characters of an item's title, and of a person's display name (an item's owner).
 pub const MAX_TITLE_CHARS: usize = 200;
 pub const MAX_NAME_CHARS: usize = 200;
+/// The most characters of an item's detail, the one line under its title.
+pub const MAX_DETAIL_CHARS: usize = 120;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ItemRecord {
@@ -20,6 +22,9 @@ pub struct ItemRecord {
     pub ws: String,
     pub key: String,
     pub title: String,
+    /// One line under the title ("Uploading 3 of 12 files"), changed with any update.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
     pub url: Option<String>,
     pub status: Status,
     pub progress: Option<f64>,
@@ -41,6 +46,10 @@ pub struct NewItem {
     pub key: String,
     #[schema(min_length = 1, max_length = 200)]
     pub title: String,
+    /// One line under the title, by the title's rule; none when absent or empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 120)]
+    pub detail: Option<String>,
     /// http(s), or a path starting with `/`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(max_length = 2048)]
@@ -63,6 +72,10 @@ pub struct NewItem {
 pub struct ItemUpdate {
     #[schema(min_length = 1, max_length = 200)]
     pub title: String,
+    /// One line under the title, by the title's rule; none when absent or empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 120)]
+    pub detail: Option<String>,
     /// http(s), or a path starting with `/`.
     #[serde(default)]
     #[schema(max_length = 2048)]
@@ -87,6 +100,19 @@ pub struct ItemUpdate {
     pub created_at: Option<DateTime<Utc>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<DateTime<Utc>>,
+}
+
+impl NewItem {
+    /// The update that says this item again, with `title` and `status` now: what its producer
+    /// sends with each change (every field it said at registration, said again).
+    pub fn again(&self, title: String, status: Status) -> ItemUpdate {
+        ItemUpdate {
+            detail: self.detail.clone(),
+            url: self.url.clone(),
+            progress: self.progress,
+            ..ItemUpdate::new(title, status)
+        }
+    }
 }
 
 impl ItemUpdate {
@@ -121,6 +147,16 @@ pub fn stored_url(url: &str) -> Option<String> {
 }
 
 impl ItemRecord {
+    /// The update that writes this record back as it is (the server's own fields left to it).
+    pub fn again(&self) -> ItemUpdate {
+        ItemUpdate {
+            detail: self.detail.clone(),
+            url: self.url.clone(),
+            progress: self.progress,
+            ..ItemUpdate::new(self.title.clone(), self.status)
+        }
+    }
+
     /// The record as the widget shows it; whether, and since when, it is stalled is the
     /// reader's conclusion, not the record's.
     pub fn to_card(&self, stalled_at: Option<DateTime<Utc>>) -> Card {
@@ -128,6 +164,7 @@ impl ItemRecord {
             id: self.id.clone(),
             key: self.key.clone(),
             title: self.title.clone(),
+            detail: self.detail.clone(),
             url: self.url.clone(),
             status: self.status,
             stalled: stalled_at.is_some(),
@@ -137,6 +174,7 @@ impl ItemRecord {
             created_at: rfc3339(self.created_at),
             updated_at: rfc3339(self.updated_at),
             finished_at: self.finished_at.map(rfc3339),
+            pinned: false,
         }
     }
 }

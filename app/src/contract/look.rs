@@ -1,11 +1,12 @@
 //! "Since you looked": a viewer's last look at a workspace, kept under the viewer's own key in
-//! the store (`ws/{ws}/looked/{user}`, written only by that viewer), and the rule that marks
+//! the store (`looked/{ws}/{user}`, written only by that viewer), and the rule that marks
 //! the cards that changed after it.
 
 use super::page::Card;
-use super::read::Fields;
+use super::read::readable;
 use serde::{Deserialize, Serialize};
 
+readable! {
 /// A viewer's last look at a workspace (`POST /api/looked`, `…/look`; `GET`/`PUT
 /// /api/v1/workspaces/{ws}/looked`): a time of the server's clock (RFC 3339), or none when
 /// this viewer has never looked at this workspace.
@@ -14,14 +15,6 @@ use serde::{Deserialize, Serialize};
 pub struct LastLook {
     pub at: Option<String>,
 }
-
-impl LastLook {
-    /// Read as the widget reads its answers (`read.rs`).
-    pub fn read<F: Fields>(o: &F) -> Option<LastLook> {
-        Some(LastLook {
-            at: o.optional(F::string, "at")?,
-        })
-    }
 }
 
 /// What happened to a card after the viewer's last look.
@@ -72,11 +65,9 @@ mod tests {
             id: "1_a".into(),
             key: "a".into(),
             title: "A".into(),
-            url: None,
             status,
             stalled: stalled.is_some(),
             stalled_at: stalled.map(str::to_string),
-            progress: None,
             owner: Owner {
                 sub: "alice".into(),
                 name: "Alice".into(),
@@ -84,6 +75,7 @@ mod tests {
             created_at: created.into(),
             updated_at: finished.unwrap_or(created).into(),
             finished_at: finished.map(str::to_string),
+            ..Card::default()
         }
     }
 

@@ -38,4 +38,4 @@ pub use item::{
 pub use link::MAX_URL_CHARS;
 pub use look::{LastLook, Since};
 pub use names::{DomEvent, LiveEvent, EXPIRES_IN, TOKEN_EXPIRES, VIEWER};
-pub use page::{Card, Drawing, Filter, Owner, RecentPage, Status, ViewPage};
+pub use page::{Card, Drawing, Filter, Owner, Pins, RecentPage, Status, ViewPage};

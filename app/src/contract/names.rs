@@ -15,6 +15,9 @@ pub mod route {
     pub const DISMISS: &str = "/api/v1/workspaces/{ws}/items/{id}/dismiss";
     /// The viewer's last look at the workspace (`GET`, `PUT`).
     pub const LOOKED: &str = "/api/v1/workspaces/{ws}/looked";
+    /// The viewer's pins (`GET`), and one pin (`PUT` pins it, `DELETE` unpins it).
+    pub const PINS: &str = "/api/v1/workspaces/{ws}/pins";
+    pub const PIN: &str = "/api/v1/workspaces/{ws}/pins/{id}";
     pub const RECENT: &str = "/api/v1/workspaces/{ws}/recent";
     pub const LIVE: &str = "/api/v1/workspaces/{ws}/live";
     /// The first page drawn by the server, for a loader to show before the wasm has arrived.
@@ -154,6 +157,8 @@ pub mod attribute {
     pub const LABELS: &str = "data-pickup-labels";
     /// Present (and not "false"): the widget shows its bell.
     pub const NOTIFY: &str = "data-pickup-notify";
+    /// An item's id the widget leaves out.
+    pub const EXCLUDE: &str = "data-pickup-exclude";
     /// The home page's element: its workspace and token come from the fragment or storage.
     pub const HOME: &str = "data-pickup-home";
     /// On the drawing of a first page a loader made before the wasm arrived.

@@ -51,11 +51,11 @@ fn targets(score: u32) -> [String; 2] {
 }
 
 pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Verdict>) {
-    let _ = writeln!(out, "## 9. Lighthouse: the home page on a phone\n");
+    let _ = writeln!(out, "## 10. Lighthouse: the home page on a phone\n");
     let v = match loaded.or_why() {
         Ok(v) => v,
         Err(why) => {
-            section_not_run(out, verdicts, "9", "lighthouse.json", &why, targets(95));
+            section_not_run(out, verdicts, "10", "lighthouse.json", &why, targets(95));
             return;
         }
     };
@@ -109,7 +109,7 @@ pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Ve
         out,
         verdicts,
         Verdict {
-            section: "9",
+            section: "10",
             target: t_score,
             measured: format!("{score} (median of {} loads)", v.each.len()),
             met: if score >= v.target {
@@ -123,7 +123,7 @@ pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Ve
         out,
         verdicts,
         Verdict {
-            section: "9",
+            section: "10",
             target: t_cls,
             measured: format!("at most {worst_cls:.3}"),
             met: if worst_cls <= MAX_CLS {

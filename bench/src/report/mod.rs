@@ -4,7 +4,8 @@
 //! widget.json (end2end/bench/widget.bench.ts, [`widget::Results`]) and live.json
 //! (end2end/bench/live.bench.ts, [`live::Results`]) and looks.json (scripts/bench_looks.py,
 //! [`looks::Results`]) and scale.json (scripts/bench_scale.py, `make bench-scale` only,
-//! [`scale::Results`]) and lighthouse.json (scripts/lighthouse.mjs, [`lighthouse::Results`]).
+//! [`scale::Results`]) and reconcile.json (scripts/bench_reconcile.py, [`reconcile::Results`])
+//! and lighthouse.json (scripts/lighthouse.mjs, [`lighthouse::Results`]).
 //! Each is deserialised into
 //! its typed struct; a section whose file is absent or does not parse is reported as not run.
 //!
@@ -20,6 +21,7 @@ mod live;
 mod looks;
 mod plot;
 mod read;
+mod reconcile;
 mod scale;
 mod verdict;
 mod widget;
@@ -94,6 +96,7 @@ pub fn write() -> anyhow::Result<()> {
     let bus = load::<bus::Results>("bus.json");
     let looks = load::<looks::Results>("looks.json");
     let scale = load::<scale::Results>("scale.json");
+    let reconcile = load::<reconcile::Results>("reconcile.json");
     let lighthouse = load::<lighthouse::Results>("lighthouse.json");
 
     let mut verdicts: Vec<Verdict> = Vec::new();
@@ -107,6 +110,7 @@ pub fn write() -> anyhow::Result<()> {
     bus::section(&mut body, &bus, &mut verdicts);
     looks::section(&mut body, &looks, &mut verdicts);
     scale::section(&mut body, &scale, &mut verdicts);
+    reconcile::section(&mut body, &reconcile, &mut verdicts);
     lighthouse::section(&mut body, &lighthouse, &mut verdicts);
 
     let m = machine();
@@ -124,7 +128,7 @@ pub fn write() -> anyhow::Result<()> {
     );
     let _ = writeln!(
         out,
-        "- **Command:** `make bench` — builds `pickup-bench` (release), runs `pickup-bench designs` and `pickup-bench read` under `scripts/emulators.sh run` (Azurite and moto on loopback), the HTTP and widget measurements, the bus measurement (`scripts/bench_bus.py`), Lighthouse's run of the home page (`scripts/lighthouse.mjs`), then `pickup-bench report`, which writes this file and the plots in `docs/bench/`. Raw numbers: `target/bench/{{designs,read,http,widget,live,bus,looks,lighthouse}}.json`; section 8 is `make bench-scale`'s (`scripts/bench_scale.py`, `target/bench/scale.json`)."
+        "- **Command:** `make bench` — builds `pickup-bench` (release), runs `pickup-bench designs` and `pickup-bench read` under `scripts/emulators.sh run` (Azurite and moto on loopback), the HTTP and widget measurements, the bus measurement (`scripts/bench_bus.py`), a reconcile beside 1,000 looks (`scripts/bench_reconcile.py`, under `scripts/emulators.sh run`), Lighthouse's run of the home page (`scripts/lighthouse.mjs`), then `pickup-bench report`, which writes this file and the plots in `docs/bench/`. Raw numbers: `target/bench/{{designs,read,http,widget,live,bus,looks,reconcile,lighthouse}}.json`; section 8 is `make bench-scale`'s (`scripts/bench_scale.py`, `target/bench/scale.json`)."
     );
     let sections = [
         (
@@ -168,5 +172,11 @@ pub fn write() -> anyhow::Result<()> {
     out.push_str(&body);
     std::fs::write(OUT, out)?;
     eprintln!("report: wrote {OUT} and {PLOTS}/*.svg");
+    if let Some(over) = widget::over_ceiling(&widget) {
+        anyhow::bail!(
+            "the widget's JS + wasm is {over} bytes over the ceiling of {} bytes gzipped: a feature must pay for what it adds (BENCHMARKS.md, section 4)",
+            widget::CEILING_BYTES
+        );
+    }
     Ok(())
 }

@@ -109,6 +109,9 @@ pub struct Transfer {
 /// matters).
 const SIZE_BYTES: u64 = 90_000;
 const SIZE_KIB_BYTES: u64 = 90 * 1024;
+/// The ceiling (issue 48): what JS + wasm weighed before pins, which every feature since pays
+/// for within. `make bench` fails above it.
+pub const CEILING_BYTES: u64 = 151_100;
 const FIRST_CARD_MS: f64 = 300.0;
 const LOADS: usize = 20;
 const FAST_3G_MS: f64 = 1500.0;
@@ -186,6 +189,7 @@ pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Ve
     let med = first_card_line(out, v);
     let [t_size, t_first] = targets();
     record(out, verdicts, size_verdict(t_size, total));
+    record(out, verdicts, ceiling_verdict(total));
     record(out, verdicts, first_card_verdict(t_first, v, med));
     cold_section(out, v.cold.as_ref(), verdicts);
     host_section(out, v.host.as_ref(), verdicts);
@@ -275,6 +279,29 @@ fn size_verdict(target: String, total: u64) -> Verdict {
             ))
         },
     }
+}
+
+fn ceiling_verdict(total: u64) -> Verdict {
+    Verdict {
+        section: "4",
+        target: format!(
+            "JS + wasm, gzipped, ≤ {} bytes (the ceiling: `make bench` fails above it)",
+            thousands(CEILING_BYTES)
+        ),
+        measured: format!("{} bytes", thousands(total)),
+        met: match total.checked_sub(CEILING_BYTES) {
+            None | Some(0) => Met::Yes,
+            Some(over) => Met::No(format!("{} bytes over", thousands(over))),
+        },
+    }
+}
+
+/// The bundle's gzipped bytes above the ceiling, if any (`make bench` fails then).
+pub fn over_ceiling(loaded: &Loaded<Results>) -> Option<u64> {
+    let v = loaded.or_why().ok()?;
+    (v.js_gzip_bytes + v.wasm_gzip_bytes)
+        .checked_sub(CEILING_BYTES)
+        .filter(|&over| over > 0)
 }
 
 fn first_card_verdict(target: String, v: &Results, med: f64) -> Verdict {
@@ -767,6 +794,25 @@ fn short_name(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn make_bench_fails_above_the_ceiling_and_not_at_it() {
+        let weighing = |js: u64, wasm: u64| -> Loaded<Results> {
+            let json = serde_json::json!({"js_gzip_bytes": js, "wasm_gzip_bytes": wasm,
+                "first_card_ms": [], "median_first_card_ms": 0.0, "loads": 0});
+            Loaded::Read(serde_json::from_value(json).unwrap())
+        };
+        assert_eq!(
+            over_ceiling(&weighing(11_000, CEILING_BYTES - 11_000)),
+            None
+        );
+        assert_eq!(
+            over_ceiling(&weighing(11_001, CEILING_BYTES - 11_000)),
+            Some(1)
+        );
+        assert_eq!(over_ceiling(&Loaded::Absent), None, "not run is not over");
+        assert!(matches!(ceiling_verdict(CEILING_BYTES + 5).met, Met::No(_)));
+    }
 
     #[test]
     fn contributors_are_compared_with_the_baseline_row_by_row() {

@@ -1,8 +1,9 @@
 //! `pickup item`: one item registered, changed, read or removed, for scripts.
 
 use super::producer::{NewItemArgs, ServerArgs};
+use crate::producer::item::Changes;
 use crate::producer::Console;
-use app::contract::{NewItem, Status};
+use app::contract::Status;
 use clap::{Args, Subcommand};
 
 #[derive(Args)]
@@ -54,18 +55,11 @@ pub struct ItemStartArgs {
 pub struct ItemUpdateArgs {
     #[command(flatten)]
     pub id: ItemIdArgs,
-    /// A new title.
-    #[arg(long)]
-    pub title: Option<String>,
-    /// Where the card links to: http(s) or a path starting with '/'.
-    #[arg(long)]
-    pub url: Option<String>,
     /// queued, running, succeeded, failed or cancelled.
     #[arg(long, value_parser = status)]
     pub status: Option<Status>,
-    /// A number from 0 to 1.
-    #[arg(long)]
-    pub progress: Option<f64>,
+    #[command(flatten)]
+    pub changes: Changes,
 }
 
 #[derive(Args)]
@@ -75,12 +69,8 @@ pub struct ItemFinishArgs {
     /// succeeded, failed or cancelled.
     #[arg(long, default_value = "succeeded", value_parser = finished_status)]
     pub status: Status,
-    /// A new title.
-    #[arg(long)]
-    pub title: Option<String>,
-    /// A number from 0 to 1.
-    #[arg(long)]
-    pub progress: Option<f64>,
+    #[command(flatten)]
+    pub changes: Changes,
 }
 
 fn status(s: &str) -> Result<Status, String> {
@@ -98,49 +88,26 @@ fn finished_status(s: &str) -> Result<Status, String> {
 }
 
 pub(super) async fn item(command: ItemCommand, console: &Console) -> anyhow::Result<()> {
-    use crate::producer::item::{self, Changes};
+    use crate::producer::item;
     let print = |record: app::contract::ItemRecord| -> anyhow::Result<()> {
         console.print(format_args!("{}", serde_json::to_string(&record)?));
         Ok(())
     };
     match command {
         ItemCommand::Start(a) => {
-            let NewItemArgs {
-                ws,
-                key,
-                title,
-                url,
-            } = a.item;
-            let new = NewItem {
-                key,
-                title,
-                url,
-                status: Some(a.status),
-                progress: a.progress,
-            };
+            let (ws, new) = a.item.item(a.status, a.progress);
             let id = item::start(&a.server.client()?, &ws, &new).await?;
             console.print(format_args!("{id}"));
             Ok(())
         }
         ItemCommand::Update(a) => {
-            let changes = Changes {
-                title: a.title,
-                url: a.url,
-                status: a.status,
-                progress: a.progress,
-            };
             let c = a.id.server.client()?;
-            print(item::update(&c, &a.id.ws, &a.id.id, changes).await?)
+            print(item::update(&c, &a.id.ws, &a.id.id, a.status, a.changes).await?)
         }
         ItemCommand::Finish(a) => {
-            let changes = Changes {
-                title: a.title,
-                url: None,
-                status: Some(a.status),
-                progress: a.progress,
-            };
             let c = a.id.server.client()?;
-            print(item::update(&c, &a.id.ws, &a.id.id, changes).await?)
+            let status = Some(a.status);
+            print(item::update(&c, &a.id.ws, &a.id.id, status, a.changes).await?)
         }
         ItemCommand::Get(a) => print(item::get(&a.server.client()?, &a.ws, &a.id).await?),
         ItemCommand::Rm(a) => item::remove(&a.server.client()?, &a.ws, &a.id).await,

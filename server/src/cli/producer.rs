@@ -2,6 +2,7 @@
 //! how a new item is named.
 
 use crate::producer::Client;
+use app::contract::{NewItem, Status};
 use clap::Args;
 
 /// Where producers send items, and as whom.
@@ -33,7 +34,25 @@ pub struct NewItemArgs {
     /// What the card says (at most 200 characters).
     #[arg(long)]
     pub title: String,
+    /// One line under the title (at most 120 characters).
+    #[arg(long)]
+    pub detail: Option<String>,
     /// Where the card links to: http(s) or a path starting with '/'.
     #[arg(long)]
     pub url: Option<String>,
+}
+
+impl NewItemArgs {
+    /// The workspace, and the item these name with `status` and `progress`.
+    pub(super) fn item(self, status: Status, progress: Option<f64>) -> (String, NewItem) {
+        let item = NewItem {
+            key: self.key,
+            title: self.title,
+            detail: self.detail,
+            url: self.url,
+            status: Some(status),
+            progress,
+        };
+        (self.ws, item)
+    }
 }

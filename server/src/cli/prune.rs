@@ -85,6 +85,13 @@ pub(super) async fn prune(p: PruneArgs, console: &Console) -> anyhow::Result<()>
         for (key, reason) in &sweep.deletes {
             console.print(format_args!("  {verb} {key}: {reason}"));
         }
+        if sweep.moved_looks > 0 {
+            let verb = if p.dry_run { "would move" } else { "moved" };
+            console.print(format_args!(
+                "  {verb} {} looks from ws/{ws}/looked/ to looked/{ws}/ first",
+                sweep.moved_looks
+            ));
+        }
         if sweep.backfilled > 0 {
             let verb = if p.dry_run { "would write" } else { "wrote" };
             console.print(format_args!(

@@ -2,9 +2,9 @@
 
 use super::parse::positive_duration;
 use super::producer::{NewItemArgs, ServerArgs};
-use crate::index::{BodyError, Workspace};
+use crate::index::Workspace;
 use crate::producer::{Console, Item, Timing};
-use app::contract::{stored_text, stored_url, MAX_TITLE_CHARS};
+use app::contract::Status;
 use clap::Args;
 use std::time::Duration;
 
@@ -36,24 +36,12 @@ pub struct RunArgs {
 /// `pickup run`: names are checked before the command starts (a typo is an error, not an
 /// unreported run); the server is not needed to start it.
 pub(super) async fn run_command(args: RunArgs, console: &Console) -> anyhow::Result<u8> {
-    let NewItemArgs {
-        ws,
-        key,
-        title,
-        url,
-    } = args.item;
+    let (ws, new) = args.item.item(Status::Running, None);
     Workspace::parse(&ws)?;
-    crate::index::SubKey::parse(&key)?;
-    let title = stored_text(&title, MAX_TITLE_CHARS).ok_or(BodyError::Title)?;
-    let url = match url.as_deref().map(str::trim).filter(|u| !u.is_empty()) {
-        None => None,
-        Some(u) => Some(stored_url(u).ok_or(BodyError::Url)?),
-    };
+    crate::index::SubKey::parse(&new.key)?;
     let item = Item {
         ws,
-        key,
-        title,
-        url,
+        new: crate::index::core::record::checked_new(&new)?,
     };
     let timing = Timing {
         heartbeat: args.heartbeat,

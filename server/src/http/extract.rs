@@ -26,7 +26,16 @@ impl IntoResponse for Error {
 fn api_error_response(e: ApiError) -> Response {
     let status =
         StatusCode::from_u16(e.error.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (status, Json(e)).into_response()
+    let mut response = (status, Json(e)).into_response();
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        // The body is left unread, so hyper closes the connection after this answer; saying
+        // so keeps the client from sending its next request down a connection being closed.
+        response.headers_mut().insert(
+            header::CONNECTION,
+            header::HeaderValue::from_static("close"),
+        );
+    }
+    response
 }
 
 /// A JSON body: malformed or wrong-typed JSON is a 400 `invalid_body`, an oversized one 413.

@@ -10,6 +10,7 @@
 mod drawing;
 mod extract;
 mod openapi;
+mod pins;
 mod policy;
 mod router;
 mod routes;

@@ -60,6 +60,7 @@ fn api() -> Router<AppState> {
     rest.layer(axum::Extension(doc))
         .route("/api/recent", post(server_fn))
         .route("/api/dismiss", post(server_fn))
+        .route("/api/pin", post(server_fn))
         .route("/api/looked", post(server_fn))
         .route("/api/look", post(server_fn))
         // Anything else under /api is a name that did not fit a route (`a/b`, an empty segment).
@@ -67,10 +68,30 @@ fn api() -> Router<AppState> {
         .route(route::HEALTHZ, get(|| async { "ok" }))
         .route(route::READYZ, get(routes::readyz))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn(said_too_large))
         .layer(SetResponseHeaderLayer::overriding(
             header::CACHE_CONTROL,
             HeaderValue::from_static("no-store"),
         ))
+}
+
+/// A body said to be over the limit is refused before any route, so that a route that reads
+/// no body (a pin, a dismissal) refuses it as the routes that read one do.
+async fn said_too_large(
+    req: axum::extract::Request,
+    next: middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let said = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+    match said {
+        Some(n) if n > MAX_BODY_BYTES => {
+            crate::error::Error::TooLarge(MAX_BODY_BYTES).into_response()
+        }
+        _ => next.run(req).await,
+    }
 }
 
 /// The site's pages and files, on every path the API does not take, each with its

@@ -385,6 +385,8 @@ pub(super) fn rest() -> OpenApiRouter<AppState> {
         .routes(routes!(get_item, update, remove))
         .routes(routes!(dismiss))
         .routes(routes!(looked, look))
+        .routes(routes!(super::pins::pins))
+        .routes(routes!(super::pins::pin, super::pins::unpin))
         .routes(routes!(recent))
         .routes(routes!(super::drawing::drawing))
         .routes(routes!(super::sse::live))

@@ -49,7 +49,7 @@ pub(super) async fn server_fn(State(s): State<AppState>, req: Request<Body>) -> 
 /// `req`, whole again, if its JSON body names only the arguments of the function it calls: the
 /// function's own arguments, as serde writes them, are what it takes.
 async fn only_known_fields(req: Request<Body>) -> Result<Request<Body>, Error> {
-    use app::api::{Dismiss, Look, Looked, Recent};
+    use app::api::{Dismiss, Look, Looked, Pin, Recent};
     use leptos::server_fn::ServerFn;
     let (parts, body) = req.into_parts();
     let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
@@ -59,6 +59,7 @@ async fn only_known_fields(req: Request<Body>) -> Result<Request<Body>, Error> {
     let unknown = match path {
         p if p == Recent::PATH => unknown_fields::<Recent>(&bytes),
         p if p == Dismiss::PATH => unknown_fields::<Dismiss>(&bytes),
+        p if p == Pin::PATH => unknown_fields::<Pin>(&bytes),
         p if p == Looked::PATH => unknown_fields::<Looked>(&bytes),
         p if p == Look::PATH => unknown_fields::<Look>(&bytes),
         _ => Vec::new(),
@@ -115,6 +116,18 @@ impl app::service::Service for Pickup {
         let who = self.auth().authorize::<Read>(bearer, ws).await?;
         let id = self.item_id(id)?;
         Ok(self.dismiss_item(&who, id).await?)
+    }
+
+    async fn pin(
+        &self,
+        bearer: Option<&str>,
+        ws: &str,
+        id: &str,
+        pinned: bool,
+    ) -> Result<(), ApiError> {
+        let who = self.auth().authorize::<Read>(bearer, ws).await?;
+        let id = self.item_id(id)?;
+        Ok(self.pin_item(&who, id, pinned).await?)
     }
 
     async fn looked(&self, bearer: Option<&str>, ws: &str) -> Result<LastLook, ApiError> {

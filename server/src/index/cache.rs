@@ -67,6 +67,8 @@ pub(crate) struct PageAsk {
     pub before: Option<ItemId>,
     /// Sorted.
     pub dismissed: Vec<ItemId>,
+    /// Sorted.
+    pub pinned: Vec<ItemId>,
 }
 
 /// A page as kept: shared by every request that asks its question in its window.
@@ -639,6 +641,7 @@ mod tests {
             cap: None,
             before: None,
             dismissed,
+            pinned: Vec::new(),
         }
     }
 

@@ -67,10 +67,11 @@ impl Index {
         MemoryIndex { index, unread }
     }
 
-    /// Every item's key of `ws` with the version it was listed at (one listing, in key order):
-    /// what a copy compares with what it holds, to read only what changed. The viewers' looks
-    /// (`ws/{ws}/looked/{user}`) are listed too but left out: they are no item's, no page is
-    /// made of them, and no copy holds one (nor takes one for drift, or a stray).
+    /// Every item's key of `ws` with the version it was listed at (one listing of `ws/{ws}/`,
+    /// in key order): what a copy compares with what it holds, to read only what changed. The
+    /// viewers' looks live apart (`looked/{ws}/{user}`), so however many viewers the workspace
+    /// had, this lists only what its pages are made of. What is there and no item's key (a look
+    /// still under its first name, until the janitor moves it) is left out.
     pub async fn versions(&self, ws: &Workspace) -> Result<Vec<(Key, Version)>> {
         let mut listed = self
             .store

@@ -32,6 +32,9 @@ pub enum IndexError {
     /// Every id register tried for this key was taken: many registrations of one key at once.
     #[error("{attempts} ids for key {key} in a row were taken by other registrations of it: send the registration again")]
     IdsTaken { key: String, attempts: u64 },
+    /// A viewer's pin past the most they may have in a workspace.
+    #[error("at most {0} pins per viewer and workspace: unpin one first")]
+    TooManyPins(usize),
     #[error("{0}")]
     NotSupported(String),
     #[error(transparent)]
@@ -71,6 +74,7 @@ impl IndexError {
             IndexError::NotFound => ErrorCode::NotFound,
             IndexError::PreconditionFailed => ErrorCode::PreconditionFailed,
             IndexError::IdsTaken { .. } => ErrorCode::Conflict,
+            IndexError::TooManyPins(_) => ErrorCode::TooManyPins,
             IndexError::NotSupported(_) => ErrorCode::NotSupported,
             IndexError::Store(_) | IndexError::UnreadableRecord(_) => ErrorCode::StoreUnavailable,
             IndexError::StoreUrl(_) => ErrorCode::StoreUnavailable,

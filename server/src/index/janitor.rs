@@ -10,13 +10,18 @@
 //! - dismissals whose marker is gone or going, once older than the grace period;
 //! - owner markers (`ws/{ws}/owners/{user}/{id}`, what "Mine" lists) whose marker is going, or
 //!   gone and older than the grace period plus the clock skew;
-//! - viewers' looks (`ws/{ws}/looked/{user}`) once the workspace has no marker left (nor a
+//! - viewers' pins (`ws/{ws}/pinned/{user}/{id}`) whose item's record is gone, past the grace
+//!   period plus the skew, or whose id passed the TTL; a pinned item's record is kept until
+//!   then (its marker goes at keep-finished without it: the pin outlasts that, `Index::apply`);
+//! - viewers' looks (`looked/{ws}/{user}`) once the workspace has no marker left (nor a
 //!   record this sweep keeps), written longer ago than the grace period plus the clock skew
 //!   (a look's age is the store's last-modified time against this server's now, which
 //!   [`Index::apply`] trusts only while the two clocks agree within the skew).
 //!
 //! Each period it first moves keys of the old kind-first layout to their new names
-//! (`Index::move_legacy`), which an older server may still be writing during an upgrade.
+//! (`Index::move_legacy`), which an older server may still be writing during an upgrade; and
+//! each sweep first moves the workspace's looks still under their first name
+//! (`ws/{ws}/looked/{user}`, listed by every live reconcile) to `looked/{ws}/{user}`.
 //!
 //! It also writes the owner marker of a live item that lacks one (items registered before
 //! owner markers existed), so "Mine" finds every item within one sweep of an upgrade.
@@ -53,6 +58,9 @@ pub struct Sweep {
     pub unknown: usize,
     /// Owner markers written for live items that lacked one.
     pub backfilled: usize,
+    /// Looks moved from their first name (`ws/{ws}/looked/{user}`) to their name now; in a dry
+    /// run, those that would be.
+    pub moved_looks: usize,
 }
 
 impl Sweep {
@@ -85,7 +93,9 @@ async fn list(index: &Index, scope: Scope) -> Result<Vec<Key>> {
 /// The user and the item of a dismissal or an owner marker.
 fn user_and_id(key: Key) -> Option<(UserId, ItemId)> {
     match key {
-        Key::Dismissal(_, user, id) | Key::OwnerMarker(_, user, id) => Some((user, id)),
+        Key::Dismissal(_, user, id) | Key::OwnerMarker(_, user, id) | Key::Pin(_, user, id) => {
+            Some((user, id))
+        }
         Key::Marker(..) | Key::Record(..) | Key::Look(..) => None,
     }
 }
@@ -121,7 +131,16 @@ async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep> {
     } else {
         HashSet::new()
     };
-    let listed = Inventory::of(index, ws, &moving).await?;
+    // Looks under their first name too: moved by a real run, seen as moved by a dry run.
+    let (moved_looks, first_looks) = if dry_run {
+        let first = index.store.first_looks(ws).await?;
+        let first: Vec<Key> = first.into_iter().map(|(_, look)| look.key).collect();
+        (first.len(), first)
+    } else {
+        (index.store.move_first_looks(ws).await?, Vec::new())
+    };
+    let mut listed = Inventory::of(index, ws, &moving).await?;
+    listed.with_moved_looks(first_looks, now);
     let ages = Ages {
         now_ms: now,
         ttl_ms: limits.ttl_ms,
@@ -133,6 +152,7 @@ async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep> {
     let mut sweep = Sweep {
         ws: ws.to_string(),
         listed: listed.counts(),
+        moved_looks,
         ..Default::default()
     };
     for name in &plan.unparsable {
@@ -155,6 +175,7 @@ async fn sweep(index: &Index, ws: &Workspace, dry_run: bool) -> Result<Sweep> {
 struct Inventory {
     looks: Vec<ListedLook>,
     dismissals: Vec<(UserId, ItemId)>,
+    pins: Vec<(UserId, ItemId)>,
     owned: Vec<(UserId, ItemId)>,
     records: Vec<ItemId>,
     markers: Found,
@@ -179,6 +200,11 @@ impl Inventory {
             .into_iter()
             .filter_map(user_and_id)
             .collect();
+        let pins = list(index, Scope::AllPins(ws.clone()))
+            .await?
+            .into_iter()
+            .filter_map(user_and_id)
+            .collect();
         let owned = list(index, Scope::AllOwnerMarkers(ws.clone())).await?;
         let owned = with_moving(owned, KeyKind::OwnerMarker)
             .into_iter()
@@ -197,10 +223,26 @@ impl Inventory {
         Ok(Inventory {
             looks,
             dismissals,
+            pins,
             owned,
             records,
             markers,
         })
+    }
+
+    /// A dry run's looks under their first name (`moved`), as the real run's move leaves them:
+    /// written `now_ms` (a move writes the look again, unless the viewer's look under its new
+    /// name is the later, and that one was written since the upgrade), so none is an orphan
+    /// old enough to delete in this sweep.
+    fn with_moved_looks(&mut self, moved: Vec<Key>, now_ms: u64) {
+        for key in moved {
+            self.looks.retain(|l| l.key != key);
+            self.looks.push(ListedLook {
+                key,
+                written_ms: now_ms,
+            });
+        }
+        self.looks.sort_by(|a, b| a.key.cmp(&b.key));
     }
 
     /// How many keys of each kind were listed.
@@ -213,6 +255,7 @@ impl Inventory {
             (KeyKind::Record, self.records.len()),
             (KeyKind::Dismissal, self.dismissals.len()),
             (KeyKind::OwnerMarker, self.owned.len()),
+            (KeyKind::Pin, self.pins.len()),
             (KeyKind::Look, self.looks.len()),
         ])
     }
@@ -295,11 +338,27 @@ fn orphans(
 ) -> Vec<Key> {
     let marked: HashSet<ItemId> = listed.markers.ids().cloned().collect();
     let age = |id: &ItemId| now.saturating_sub(id.created_ms());
+    let expired = |id: &ItemId| age(id) > limits.ttl_ms;
+    // A pinned item keeps its record past keep-finished, until its id passes the TTL.
+    let pinned: HashSet<ItemId> = listed.pins.iter().map(|(_, id)| id.clone()).collect();
+    let kept_for_a_pin = |id: &ItemId| pinned.contains(id) && !expired(id);
+    let recorded: HashSet<ItemId> = listed.records.iter().cloned().collect();
+    for (user, id) in listed.pins {
+        let gone = !recorded.contains(&id)
+            && !marked.contains(&id)
+            && age(&id) > limits.grace_ms + limits.max_skew_ms;
+        if gone || expired(&id) {
+            let key = Key::Pin(ws.clone(), user, id);
+            sweep.deletes.push((key, Reason::OrphanPin));
+        }
+    }
     // A record is written before its marker, and a server's clock may run behind: wait the
     // grace period plus the skew before calling a record without a marker an orphan.
     let mut records_kept = 0;
     for id in listed.records {
-        if !marked.contains(&id) && age(&id) > limits.grace_ms + limits.max_skew_ms {
+        if kept_for_a_pin(&id) {
+            records_kept += 1;
+        } else if !marked.contains(&id) && age(&id) > limits.grace_ms + limits.max_skew_ms {
             sweep
                 .deletes
                 .push((Key::Record(ws.clone(), id), Reason::OrphanRecord));

@@ -19,8 +19,11 @@ pub enum Key {
     Dismissal(Workspace, UserId, ItemId),
     /// `ws/{ws}/owners/{user}/{id}`: the item is listed among its owner's (the "Mine" filter).
     OwnerMarker(Workspace, UserId, ItemId),
-    /// `ws/{ws}/looked/{user}`: this viewer's last look at the workspace (a small JSON body,
-    /// `{"at": "…"}`, written by that viewer only). Not an item's key.
+    /// `ws/{ws}/pinned/{user}/{id}`: this viewer keeps the item at the top of their list.
+    Pin(Workspace, UserId, ItemId),
+    /// `looked/{ws}/{user}`: this viewer's last look at the workspace (a small JSON body,
+    /// `{"at": "…"}`, written by that viewer only). Not an item's key, and not under `ws/{ws}/`:
+    /// no page is made of it.
     Look(Workspace, UserId),
 }
 
@@ -31,6 +34,7 @@ impl Key {
             | Key::Record(ws, _)
             | Key::Dismissal(ws, _, _)
             | Key::OwnerMarker(ws, _, _)
+            | Key::Pin(ws, _, _)
             | Key::Look(ws, _) => ws,
         }
     }
@@ -41,7 +45,8 @@ impl Key {
             Key::Marker(_, id)
             | Key::Record(_, id)
             | Key::Dismissal(_, _, id)
-            | Key::OwnerMarker(_, _, id) => Some(id),
+            | Key::OwnerMarker(_, _, id)
+            | Key::Pin(_, _, id) => Some(id),
             Key::Look(..) => None,
         }
     }
@@ -53,6 +58,7 @@ impl Key {
             Key::Record(..) => KeyKind::Record,
             Key::Dismissal(..) => KeyKind::Dismissal,
             Key::OwnerMarker(..) => KeyKind::OwnerMarker,
+            Key::Pin(..) => KeyKind::Pin,
             Key::Look(..) => KeyKind::Look,
         }
     }
@@ -64,6 +70,7 @@ pub enum KeyKind {
     Record,
     Dismissal,
     OwnerMarker,
+    Pin,
     Look,
 }
 
@@ -75,6 +82,7 @@ impl KeyKind {
             KeyKind::Record => "record",
             KeyKind::Dismissal => "dismissal",
             KeyKind::OwnerMarker => "owner_marker",
+            KeyKind::Pin => "pin",
             KeyKind::Look => "look",
         }
     }
@@ -85,6 +93,7 @@ impl KeyKind {
             KeyKind::Record => "records",
             KeyKind::Dismissal => "dismissals",
             KeyKind::OwnerMarker => "owner markers",
+            KeyKind::Pin => "pins",
             KeyKind::Look => "looks",
         }
     }

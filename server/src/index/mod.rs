@@ -25,6 +25,7 @@ mod error;
 mod janitor;
 mod key;
 mod marker_index;
+mod pins;
 mod prune;
 mod read;
 mod store;
@@ -42,6 +43,7 @@ pub use self::error::{IndexError, Result};
 pub use self::janitor::Sweep;
 pub use self::key::{Key, KeyKind};
 pub use self::marker_index::{Index, PageRead, SharedPage};
+pub use self::pins::MAX_PINS;
 pub use self::version::Version;
 
 pub(crate) use self::core::record::{check_as_written, RecordError};

@@ -66,6 +66,7 @@ impl Index {
         let mut report = PruneReport::default();
         let mut touched: Vec<&Workspace> = Vec::new();
         let ages_trusted = prune.deletes.is_empty() || self.ages_trusted().await;
+        let mut pins = AnyonesPins::default();
         for (key, reason) in &prune.deletes {
             if !ages_trusted {
                 report.held += 1;
@@ -74,7 +75,12 @@ impl Index {
             }
             let mut doomed = vec![key.clone()];
             if let Key::Marker(ws, id) = key {
-                doomed.push(Key::Record(ws.clone(), id.clone()));
+                // A pin outlasts keep-finished: the record of a pinned item stays (and the
+                // janitor keeps it while pinned); one the pins cannot be listed for stays too.
+                let pinned = *reason == Reason::FinishedLongAgo && pins.pinned(self, ws, id).await;
+                if !pinned {
+                    doomed.push(Key::Record(ws.clone(), id.clone()));
+                }
             }
             for key in doomed {
                 match self.store.delete(&key).await {
@@ -101,5 +107,27 @@ impl Index {
             self.invalidate_cache(ws);
         }
         report
+    }
+}
+
+/// Every viewer's pins of the workspaces a prune deletes finished items of, each listed once
+/// (items finish long ago rarely: most prunes list none). A listing that fails counts as
+/// pinned: nothing is deleted on the strength of an error.
+#[derive(Default)]
+struct AnyonesPins(
+    std::collections::HashMap<Workspace, Option<std::collections::HashSet<crate::index::ItemId>>>,
+);
+
+impl AnyonesPins {
+    async fn pinned(&mut self, index: &Index, ws: &Workspace, id: &crate::index::ItemId) -> bool {
+        if !self.0.contains_key(ws) {
+            let listed = index
+                .store
+                .list(&super::store::Scope::AllPins(ws.clone()))
+                .await;
+            let ids = listed.ok().map(|found| found.ids().cloned().collect());
+            self.0.insert(ws.clone(), ids);
+        }
+        self.0[ws].as_ref().is_none_or(|ids| ids.contains(id))
     }
 }

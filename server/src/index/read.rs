@@ -15,7 +15,7 @@ use crate::index::{IndexError, Result};
 use crate::index::{UserId, Workspace};
 use app::contract::LastLook;
 use app::contract::{Cap, Card, Filter, RecentPage};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
 impl Index {
@@ -33,16 +33,13 @@ impl Index {
         cap: Option<u32>,
         before: Option<&ItemId>,
     ) -> Result<PageRead> {
+        let (dismissed, pinned) =
+            futures::try_join!(self.dismissals(ws, viewer), self.pins(ws, viewer))?;
         let Some(cache) = &self.cache else {
-            let dismissed = self.dismissals(ws, viewer).await?;
             return self
-                .recent_without(ws, viewer, filter, cap, before, &dismissed)
+                .recent_without(ws, viewer, filter, cap, before, &dismissed, &pinned)
                 .await;
         };
-        let found = cache
-            .list_or_before(&Scope::Dismissals(ws.clone(), viewer.clone()))
-            .await?;
-        let dismissed: HashSet<ItemId> = found.ids().cloned().collect();
         let mut sorted: Vec<ItemId> = dismissed.iter().cloned().collect();
         sorted.sort_unstable();
         let ask = PageAsk {
@@ -50,6 +47,7 @@ impl Index {
             cap,
             before: before.cloned(),
             dismissed: sorted,
+            pinned: pinned.iter().cloned().collect(),
         };
         // Boxed: computed behind an answer, it outlives this request; and a read's future
         // holding it inline overflowed the stack of a debug build's test thread.
@@ -58,7 +56,15 @@ impl Index {
                 (self.clone(), ws.clone(), viewer.clone(), before.cloned());
             Box::pin(async move {
                 index
-                    .recent_without(&ws, &viewer, filter, cap, before.as_ref(), &dismissed)
+                    .recent_without(
+                        &ws,
+                        &viewer,
+                        filter,
+                        cap,
+                        before.as_ref(),
+                        &dismissed,
+                        &pinned,
+                    )
                     .await
             })
         };
@@ -78,9 +84,11 @@ impl Index {
         })
     }
 
-    /// [`Index::recent`] for a viewer whose dismissals are known already (the live watcher
-    /// lists every viewer's at once; a live page is always the first, `before` = `None`).
-    pub async fn recent_without(
+    /// [`Index::recent`] for a viewer whose dismissals and pins are known. The first page
+    /// (no `before`) starts with the pinned items, above the cap's cards; the plan leaves
+    /// them out, as it leaves out the dismissed.
+    #[allow(clippy::too_many_arguments)]
+    async fn recent_without(
         &self,
         ws: &Workspace,
         viewer: &UserId,
@@ -88,14 +96,16 @@ impl Index {
         cap: Option<u32>,
         before: Option<&ItemId>,
         dismissed: &HashSet<ItemId>,
+        pinned: &BTreeSet<ItemId>,
     ) -> Result<PageRead> {
         let cap = Cap::judge(cap, Cap::clamped(self.default_cap)).get() as usize;
         let mut budget = Budget::new(cap);
         let now = self.clock.now_ms();
 
         let source = source_of(ws, viewer, filter);
+        let hidden: HashSet<ItemId> = dismissed.iter().chain(pinned).cloned().collect();
         let (plan, listing_cut, listed) = self
-            .plan_markers(&source, now, dismissed, budget.candidates(), before)
+            .plan_markers(&source, now, &hidden, budget.candidates(), before)
             .await?;
         for name in &plan.unparsable {
             tracing::warn!(ws = %ws, name, "skipping a marker whose name is not an id");
@@ -116,14 +126,20 @@ impl Index {
             resolved.cards.retain(|c| c.id < next);
         }
         let prune = prune_of(&asked, dismissed, resolved.dead);
-        let unread = resolved.unread;
+        let mut unread = resolved.unread;
         let mut cards = resolved.cards;
         let more = cards.len() > cap || resolved.count < plan.candidates.len() || listing_cut;
         cards.truncate(cap);
+        let pins = match before {
+            None => self.pinned_cards(ws, pinned, now).await,
+            Some(_) => Default::default(),
+        };
+        cards.splice(0..0, pins.cards);
+        unread.extend(pins.unread);
         let page = SharedPage::new(RecentPage {
             cards,
             more,
-            partial: resolved.partial,
+            partial: resolved.partial || pins.partial,
             generated_at: super::core::record::ms_to_time(now)
                 .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         });
@@ -283,18 +299,6 @@ impl Index {
         })
     }
 
-    /// Every viewer's dismissals in `ws` (one listing).
-    pub async fn all_dismissals(&self, ws: &Workspace) -> Result<HashMap<UserId, HashSet<ItemId>>> {
-        let found = self.store.list(&Scope::AllDismissals(ws.clone())).await?;
-        let mut out: HashMap<UserId, HashSet<ItemId>> = HashMap::new();
-        for key in found.keys {
-            if let Key::Dismissal(_, user, id) = key {
-                out.entry(user).or_default().insert(id);
-            }
-        }
-        Ok(out)
-    }
-
     /// `viewer`'s last look at `ws`, or `None` when they never looked. A read that fails, or
     /// a look that does not parse, is an error, never "never looked". Read straight from the
     /// store, never through the read cache: another device of the viewer's may have written it.
@@ -305,11 +309,13 @@ impl Index {
         })
     }
 
-    /// The ids this viewer dismissed in `ws`.
+    /// The ids this viewer dismissed in `ws` (through the read cache when there is one).
     async fn dismissals(&self, ws: &Workspace, viewer: &UserId) -> Result<HashSet<ItemId>> {
-        let found = self
-            .list_all(&Scope::Dismissals(ws.clone(), viewer.clone()))
-            .await?;
+        let scope = Scope::Dismissals(ws.clone(), viewer.clone());
+        let found = match &self.cache {
+            Some(cache) => cache.list_or_before(&scope).await?,
+            None => Arc::new(self.store.list(&scope).await?),
+        };
         Ok(found.ids().cloned().collect())
     }
 

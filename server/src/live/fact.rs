@@ -28,6 +28,12 @@ pub enum Change {
     Removed { id: ItemId, owner: UserId },
     /// A viewer dismissed an item.
     Dismissed { user: UserId, id: ItemId },
+    /// A viewer pinned an item (`pinned`), or unpinned it.
+    Pinned {
+        user: UserId,
+        id: ItemId,
+        pinned: bool,
+    },
     /// Keys a read or a sweep deleted as dead.
     Deleted { keys: Vec<Key> },
 }
@@ -56,7 +62,8 @@ impl Fact {
         match &self.change {
             Change::Record { id, .. }
             | Change::Removed { id, .. }
-            | Change::Dismissed { id, .. } => Some(id),
+            | Change::Dismissed { id, .. }
+            | Change::Pinned { id, .. } => Some(id),
             Change::Deleted { .. } => None,
         }
     }
@@ -92,6 +99,11 @@ pub(super) enum WireChange {
         user: String,
         id: String,
     },
+    Pinned {
+        user: String,
+        id: String,
+        pinned: bool,
+    },
     Deleted {
         keys: Vec<String>,
     },
@@ -124,6 +136,11 @@ impl From<&Fact> for WireFact {
             Change::Dismissed { user, id } => WireChange::Dismissed {
                 user: user.to_string(),
                 id: id.to_string(),
+            },
+            Change::Pinned { user, id, pinned } => WireChange::Pinned {
+                user: user.to_string(),
+                id: id.to_string(),
+                pinned: *pinned,
             },
             Change::Deleted { keys } => WireChange::Deleted {
                 keys: keys.iter().map(Key::to_string).collect(),
@@ -205,6 +222,11 @@ impl Fact {
                 user: UserId::parse(&user)?,
                 id: index.item_id(&id)?,
             },
+            WireChange::Pinned { user, id, pinned } => Change::Pinned {
+                user: UserId::parse(&user)?,
+                id: index.item_id(&id)?,
+                pinned,
+            },
             WireChange::Deleted { keys } => {
                 if keys.len() > MAX_KEYS {
                     return Err(FactError::TooManyKeys(keys.len()));
@@ -251,9 +273,7 @@ mod tests {
         let item = NewItem {
             key: "k".into(),
             title: "t".into(),
-            url: None,
-            status: None,
-            progress: None,
+            ..NewItem::default()
         };
         let owner = Owner {
             sub: "ada".into(),
@@ -358,6 +378,10 @@ mod tests {
         assert!(read(dismissal("ada", &id)).is_ok());
         assert!(read(dismissal("a/b", &id)).is_err());
         assert!(read(dismissal("ada", &future.to_string())).is_err());
+        let pin = |user: &str, id: &str| serde_json::json!({"ws": "acme", "change": "pinned", "user": user, "id": id, "pinned": true});
+        assert!(read(pin("ada", &id)).is_ok());
+        assert!(read(pin("a/b", &id)).is_err());
+        assert!(read(pin("ada", &future.to_string())).is_err());
         let deleted = |keys: Vec<String>| serde_json::json!({"ws": "acme", "change": "deleted", "keys": keys});
         assert!(read(deleted(vec![format!("ws/acme/markers/{id}")])).is_ok());
         assert!(read(deleted(vec![format!("ws/beta/markers/{id}")])).is_err());

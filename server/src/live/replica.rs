@@ -235,6 +235,19 @@ impl Replica {
                 )],
                 ..Edits::default()
             },
+            Change::Pinned { user, id, pinned } => {
+                let key = Key::Pin(ws.clone(), user.clone(), id.clone());
+                match pinned {
+                    true => Edits {
+                        puts: vec![(key, Bytes::new())],
+                        ..Edits::default()
+                    },
+                    false => Edits {
+                        deletes: vec![key],
+                        ..Edits::default()
+                    },
+                }
+            }
             Change::Deleted { keys } => self.deleted_edits(keys, now),
         };
         self.edit(edits).await
@@ -325,8 +338,8 @@ impl Replica {
         }
     }
 
-    /// Make the copy what the store holds: list the workspace's four kinds of item keys (its
-    /// viewers' looks are listed too and left out, [`Index::versions`]), and read
+    /// Make the copy what the store holds: list the workspace's four kinds of item keys (one
+    /// listing, which no viewer's look is in: [`Index::versions`]), and read
     /// again the records held whose version moved on since (every record held when `full`:
     /// after a gap, what the copy holds is not trusted). Records not held are not read here:
     /// a page that needs one reads it. An error leaves the copy as it was.
@@ -518,9 +531,8 @@ mod tests {
             let new = NewItem {
                 key: format!("k{}", it.key),
                 title: "t".into(),
-                url: None,
                 status: Some(Status::Running),
-                progress: None,
+                ..NewItem::default()
             };
             let who = producer(it.owner);
             let Ok(record) = at(it.age_min).register(ws, &new, &who).await else {
@@ -599,9 +611,8 @@ mod tests {
         NewItem {
             key: key.into(),
             title: "t".into(),
-            url: None,
             status: Some(Status::Running),
-            progress: None,
+            ..NewItem::default()
         }
     }
 
@@ -659,9 +670,8 @@ mod tests {
         assert_eq!(page.cards.len(), 2);
     }
 
-    /// A viewer's look (`ws/{ws}/looked/{user}`) is listed with the workspace but is no item's:
-    /// a look written between two reconciles is no drift, the copy never holds it, and it
-    /// changes no page.
+    /// A viewer's look (`looked/{ws}/{user}`) is no item's: a look written between two
+    /// reconciles is no drift, the copy never holds it, and it changes no page.
     #[tokio::test]
     async fn a_look_changes_nothing_in_a_copy() {
         let (ws, real) = memory_index();

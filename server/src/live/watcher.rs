@@ -367,9 +367,8 @@ mod tests {
                 let new = NewItem {
                     key: format!("k{i}"),
                     title: "t".into(),
-                    url: None,
                     status: Some(Status::Running),
-                    progress: None,
+                    ..NewItem::default()
                 };
                 let at = index
                     .clone()
@@ -484,5 +483,77 @@ mod tests {
             listed.abs_diff(reconciles) <= 1,
             "{listed} listings in {reconciles} reconciles"
         );
+    }
+
+    /// A reconcile lists only the keys a page is made of (issue 47.6): beside 50 items (a
+    /// marker, an owner marker and a record each), the looks of the 1,000 viewers the
+    /// workspace ever had are not listed, so a reconcile costs what its items cost, whoever
+    /// looked. (Listed with the workspace, they were 1,000 of every reconcile's 1,150 keys, and
+    /// on S3 a second LIST request.)
+    #[test]
+    fn a_reconcile_lists_no_look() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        let ws = Workspace::parse("acme").unwrap();
+        let clock = Arc::new(ManualClock::new(NOW));
+        let index = Index::open("memory://", Limits::default(), 8, clock).unwrap();
+        let ada = Producer {
+            user: UserId::parse("ada").unwrap(),
+            name: "Ada".into(),
+        };
+        rt.block_on(async {
+            for i in 0..50u64 {
+                let new = NewItem {
+                    key: format!("k{i}"),
+                    title: "t".into(),
+                    status: Some(Status::Running),
+                    ..NewItem::default()
+                };
+                let at = index
+                    .clone()
+                    .with_clock(Arc::new(ManualClock::new(NOW - i)));
+                at.register(&ws, &new, &ada).await.unwrap();
+            }
+            for i in 0..1_000 {
+                let viewer = UserId::parse(&format!("viewer-{i}")).unwrap();
+                index.look(&ws, &viewer, chrono::Utc::now()).await.unwrap();
+            }
+        });
+        let config = LiveConfig {
+            every: Duration::from_millis(50),
+            reconcile_every: Duration::from_secs(3600),
+            reconcile_ceiling: Duration::from_secs(3600),
+            bus: None,
+            limits: StreamLimits {
+                server: 4,
+                workspace: 4,
+                viewer: 4,
+            },
+        };
+        let (listings, keys) = counting(|requests| {
+            rt.block_on(async {
+                let live = Live::new(Arc::new(index), config).unwrap();
+                let mut subs = live
+                    .subscribe(&ws, &ada.user, &[(Filter::All, None)])
+                    .unwrap();
+                let Some(Event::Page(page)) = subs[0].next().await else {
+                    panic!("no first page");
+                };
+                assert_eq!(page.cards.len(), 8);
+                while requests.total(crate::metrics::LIVE_RECONCILES) < 5 {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                live.stop();
+                (
+                    requests.of("list"),
+                    requests.total(crate::metrics::STORE_KEYS_LISTED),
+                )
+            })
+        });
+        assert!(listings >= 5, "{listings} listings");
+        assert_eq!(keys, 150 * listings, "{keys} keys in {listings} listings");
     }
 }

@@ -54,18 +54,14 @@ mod tests {
             id: id.into(),
             key: key.into(),
             title: "t".into(),
-            url: None,
             status,
-            stalled: false,
-            stalled_at: None,
-            progress: None,
             owner: Owner {
                 sub: "ci".into(),
                 name: "CI".into(),
             },
             created_at: created_at.into(),
             updated_at: created_at.into(),
-            finished_at: None,
+            ..Card::default()
         }
     }
 

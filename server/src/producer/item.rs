@@ -6,12 +6,21 @@
 use crate::producer::client::Client;
 use app::contract::{ItemRecord, ItemUpdate, NewItem, Status};
 
-/// What `update` and `finish` change; what is not given stays as the record has it.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Changes {
+/// What `update` and `finish` change besides the status; what is not given stays as the
+/// record has it.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Changes {
+    /// A new title.
+    #[arg(long)]
     pub title: Option<String>,
+    /// A new line under the title ("" removes it).
+    #[arg(long)]
+    pub detail: Option<String>,
+    /// Where the card links to: http(s) or a path starting with '/'.
+    #[arg(long)]
     pub url: Option<String>,
-    pub status: Option<Status>,
+    /// A number from 0 to 1.
+    #[arg(long)]
     pub progress: Option<f64>,
 }
 
@@ -25,24 +34,25 @@ pub(crate) async fn update(
     client: &Client,
     ws: &str,
     id: &str,
+    status: Option<Status>,
     changes: Changes,
 ) -> anyhow::Result<ItemRecord> {
     let record = client.get(ws, id).await?;
-    let up = changed(&record, changes);
+    let up = changed(&record, status, changes);
     Ok(client.update(ws, id, &up, None).await?)
 }
 
 /// The whole record the server is sent: the old one with `changes`. The heartbeat is left to
 /// the server (it sets it on every update of a running item), and so is the finishing time,
 /// except when a finished item stays finished.
-fn changed(record: &ItemRecord, changes: Changes) -> ItemUpdate {
-    let status = changes.status.unwrap_or(record.status);
-    let mut up = ItemUpdate::new(
-        changes.title.unwrap_or_else(|| record.title.clone()),
-        status,
-    );
-    up.url = changes.url.or_else(|| record.url.clone());
-    up.progress = changes.progress.or(record.progress);
+fn changed(record: &ItemRecord, status: Option<Status>, changes: Changes) -> ItemUpdate {
+    let mut up = record.again();
+    up.status = status.unwrap_or(record.status);
+    let status = up.status;
+    up.title = changes.title.unwrap_or(up.title);
+    up.detail = changes.detail.or(up.detail);
+    up.url = changes.url.or(up.url);
+    up.progress = changes.progress.or(up.progress);
     up.finished_at = (status.is_finished() && record.status.is_finished())
         .then_some(record.finished_at)
         .flatten();
@@ -65,9 +75,6 @@ mod tests {
     fn record(status: Status) -> ItemRecord {
         let t = "2026-11-30T12:00:00Z".parse().unwrap();
         ItemRecord {
-            id: "id".into(),
-            ws: "acme".into(),
-            key: "k".into(),
             title: "Train".into(),
             url: Some("/runs/1".into()),
             status,
@@ -80,6 +87,7 @@ mod tests {
             updated_at: t,
             heartbeat_at: Some(t),
             finished_at: status.is_finished().then_some(t),
+            ..ItemRecord::default()
         }
     }
 
@@ -87,6 +95,7 @@ mod tests {
     fn an_update_keeps_what_it_does_not_change_and_lets_the_server_stamp_times() {
         let up = changed(
             &record(Status::Running),
+            None,
             Changes {
                 progress: Some(0.75),
                 ..Changes::default()
@@ -99,10 +108,8 @@ mod tests {
         assert_eq!(up.heartbeat_at, None, "the server sets the heartbeat");
         let finish = changed(
             &record(Status::Running),
-            Changes {
-                status: Some(Status::Failed),
-                ..Changes::default()
-            },
+            Some(Status::Failed),
+            Changes::default(),
         );
         assert_eq!(
             finish.finished_at, None,
@@ -110,6 +117,7 @@ mod tests {
         );
         let retitle = changed(
             &record(Status::Succeeded),
+            None,
             Changes {
                 title: Some("Renamed".into()),
                 ..Changes::default()

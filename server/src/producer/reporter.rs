@@ -16,13 +16,12 @@ use std::time::Duration;
 use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
-/// The item a command is: where, under which key, and how it is shown.
+/// The item a command is: its workspace, and the item as registered (its key, and how it is
+/// shown); every write says it again.
 #[derive(Debug, Clone)]
 pub(crate) struct Item {
     pub ws: String,
-    pub key: String,
-    pub title: String,
-    pub url: Option<String>,
+    pub new: NewItem,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -175,7 +174,7 @@ impl Reporter {
         let renew = self.renew_at.is_some_and(|at| at <= Instant::now());
         let result = match self.id.clone() {
             None => self
-                .register(Status::Running, self.item.title.clone())
+                .register(Status::Running, self.item.new.title.clone())
                 .await
                 .map(|(id, fresh)| {
                     self.id = Some(id);
@@ -183,7 +182,7 @@ impl Reporter {
                 }),
             Some(old) if renew => {
                 match self
-                    .register(Status::Running, self.item.title.clone())
+                    .register(Status::Running, self.item.new.title.clone())
                     .await
                 {
                     Ok((id, fresh)) => {
@@ -197,7 +196,7 @@ impl Reporter {
                 }
             }
             Some(id) => self
-                .update(&id, Status::Running, self.item.title.clone())
+                .update(&id, Status::Running, self.item.new.title.clone())
                 .await
                 .map(|()| true),
         };
@@ -233,7 +232,7 @@ impl Reporter {
         if let Some(since) = self.unanswered_since {
             let mine = self.client.recent(&self.item.ws, Filter::Mine).await?;
             let listed = self.client.recent(&self.item.ws, Filter::All).await?;
-            if let Some(id) = adoptable(&mine, &listed, &self.item.key, since) {
+            if let Some(id) = adoptable(&mine, &listed, &self.item.new.key, since) {
                 self.unanswered_since = None;
                 // Its time left comes with the update that follows at once.
                 self.renew_at = None;
@@ -241,11 +240,10 @@ impl Reporter {
             }
         }
         let new = NewItem {
-            key: self.item.key.clone(),
             title,
-            url: self.item.url.clone(),
             status: Some(status),
             progress: self.progress,
+            ..self.item.new.clone()
         };
         // Unanswered until an answer says otherwise, so a try that is dropped mid-way (the
         // finish timeout ran out during it) counts as one that may have been applied.
@@ -269,9 +267,10 @@ impl Reporter {
     }
 
     async fn update(&mut self, id: &str, status: Status, title: String) -> Result<(), ClientError> {
-        let mut up = ItemUpdate::new(title, status);
-        up.url = self.item.url.clone();
-        up.progress = self.progress;
+        let up = ItemUpdate {
+            progress: self.progress,
+            ..self.item.new.again(title, status)
+        };
         let (_, expires_in) = self
             .client
             .update_expiring(&self.item.ws, id, &up, None)
@@ -351,7 +350,7 @@ impl Reporter {
     /// Sends the final status, trying until `deadline` (the finish timeout after the command
     /// ended).
     async fn finish(&mut self, outcome: &Outcome, deadline: Instant) -> Finish {
-        let title = titled(&self.item.title, outcome.note.as_deref());
+        let title = titled(&self.item.new.title, outcome.note.as_deref());
         loop {
             if self.refused {
                 return Finish::Unfinished;

@@ -50,6 +50,14 @@ impl Pickup {
         Ok(self.index.looked(who.ws(), who.user()).await?)
     }
 
+    /// The items the caller pinned, newest first (their own, never another's).
+    pub async fn pins(&self, who: &Authorized<Read>) -> Result<app::contract::Pins> {
+        let pins = self.index.pins(who.ws(), who.user()).await?;
+        Ok(app::contract::Pins {
+            pins: pins.iter().map(ItemId::to_string).collect(),
+        })
+    }
+
     /// The read path. The markers it found dead are deleted after the answer, in the background.
     /// `before`: the last id of the page the caller has; the answer is the next page.
     pub async fn recent_page(

@@ -63,14 +63,54 @@ impl Pickup {
         .await
     }
 
+    /// Hide one item for the caller; a pin of it goes too (a dismissed item is not wanted at
+    /// the top either).
     pub async fn dismiss_item(&self, who: &Authorized<Read>, id: ItemId) -> Result<()> {
         let this = self.clone();
         let (ws, user) = (who.ws().clone(), who.user().clone());
         self.to_the_end(async move {
             this.index.dismiss(&ws, &user, &id).await?;
+            let pinned = this.index.pins(&ws, &user).await?.contains(&id);
+            if pinned {
+                this.index.unpin(&ws, &user, &id).await?;
+            }
+            let (dismissed, unpinned) = (
+                Fact {
+                    ws: ws.clone(),
+                    change: Change::Dismissed {
+                        user: user.clone(),
+                        id: id.clone(),
+                    },
+                },
+                Fact {
+                    ws,
+                    change: Change::Pinned {
+                        user,
+                        id,
+                        pinned: false,
+                    },
+                },
+            );
+            this.announce(Some(dismissed));
+            this.announce(pinned.then_some(unpinned));
+            Ok(())
+        })
+        .await
+    }
+
+    /// Pin (`pinned`) or unpin one item for the caller only: under the caller's own key (the
+    /// verified token's user), at most [`crate::index::MAX_PINS`] per workspace.
+    pub async fn pin_item(&self, who: &Authorized<Read>, id: ItemId, pinned: bool) -> Result<()> {
+        let this = self.clone();
+        let (ws, user) = (who.ws().clone(), who.user().clone());
+        self.to_the_end(async move {
+            match pinned {
+                true => this.index.pin(&ws, &user, &id).await?,
+                false => this.index.unpin(&ws, &user, &id).await?,
+            }
             this.announce(Some(Fact {
                 ws,
-                change: Change::Dismissed { user, id },
+                change: Change::Pinned { user, id, pinned },
             }));
             Ok(())
         })

@@ -228,6 +228,7 @@ impl TestClient {
             .iter()
             .map(|(k, v)| match *k {
                 "cap" => (k.to_string(), Value::from(v.parse::<u32>().unwrap())),
+                "pinned" => (k.to_string(), Value::from(*v == "true")),
                 _ => (k.to_string(), Value::from(*v)),
             })
             .collect();
@@ -309,6 +310,12 @@ pub mod path {
     pub fn dismiss(ws: &str, id: &str) -> String {
         route::fill(route::DISMISS, ws, Some(id))
     }
+    pub fn pins(ws: &str) -> String {
+        route::fill(route::PINS, ws, None)
+    }
+    pub fn pin(ws: &str, id: &str) -> String {
+        route::fill(route::PIN, ws, Some(id))
+    }
     pub fn recent(ws: &str) -> String {
         route::fill(route::RECENT, ws, None)
     }
@@ -328,6 +335,7 @@ pub mod path {
             "dismiss" => <app::api::Dismiss as ServerFn>::PATH,
             "looked" => <app::api::Looked as ServerFn>::PATH,
             "look" => <app::api::Look as ServerFn>::PATH,
+            "pin" => <app::api::Pin as ServerFn>::PATH,
             other => panic!("no server function {other}"),
         }
     }

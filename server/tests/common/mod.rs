@@ -55,9 +55,8 @@ pub fn new_item(key: &str, status: Status) -> NewItem {
     NewItem {
         key: key.into(),
         title: format!("item {key}"),
-        url: None,
         status: Some(status),
-        progress: None,
+        ..NewItem::default()
     }
 }
 
@@ -110,6 +109,9 @@ pub mod key {
     }
     pub fn owner_marker(ws: &Workspace, user: &UserId, id: &ItemId) -> Key {
         Key::OwnerMarker(ws.clone(), user.clone(), id.clone())
+    }
+    pub fn pin(ws: &Workspace, user: &UserId, id: &ItemId) -> Key {
+        Key::Pin(ws.clone(), user.clone(), id.clone())
     }
 }
 

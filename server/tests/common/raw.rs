@@ -17,7 +17,8 @@ pub fn path(key: &Key) -> String {
         Key::Record(ws, id) => format!("ws/{ws}/items/{id}.json"),
         Key::Dismissal(ws, user, id) => format!("ws/{ws}/dismissed/{user}/{id}"),
         Key::OwnerMarker(ws, user, id) => format!("ws/{ws}/owners/{user}/{id}"),
-        Key::Look(ws, user) => format!("ws/{ws}/looked/{user}"),
+        Key::Pin(ws, user, id) => format!("ws/{ws}/pinned/{user}/{id}"),
+        Key::Look(ws, user) => format!("looked/{ws}/{user}"),
     }
 }
 

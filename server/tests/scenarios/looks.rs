@@ -1,6 +1,6 @@
 //! "Since you looked": a viewer's last look at a workspace, one small object under the viewer's
-//! own key (`ws/{ws}/looked/{user}`), written with one plain put and read with one get, and
-//! deleted by the janitor only once the workspace has no item left.
+//! own key (`looked/{ws}/{user}`, apart from the workspace's items), written with one plain put
+//! and read with one get, and deleted by the janitor only once the workspace has no item left.
 
 use crate::common::backends::Backend;
 use crate::common::fault::Op;
@@ -9,7 +9,7 @@ use crate::common::*;
 use crate::support::*;
 use app::contract::{LastLook, Status};
 use chrono::{DateTime, SecondsFormat, Utc};
-use pickup::index::{Key, ManualClock, Reason};
+use pickup::index::{Key, KeyKind, ManualClock, Reason};
 
 /// The time `ms` (since the epoch) as a look keeps it.
 fn at(ms: u64) -> DateTime<Utc> {
@@ -32,9 +32,12 @@ fn look_key(who: &str) -> Key {
     Key::Look(ws(), user(who))
 }
 
-/// Every object's path under `ws/acme/`, sorted.
+/// Every object's path of workspace `acme` (under `ws/acme/` and `looked/acme/`), sorted.
 async fn everything(store: &Raw) -> Vec<String> {
-    store.paths("ws/acme").await
+    let mut all = store.paths("ws/acme").await;
+    all.extend(store.paths("looked/acme").await);
+    all.sort();
+    all
 }
 
 /// A look is written under the viewer's own key and nowhere else, with one put and no read;
@@ -173,9 +176,9 @@ pub async fn errors_are_never_none(b: &Backend) {
     let clock = ManualClock::new(T0);
     let (index, faults, store) = open_faulty(b, &clock);
     index.look(&ws(), &alice(), at(T0)).await.unwrap();
-    faults.fail(Op::Get, "ws/acme/looked/");
+    faults.fail(Op::Get, "looked/acme/");
     assert!(index.looked(&ws(), &alice()).await.is_err(), "{}", b.name);
-    faults.fail(Op::Put, "ws/acme/looked/");
+    faults.fail(Op::Put, "looked/acme/");
     assert!(index.look(&ws(), &alice(), at(T0)).await.is_err());
     faults.heal();
     store
@@ -190,4 +193,54 @@ pub async fn errors_are_never_none(b: &Backend) {
         "{}: {read:?}",
         b.name
     );
+}
+
+/// Looks first kept under the workspace's prefix (`ws/{ws}/looked/{user}`, which every live
+/// reconcile listed) are moved by the janitor's sweep to their name now, before it judges them;
+/// a viewer who has both (a look written since the upgrade) keeps the later; a dry run says
+/// how many it would move and moves nothing.
+pub async fn first_names_are_moved_by_the_janitor(b: &Backend) {
+    let start = Utc::now().timestamp_millis() as u64;
+    let clock = ManualClock::new(start);
+    let (index, _faults, store) = open_faulty(b, &clock);
+    reg(&index, "a", Status::Running, "a").await;
+    let body = |ms: u64| {
+        let at = at(ms).to_rfc3339_opts(SecondsFormat::Millis, true);
+        format!("{{\"at\":\"{at}\"}}")
+    };
+    // Alice's only under the first name; Bob's later there, Carol's later under the new one.
+    store.put("ws/acme/looked/alice", body(start - 3_000)).await;
+    store.put("ws/acme/looked/bob", body(start - 1_000)).await;
+    store.put("ws/acme/looked/carol", body(start - 2_000)).await;
+    index
+        .look(&ws(), &user("bob"), at(start - 2_000))
+        .await
+        .unwrap();
+    index
+        .look(&ws(), &user("carol"), at(start - 1_000))
+        .await
+        .unwrap();
+    assert_eq!(index.looked(&ws(), &alice()).await.unwrap(), none());
+
+    let dry = index.sweep(&ws(), true).await.unwrap();
+    assert_eq!(dry.moved_looks, 3, "{}", b.name);
+    assert_eq!(dry.listed.get(&KeyKind::Look), Some(&3), "{}", b.name);
+    assert_eq!(store.paths("ws/acme/looked").await.len(), 3, "{}", b.name);
+
+    let real = index.sweep(&ws(), false).await.unwrap();
+    assert_eq!(real.moved_looks, 3, "{}", b.name);
+    assert_eq!(real.listed.get(&KeyKind::Look), Some(&3), "{}", b.name);
+    assert_eq!(real.deletes, vec![], "{}", b.name);
+    let first: Vec<String> = store.paths("ws/acme/looked").await;
+    assert_eq!(first, Vec::<String>::new(), "{}", b.name);
+    for (who, ms) in [
+        ("alice", start - 3_000),
+        ("bob", start - 1_000),
+        ("carol", start - 1_000),
+    ] {
+        let kept = index.looked(&ws(), &user(who)).await.unwrap();
+        assert_eq!(kept, look(at(ms)), "{}: {who}", b.name);
+    }
+    let again = index.sweep(&ws(), false).await.unwrap();
+    assert_eq!(again.moved_looks, 0, "{}", b.name);
 }

@@ -44,6 +44,7 @@ mod looks;
 mod marker_index;
 mod mine;
 mod ownership;
+mod pins;
 mod register;
 mod stress;
 mod support;
@@ -111,8 +112,11 @@ scenarios! {
     finished_long_ago => expiry::finished_long_ago,
     grace_for_a_recordless_marker => grace::recordless_marker,
     dismissals_are_per_viewer => dismissals::per_viewer_and_cleaned_up,
+    pins_are_at_the_top_for_their_viewer_alone => pins::at_the_top_for_their_viewer_alone,
+    pins_outlast_keep_finished_and_end_with_the_record => pins::outlast_keep_finished_and_end_with_the_record,
     looks_are_per_viewer_and_pruned_with_the_workspace => looks::per_viewer_and_pruned_with_the_workspace,
     a_look_that_cannot_be_read_is_an_error => looks::errors_are_never_none,
+    looks_first_kept_with_the_items_are_moved => looks::first_names_are_moved_by_the_janitor,
     mine_and_stalled => mine::filter_and_stalled,
     mine_in_a_busy_workspace => mine::busy_workspace_bounded_cost,
     // Records.

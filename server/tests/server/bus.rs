@@ -170,3 +170,22 @@ async fn a_heartbeat_going_stale_reaches_the_live_page_with_no_write() {
     .await;
     assert!(found.is_ok(), "never shown stalled: {pages:?}");
 }
+
+/// A fact lost at a join (issue 47.4): B drops every fact it hears, and A registers as soon as
+/// B listens, so A's fact is the first B hears of A. However soon after B subscribed it came,
+/// its loss is found (B's join waits until it has heard its peers, and their next beats show
+/// the gap), and the item reaches B's viewer with no period to fall back on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fact_lost_as_a_server_joins_still_reaches_its_viewers() {
+    let redis = Redis::start();
+    let (a, b) = servers(&redis, &["--test-drop-facts", "1"]);
+    // `Served::start_on` returns once B listens, and B listens once it is on the bus.
+    let writer = token("ada", "acme", true, "1h");
+    let mut on_b = Viewer::open(&b, "bob").await;
+    let id = a.client().register(&writer, "acme", "at-the-join").await.id;
+    on_b.until("a registration whose fact B lost as it joined", |cards| {
+        cards.iter().any(|c| c.0 == id)
+    })
+    .await;
+    on_b.agrees_with(&b, "after the lost fact").await;
+}

@@ -193,17 +193,14 @@ async fn serve_moves_a_store_of_the_old_layout_and_lists_the_same_cards() {
     assert!(left.is_empty(), "old keys left behind: {left:?}");
 }
 
-/// Back to the old layout: `ws/demo/{kind}/{rest}` becomes `{kind}/demo/{rest}`, except the
-/// viewers' looks (no old layout had them).
+/// Back to the old layout: `ws/demo/{kind}/{rest}` becomes `{kind}/demo/{rest}` (the viewers'
+/// looks, which no old layout had, live apart under `looked/`).
 fn to_old_layout(dir: &std::path::Path) {
     let new_root = dir.join("ws");
     for file in common::server::walk(&new_root) {
         let rel = file.strip_prefix(&new_root).unwrap();
         let mut parts = rel.iter();
         let (ws, kind) = (parts.next().unwrap(), parts.next().unwrap());
-        if kind == "looked" {
-            continue;
-        }
         let old = dir.join(kind).join(ws).join(parts.as_path());
         std::fs::create_dir_all(old.parent().unwrap()).unwrap();
         std::fs::rename(&file, &old).unwrap();
@@ -220,7 +217,7 @@ async fn prune_dry_run_on_the_old_layout_says_what_a_real_run_does() {
     let ws = Workspace::parse("demo").unwrap();
     let viewer = UserId::parse("ada").unwrap();
     index.look(&ws, &viewer, chrono::Utc::now()).await.unwrap();
-    let look = dir.path().join("ws/demo/looked/ada");
+    let look = dir.path().join("looked/demo/ada");
     let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
     std::fs::File::options()
         .write(true)

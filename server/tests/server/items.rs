@@ -81,3 +81,76 @@ async fn item_commands_say_what_is_wrong() {
         .await
         .contains("cannot reach"));
 }
+
+/// An item's `detail`, the line under its title: set at registration (`POST`, `pickup item
+/// start`, `pickup run`), changed by any update (`PUT`, `pickup item update`, "" removes it),
+/// kept by an update that does not say it, and refused by the title's rule at every door.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_items_detail_is_set_changed_and_refused_by_the_titles_rule() {
+    use super::run::run_args;
+    use axum::http::StatusCode;
+    use serde_json::json;
+    let s = Served::start(&[]);
+    let token = writer();
+    let detail = |key: &'static str| {
+        let s = &s;
+        async move { card(s, key).await.unwrap()["detail"].clone() }
+    };
+    let start = [
+        "start",
+        "--ws",
+        WS,
+        "--key",
+        "up",
+        "--title",
+        "Upload",
+        "--detail",
+        " 0 of 12 files ",
+    ];
+    let id = item(&s, &token, &start).await;
+    let id = id.trim_end();
+    assert_eq!(detail("up").await, "0 of 12 files", "trimmed");
+
+    let body = json!({"title": "Upload", "status": "running", "detail": "3 of 12 files"});
+    let put = s.client().update(&token, WS, id, &body).await;
+    assert_eq!(put.status, StatusCode::OK, "{}", put.text());
+    assert_eq!(detail("up").await, "3 of 12 files");
+    item(&s, &token, &["update", "--ws", WS, id, "--progress", "0.5"]).await;
+    assert_eq!(detail("up").await, "3 of 12 files", "kept when not said");
+    item(&s, &token, &["update", "--ws", WS, id, "--detail", ""]).await;
+    assert_eq!(detail("up").await, Value::Null, "\"\" removes it");
+
+    let ran = cli::producer(
+        &s.url,
+        &token,
+        &run_args("job", &["--detail", "Step 1"], "true"),
+    )
+    .await;
+    assert!(ran.exited(0), "{:?} {}", ran.code, ran.err);
+    assert_eq!(detail("job").await, "Step 1");
+
+    for bad in [
+        "d".repeat(121),
+        "a\u{202E}b".to_string(),
+        "two\nlines".to_string(),
+    ] {
+        let body = json!({"key": "bad", "title": "T", "detail": bad});
+        let res = s.client().registered(&token, WS, &body).await;
+        assert_eq!(
+            (res.status, res.error()),
+            (StatusCode::BAD_REQUEST, "invalid_body".to_string()),
+            "{bad:?}"
+        );
+        assert!(res.text().contains("detail must be"), "{}", res.text());
+        let body = json!({"title": "Upload", "status": "running", "detail": bad});
+        let res = s.client().update(&token, WS, id, &body).await;
+        assert_eq!(res.status, StatusCode::BAD_REQUEST, "{bad:?}");
+        let args = run_args("job", &["--detail", &bad], "true");
+        let ran = cli::producer(&s.url, &token, &args).await;
+        assert!(
+            ran.refusal().contains("detail must be"),
+            "{}",
+            ran.refusal()
+        );
+    }
+}

@@ -35,7 +35,7 @@ fn looks(s: &InProcess) -> Vec<String> {
                 .to_string_lossy()
                 .into_owned()
         })
-        .filter(|f| f.contains("/looked/"))
+        .filter(|f| f.starts_with("looked/"))
         .collect()
 }
 
@@ -66,7 +66,7 @@ async fn a_look_round_trips_at_both_doors_and_is_the_viewers_own() {
         get(&c, Some(&alice)).await.value(),
         json!({"at": "2026-01-02T03:04:05.678Z"})
     );
-    assert_eq!(looks(&s), vec!["ws/acme/looked/alice".to_string()]);
+    assert_eq!(looks(&s), vec!["looked/acme/alice".to_string()]);
 
     // Bob's token sees his own (none), never Alice's; his look does not touch hers.
     assert_eq!(get(&c, Some(&bob)).await.value(), json!({"at": null}));
@@ -95,8 +95,8 @@ async fn a_look_round_trips_at_both_doors_and_is_the_viewers_own() {
         json!({"at": "2026-01-03T00:00:00.000Z"})
     );
     let mut want = vec![
-        "ws/acme/looked/alice".to_string(),
-        "ws/acme/looked/bob".to_string(),
+        "looked/acme/alice".to_string(),
+        "looked/acme/bob".to_string(),
     ];
     want.sort();
     let mut got = looks(&s);
@@ -281,7 +281,7 @@ async fn an_unreadable_look_is_503() {
     let alice = token("alice", "acme", false);
     let res = put(&c, Some(&alice), json!({"at": "2026-01-02T03:04:05Z"})).await;
     assert_eq!(res.status, StatusCode::OK);
-    std::fs::write(s.dir.path().join("ws/acme/looked/alice"), "{").unwrap();
+    std::fs::write(s.dir.path().join("looked/acme/alice"), "{").unwrap();
     let res = get(&c, Some(&alice)).await;
     assert_eq!(
         (res.status, res.error()),

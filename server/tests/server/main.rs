@@ -30,6 +30,7 @@ mod logs;
 mod looks;
 mod metrics;
 mod openapi;
+mod pins;
 mod run;
 mod run_process;
 mod scale_out;

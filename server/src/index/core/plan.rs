@@ -31,6 +31,9 @@ pub enum Reason {
     /// A viewer's last look at a workspace with no item left, written longer ago than the
     /// grace period plus the skew.
     OrphanLook,
+    /// A viewer's pin of an item whose record is gone, past the grace period plus the skew, or
+    /// of an id past the TTL.
+    OrphanPin,
 }
 
 impl Reason {
@@ -45,6 +48,7 @@ impl Reason {
             Reason::OrphanRecord => "orphan_record",
             Reason::OrphanOwnerMarker => "orphan_owner_marker",
             Reason::OrphanLook => "orphan_look",
+            Reason::OrphanPin => "orphan_pin",
         }
     }
 }
@@ -60,6 +64,7 @@ impl fmt::Display for Reason {
             Reason::OrphanRecord => f.write_str("record whose marker no longer exists"),
             Reason::OrphanOwnerMarker => f.write_str("owner marker of an item that is gone"),
             Reason::OrphanLook => f.write_str("look at a workspace that has no marker left"),
+            Reason::OrphanPin => f.write_str("pin of an item that is gone"),
         }
     }
 }

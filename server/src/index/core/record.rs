@@ -4,6 +4,7 @@
 
 use super::id::ItemId;
 use super::names::{UserId, Workspace};
+use app::contract::item::MAX_DETAIL_CHARS;
 use app::contract::{
     stored_text, stored_url, ItemRecord, ItemUpdate, NewItem, Owner, Status, MAX_NAME_CHARS,
     MAX_TITLE_CHARS, MAX_URL_CHARS,
@@ -52,6 +53,8 @@ pub(crate) fn owner_and_time(bytes: &[u8]) -> Option<(Owner, u64)> {
 pub enum BodyError {
     #[error("title must be 1 to {MAX_TITLE_CHARS} characters, with no control or bidirectional-control characters")]
     Title,
+    #[error("detail must be at most {MAX_DETAIL_CHARS} characters, with no control or bidirectional-control characters")]
+    Detail,
     #[error("url must be an http(s) URL or a path starting with '/', at most {MAX_URL_CHARS} characters, with no spaces, backslashes, control or bidirectional-control characters")]
     Url,
     #[error("progress must be a number from 0 to 1, or null")]
@@ -75,6 +78,16 @@ pub(crate) enum RecordError {
 
 fn check_title(title: &str) -> Result<String, BodyError> {
     stored_text(title, MAX_TITLE_CHARS).ok_or(BodyError::Title)
+}
+
+/// The line under the title: the title's rule, shorter; empty is none.
+fn check_detail(detail: Option<&str>) -> Result<Option<String>, BodyError> {
+    match detail.map(str::trim).filter(|d| !d.is_empty()) {
+        None => Ok(None),
+        Some(d) => stored_text(d, MAX_DETAIL_CHARS)
+            .map(Some)
+            .ok_or(BodyError::Detail),
+    }
 }
 
 /// A person's display name (an item's owner).
@@ -109,6 +122,19 @@ pub(crate) fn ms_to_time(ms: u64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis(ms as i64).unwrap_or_default()
 }
 
+/// `item` as it would be stored: each field by its rule (the key's is the id's, checked as a
+/// name). For a producer's checks before it sends, and the server's.
+pub(crate) fn checked_new(item: &NewItem) -> Result<NewItem, BodyError> {
+    Ok(NewItem {
+        key: item.key.clone(),
+        title: check_title(&item.title)?,
+        detail: check_detail(item.detail.as_deref())?,
+        url: check_url(item.url.as_deref())?,
+        status: Some(check_status(item.status.unwrap_or(Status::Queued))?),
+        progress: check_progress(item.progress)?,
+    })
+}
+
 /// A new record for `id`, created now.
 pub(crate) fn new_record(
     ws: &Workspace,
@@ -117,15 +143,17 @@ pub(crate) fn new_record(
     owner: Owner,
 ) -> Result<ItemRecord, BodyError> {
     let now = ms_to_time(id.created_ms());
-    let status = check_status(item.status.unwrap_or(Status::Queued))?;
+    let item = checked_new(item)?;
+    let status = item.status.unwrap_or_default();
     Ok(ItemRecord {
         id: id.to_string(),
         ws: ws.to_string(),
         key: id.key().to_string(),
-        title: check_title(&item.title)?,
-        url: check_url(item.url.as_deref())?,
+        title: item.title,
+        detail: item.detail,
+        url: item.url,
         status,
-        progress: check_progress(item.progress)?,
+        progress: item.progress,
         owner,
         created_at: now,
         updated_at: now,
@@ -165,6 +193,7 @@ pub(crate) fn updated_record(
         ws: ws.to_string(),
         key: id.key().to_string(),
         title: check_title(&up.title)?,
+        detail: check_detail(up.detail.as_deref())?,
         url: check_url(up.url.as_deref())?,
         status: check_status(up.status)?,
         progress: check_progress(up.progress)?,
@@ -200,6 +229,9 @@ pub(crate) fn check_as_written(
     UserId::parse(&record.owner.sub).map_err(|_| RecordError::Mismatch("owner"))?;
     if check_title(&record.title)? != record.title {
         return Err(BodyError::Title.into());
+    }
+    if check_detail(record.detail.as_deref())? != record.detail {
+        return Err(BodyError::Detail.into());
     }
     if check_url(record.url.as_deref())? != record.url {
         return Err(BodyError::Url.into());
@@ -263,7 +295,13 @@ mod tests {
             let text = format!("report{c}fdp.exe");
             assert_eq!(check_title(&text), Err(BodyError::Title), "{c:?}");
             assert_eq!(check_name(&text), Err(BodyError::OwnerName), "{c:?}");
+            assert_eq!(check_detail(Some(&text)), Err(BodyError::Detail), "{c:?}");
         }
+        assert_eq!(check_detail(Some(" 3 of 12 ")), Ok(Some("3 of 12".into())));
+        assert_eq!(check_detail(Some("  ")), Ok(None), "empty is none");
+        assert_eq!(check_detail(None), Ok(None));
+        assert!(check_detail(Some(&"é".repeat(120))).is_ok());
+        assert_eq!(check_detail(Some(&"d".repeat(121))), Err(BodyError::Detail));
         assert_eq!(check_name(" Alice ").as_deref(), Ok("Alice"));
         assert!(check_name("  ").is_err());
         assert!(check_name(&"n".repeat(201)).is_err());

@@ -2,12 +2,16 @@
 //! and every listing a [`Scope`]. Paths are made here and parsed back here, nowhere else.
 //!
 //! Workspace first (`ws/{ws}/markers/…`, `ws/{ws}/items/…`): one listing of `ws/{ws}/` is
-//! everything a workspace holds, which is what a live watcher's reconcile reads. Stores written
-//! before this layout have kind-first keys (`markers/{ws}/…`); [`Key::parse_legacy`] reads
-//! those names so that `store::legacy` can move them.
+//! every key a workspace's pages are made of, which is what a live watcher's reconcile reads.
+//! Stores written before this layout have kind-first keys (`markers/{ws}/…`);
+//! [`Key::parse_legacy`] reads those names so that `store::legacy` can move them.
 //!
-//! Most keys name an item ([`Key::id`]); a viewer's last look at a workspace
-//! (`ws/{ws}/looked/{user}`, [`Key::Look`]) names none, and the old layout never had one.
+//! Most keys name an item ([`Key::id`]); a viewer's last look at a workspace ([`Key::Look`])
+//! names none, and lives apart, under `looked/{ws}/{user}`: a workspace has a look for every
+//! viewer it ever had, and under `ws/{ws}/` every reconcile listed them all (1,000 viewers
+//! were 1,000 of 1,150 keys beside 50 items, and a second LIST request). Looks first kept
+//! there (`ws/{ws}/looked/{user}`) are moved by the janitor (`store::look`). The old layout
+//! never had looks.
 
 use crate::index::ItemId;
 use crate::index::{Key, KeyKind, UserId, Workspace};
@@ -22,18 +26,28 @@ pub(super) const LEGACY_ROOTS: [&str; 4] = ["items", "owners", "dismissed", "mar
 
 const RECORD_SUFFIX: &str = ".json";
 
-/// The directory of the viewers' looks; not one of [`LEGACY_ROOTS`]: no old layout had looks.
-const LOOKED: &str = "looked";
+/// The prefix the viewers' looks live under (`looked/{ws}/{user}`); not one of
+/// [`LEGACY_ROOTS`]: no old layout had looks.
+pub(super) const LOOKED: &str = "looked";
+
+/// The directory of the viewers' pins; newer than the old layout too.
+const PINNED: &str = "pinned";
 
 impl Key {
     pub fn path(&self) -> Path {
-        let (dir, name) = self.named();
-        Path::from(format!("{ROOT}/{}/{dir}/{name}", self.ws()))
+        match self {
+            Key::Look(ws, user) => Path::from(format!("{LOOKED}/{ws}/{user}")),
+            _ => {
+                let (dir, name) = self.named();
+                Path::from(format!("{ROOT}/{}/{dir}/{name}", self.ws()))
+            }
+        }
     }
 
-    /// Where the old kind-first layout kept this key; `None` for a look, which it never had.
+    /// Where the old kind-first layout kept this key; `None` for a look or a pin, which it
+    /// never had.
     pub fn legacy_path(&self) -> Option<Path> {
-        if self.kind() == KeyKind::Look {
+        if matches!(self.kind(), KeyKind::Look | KeyKind::Pin) {
             return None;
         }
         let (dir, name) = self.named();
@@ -48,6 +62,7 @@ impl Key {
             Key::Record(_, id) => ("items", format!("{id}{RECORD_SUFFIX}")),
             Key::Dismissal(_, user, id) => ("dismissed", format!("{user}/{id}")),
             Key::OwnerMarker(_, user, id) => ("owners", format!("{user}/{id}")),
+            Key::Pin(_, user, id) => (PINNED, format!("{user}/{id}")),
             Key::Look(_, user) => (LOOKED, user.to_string()),
         }
     }
@@ -57,6 +72,10 @@ impl Key {
         let parts: Vec<_> = path.parts().collect();
         match parts.iter().map(|p| p.as_ref()).collect::<Vec<_>>()[..] {
             [root, ws, kind, ref rest @ ..] if root == ROOT => Self::of_kind(ws, kind, rest),
+            [root, ws, user] if root == LOOKED => Some(Key::Look(
+                Workspace::parse(ws).ok()?,
+                UserId::parse(user).ok()?,
+            )),
             _ => None,
         }
     }
@@ -71,7 +90,9 @@ impl Key {
     pub fn parse_legacy(path: &Path) -> Option<Key> {
         let parts: Vec<_> = path.parts().collect();
         match parts.iter().map(|p| p.as_ref()).collect::<Vec<_>>()[..] {
-            [kind, ws, ref rest @ ..] if kind != LOOKED => Self::of_kind(ws, kind, rest),
+            [kind, ws, ref rest @ ..] if kind != LOOKED && kind != PINNED => {
+                Self::of_kind(ws, kind, rest)
+            }
             _ => None,
         }
     }
@@ -86,7 +107,7 @@ impl Key {
             ("items", [file]) => Some(Key::Record(ws, id(file.strip_suffix(RECORD_SUFFIX)?)?)),
             ("dismissed", [u, i]) => Some(Key::Dismissal(ws, user(u)?, id(i)?)),
             ("owners", [u, i]) => Some(Key::OwnerMarker(ws, user(u)?, id(i)?)),
-            (LOOKED, [u]) => Some(Key::Look(ws, user(u)?)),
+            (PINNED, [u, i]) => Some(Key::Pin(ws, user(u)?, id(i)?)),
             _ => None,
         }
     }
@@ -99,10 +120,11 @@ impl std::fmt::Display for Key {
 }
 
 /// What a listing covers: the keys of one kind in a workspace, or of one user in it, or all
-/// of a workspace's keys.
+/// of a workspace's item keys.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum Scope {
-    /// Every key of the workspace, of every kind (a live watcher's reconcile).
+    /// Every key of the workspace's items, of every kind: what its pages are made of (a live
+    /// watcher's reconcile). Not the viewers' looks, which live apart.
     Workspace(Workspace),
     /// Every item listed in the workspace.
     Markers(Workspace),
@@ -114,6 +136,10 @@ pub(crate) enum Scope {
     Dismissals(Workspace, UserId),
     /// Every dismissal of the workspace (the janitor's).
     AllDismissals(Workspace),
+    /// What one viewer pinned.
+    Pins(Workspace, UserId),
+    /// Every pin of the workspace (the janitor's, a live watcher's).
+    AllPins(Workspace),
     /// Every record of the workspace (the janitor's).
     Records(Workspace),
     /// Every viewer's look at the workspace (the janitor's).
@@ -129,6 +155,8 @@ impl Scope {
             | Scope::AllOwnerMarkers(ws)
             | Scope::Dismissals(ws, _)
             | Scope::AllDismissals(ws)
+            | Scope::Pins(ws, _)
+            | Scope::AllPins(ws)
             | Scope::Records(ws)
             | Scope::Looks(ws) => ws,
         }
@@ -143,8 +171,10 @@ impl Scope {
             Scope::AllOwnerMarkers(ws) => format!("{ROOT}/{ws}/owners"),
             Scope::Dismissals(ws, user) => format!("{ROOT}/{ws}/dismissed/{user}"),
             Scope::AllDismissals(ws) => format!("{ROOT}/{ws}/dismissed"),
+            Scope::Pins(ws, user) => format!("{ROOT}/{ws}/{PINNED}/{user}"),
+            Scope::AllPins(ws) => format!("{ROOT}/{ws}/{PINNED}"),
             Scope::Records(ws) => format!("{ROOT}/{ws}/items"),
-            Scope::Looks(ws) => format!("{ROOT}/{ws}/{LOOKED}"),
+            Scope::Looks(ws) => format!("{LOOKED}/{ws}"),
         })
     }
 
@@ -159,10 +189,12 @@ impl Scope {
             Scope::Dismissals(ws, user) => {
                 Some(Key::Dismissal(ws.clone(), user.clone(), id.clone()))
             }
+            Scope::Pins(ws, user) => Some(Key::Pin(ws.clone(), user.clone(), id.clone())),
             Scope::Records(ws) => Some(Key::Record(ws.clone(), id.clone())),
             Scope::Workspace(_)
             | Scope::AllOwnerMarkers(_)
             | Scope::AllDismissals(_)
+            | Scope::AllPins(_)
             | Scope::Looks(_) => None,
         }
     }
@@ -170,14 +202,16 @@ impl Scope {
     /// Whether `key` belongs to this scope.
     pub(crate) fn contains(&self, key: &Key) -> bool {
         match (self, key) {
-            (Scope::Workspace(ws), key) => ws == key.ws(),
+            (Scope::Workspace(ws), key) => ws == key.ws() && key.kind() != KeyKind::Look,
             (Scope::Markers(ws), Key::Marker(k, _)) | (Scope::Records(ws), Key::Record(k, _)) => {
                 ws == k
             }
             (Scope::OwnerMarkers(ws, user), Key::OwnerMarker(k, u, _))
-            | (Scope::Dismissals(ws, user), Key::Dismissal(k, u, _)) => ws == k && user == u,
+            | (Scope::Dismissals(ws, user), Key::Dismissal(k, u, _))
+            | (Scope::Pins(ws, user), Key::Pin(k, u, _)) => ws == k && user == u,
             (Scope::AllOwnerMarkers(ws), Key::OwnerMarker(k, ..))
             | (Scope::AllDismissals(ws), Key::Dismissal(k, ..))
+            | (Scope::AllPins(ws), Key::Pin(k, ..))
             | (Scope::Looks(ws), Key::Look(k, _)) => ws == k,
             _ => false,
         }
@@ -242,7 +276,7 @@ mod tests {
         }
         assert_eq!(
             Key::Look(ws(), user.clone()).path().as_ref(),
-            "ws/acme/looked/ada"
+            "looked/acme/ada"
         );
         assert_eq!(Key::Look(ws(), user.clone()).id(), None);
         for stray in [
@@ -255,8 +289,12 @@ mod tests {
             "ws/acme/markers/a/b",
             "ws/acme/other/1",
             "ws/acme/looked",
+            "ws/acme/looked/ada",
             "ws/acme/looked/ada/1",
             "ws/acme/looked/Not A User",
+            "looked/acme",
+            "looked/acme/ada/1",
+            "looked/Not A Workspace/ada",
         ] {
             assert_eq!(Key::parse(&Path::from(stray)), None, "{stray}");
         }
@@ -273,7 +311,6 @@ mod tests {
             Key::Record(ws(), id.clone()),
             Key::Dismissal(ws(), user.clone(), id.clone()),
             Key::OwnerMarker(ws(), user.clone(), id.clone()),
-            Key::Look(ws(), user.clone()),
         ] {
             assert!(all.contains(&key), "{key}");
             let under = format!("{}/", all.prefix());
@@ -319,13 +356,17 @@ mod tests {
         assert_eq!(Key::Look(ws(), user).legacy_path(), None);
     }
 
+    /// A look is no part of a page: not under the prefix a reconcile lists, nor in any scope
+    /// but the looks'.
     #[test]
     fn looks_list_apart_from_every_item_scope() {
         let user = UserId::parse("ada").unwrap();
         let look = Key::Look(ws(), user.clone());
         assert!(Scope::Looks(ws()).contains(&look));
-        assert!(Scope::Workspace(ws()).contains(&look));
+        let under = format!("{}/", Scope::Workspace(ws()).prefix());
+        assert!(!look.path().as_ref().starts_with(&under), "{look}");
         for scope in [
+            Scope::Workspace(ws()),
             Scope::Markers(ws()),
             Scope::Records(ws()),
             Scope::OwnerMarkers(ws(), user.clone()),
@@ -336,7 +377,12 @@ mod tests {
         ] {
             assert!(!scope.contains(&look), "{scope}");
         }
-        assert_eq!(Scope::Looks(ws()).prefix().as_ref(), "ws/acme/looked");
+        assert_eq!(Scope::Looks(ws()).prefix().as_ref(), "looked/acme");
+        let other = Scope::Looks(Workspace::parse("acme2").unwrap());
+        assert!(!look
+            .path()
+            .as_ref()
+            .starts_with(&format!("{}/", other.prefix())));
     }
 
     #[test]

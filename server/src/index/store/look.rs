@@ -1,15 +1,21 @@
-//! A viewer's last look at a workspace (`ws/{ws}/looked/{user}`): one small object per viewer,
+//! A viewer's last look at a workspace (`looked/{ws}/{user}`): one small object per viewer,
 //! written by that viewer only, with a plain put (never a shared list read, changed and written
 //! back). Its body is `{"at": "…"}`, a time in the server's canonical RFC 3339 form.
+//!
+//! Looks were first kept under the workspace's prefix (`ws/{ws}/looked/{user}`), which every
+//! live reconcile lists; the janitor moves each to its name now ([`Store::move_first_looks`]),
+//! keeping the later of the two where a viewer has both. Until then a look under its first name
+//! is not read: that viewer's next visit is as a first one.
 
 use super::error::{Result, StoreError};
-use super::key::Scope;
+use super::key::{Scope, LOOKED, ROOT};
 use super::{Op, Store, Timer};
 use crate::index::Key;
 use crate::index::{UserId, Workspace};
 use bytes::Bytes;
 use chrono::{DateTime, SecondsFormat, Utc};
 use futures::TryStreamExt;
+use object_store::path::Path;
 use object_store::PutMode;
 use serde::{Deserialize, Serialize};
 
@@ -71,29 +77,101 @@ impl Store {
     }
 
     /// Every viewer's look at `ws`, with when each was written (one listing; read by none).
-    /// Names under `ws/{ws}/looked/` that are not looks are logged and left out.
+    /// Names under `looked/{ws}/` that are not looks are logged and left out.
     pub(crate) async fn looks(&self, ws: &Workspace) -> Result<Vec<ListedLook>> {
         let scope = Scope::Looks(ws.clone());
-        let metas: Vec<_> = {
-            let _timer = Timer::start(Op::List);
-            self.inner.list(Some(&scope.prefix())).try_collect().await?
-        };
-        metrics::counter!(crate::metrics::STORE_KEYS_LISTED).increment(metas.len() as u64);
         let mut found = Vec::new();
-        for meta in metas {
-            match Key::parse(&meta.location).filter(|k| scope.contains(k)) {
-                Some(key) => found.push(ListedLook {
-                    key,
-                    written_ms: meta.last_modified.timestamp_millis().max(0) as u64,
-                }),
-                None => {
-                    tracing::warn!(%scope, name = %meta.location, "not a key Pickup wrote: kept")
-                }
+        for (path, written_ms) in self.list_written(&scope.prefix()).await? {
+            match Key::parse(&path).filter(|k| scope.contains(k)) {
+                Some(key) => found.push(ListedLook { key, written_ms }),
+                None => tracing::warn!(%scope, name = %path, "not a key Pickup wrote: kept"),
             }
         }
         found.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(found)
     }
+
+    /// The looks of `ws` still under their first name (`ws/{ws}/looked/{user}`), each with the
+    /// look it is moved to (one listing). Names there that are no viewer's are logged and left.
+    pub(crate) async fn first_looks(&self, ws: &Workspace) -> Result<Vec<(Path, ListedLook)>> {
+        let mut found = Vec::new();
+        for (path, written_ms) in self.list_written(&first_names(ws)).await? {
+            let user = match path.parts().collect::<Vec<_>>()[..] {
+                [_, _, _, ref user] => UserId::parse(user.as_ref()).ok(),
+                _ => None,
+            };
+            match user {
+                Some(user) => {
+                    let key = Key::Look(ws.clone(), user);
+                    found.push((path, ListedLook { key, written_ms }));
+                }
+                None => tracing::warn!(%ws, name = %path, "not a look Pickup wrote: kept"),
+            }
+        }
+        found.sort_by(|a, b| a.1.key.cmp(&b.1.key));
+        Ok(found)
+    }
+
+    /// Move each look of `ws` still under its first name to its name now (a read, a
+    /// create-only put and a delete each; one listing when there is none). A viewer who has
+    /// both (a look written since the upgrade) keeps the later. Answers how many moved.
+    pub(crate) async fn move_first_looks(&self, ws: &Workspace) -> Result<usize> {
+        let mut moved = 0;
+        for (old, listed) in self.first_looks(ws).await? {
+            let Some(stored) = self.read_path(&old).await? else {
+                // Moved by another server since the listing.
+                continue;
+            };
+            let new = listed.key.path();
+            match self.put(&new, stored.bytes.clone(), PutMode::Create).await {
+                Ok(_) => {}
+                Err(StoreError::Exists) => {
+                    let Key::Look(ws, user) = &listed.key else {
+                        unreachable!("first_looks lists looks")
+                    };
+                    // An unreadable look is older than any readable one.
+                    let kept = self.look(ws, user).await.ok().flatten();
+                    if body_time(&stored.bytes).is_some_and(|first| Some(first) > kept) {
+                        self.put(&new, stored.bytes, PutMode::Overwrite).await?;
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+            self.delete_path(&old).await?;
+            moved += 1;
+        }
+        if moved > 0 {
+            tracing::info!(%ws, moved, "moved viewers' looks from ws/{{ws}}/looked/ to looked/{{ws}}/");
+        }
+        Ok(moved)
+    }
+
+    /// Each object under `prefix` with its last-modified time (ms since the epoch): one
+    /// listing.
+    async fn list_written(&self, prefix: &Path) -> Result<Vec<(Path, u64)>> {
+        let metas: Vec<_> = {
+            let _timer = Timer::start(Op::List);
+            self.inner.list(Some(prefix)).try_collect().await?
+        };
+        metrics::counter!(crate::metrics::STORE_KEYS_LISTED).increment(metas.len() as u64);
+        Ok(metas
+            .into_iter()
+            .map(|m| (m.location, m.last_modified.timestamp_millis().max(0) as u64))
+            .collect())
+    }
+}
+
+/// Where the looks of `ws` were first kept: a directory of the workspace's, named as the root
+/// of looks is now.
+fn first_names(ws: &Workspace) -> Path {
+    Path::from(format!("{ROOT}/{ws}/{LOOKED}"))
+}
+
+/// The time a look's body holds, if it is a look.
+fn body_time(bytes: &[u8]) -> Option<DateTime<Utc>> {
+    let body: LookJson = serde_json::from_slice(bytes).ok()?;
+    let at = DateTime::parse_from_rfc3339(&body.at).ok()?;
+    Some(at.with_timezone(&Utc))
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ pub(super) use retry::Retry;
 use crate::index::{ItemId, Key, Version, Workspace};
 use bytes::Bytes;
 use error::is_transient;
-use key::ROOT;
+use key::{LOOKED, ROOT};
 use object_store::list::PaginatedListStore;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
@@ -81,6 +81,8 @@ struct Paged {
     store: Arc<dyn PaginatedListStore>,
     /// The prefix of the store's URL (`s3://bucket/{root}`), which `inner` adds itself.
     root: String,
+    /// The most keys one page of this cloud's holds.
+    most: usize,
 }
 
 /// An object read, with the version it was read at.
@@ -115,11 +117,18 @@ impl Store {
     }
 
     /// List through `store`'s paginated listing instead: the same objects as `inner`, under
-    /// `root` (the prefix `inner` adds itself, if it is a `PrefixStore`).
-    pub(super) fn with_pages(mut self, store: Arc<dyn PaginatedListStore>, root: &Path) -> Self {
+    /// `root` (the prefix `inner` adds itself, if it is a `PrefixStore`), in pages of at most
+    /// `most` keys (the cloud's own limit).
+    pub(super) fn with_pages(
+        mut self,
+        store: Arc<dyn PaginatedListStore>,
+        root: &Path,
+        most: usize,
+    ) -> Self {
         self.pages = Some(Paged {
             store,
             root: root.as_ref().to_string(),
+            most,
         });
         self
     }
@@ -150,10 +159,11 @@ impl Store {
         self.order
     }
 
-    /// Whether listings ask the store for pages of the size the reader needs.
+    /// The most keys a page holds, when listings ask the store for pages of the size the
+    /// reader needs (`None`: one plain listing).
     #[cfg(test)]
-    fn lists_in_pages(&self) -> bool {
-        self.pages.is_some()
+    fn page_most(&self) -> Option<usize> {
+        self.pages.as_ref().map(|p| p.most)
     }
 
     // ---- reads ----------------------------------------------------------------------------
@@ -209,44 +219,28 @@ impl Store {
     /// A scope's keys with the version each was listed at (one listing, in key order): what a
     /// live watcher compares with its copy to read only what changed.
     pub(super) async fn list_versions(&self, scope: &Scope) -> Result<Vec<(Key, Version)>> {
-        use futures::TryStreamExt;
-        let _timer = Timer::start(Op::List);
-        let prefix = scope.prefix();
-        let metas: Vec<_> = self.inner.list(Some(&prefix)).try_collect().await?;
-        metrics::counter!(crate::metrics::STORE_KEYS_LISTED).increment(metas.len() as u64);
-        let mut found: Vec<(Key, Version)> = metas
-            .into_iter()
-            .filter_map(|meta| {
-                let key = Key::parse(&meta.location).filter(|k| scope.contains(k))?;
-                Some((
-                    key,
-                    Version {
-                        e_tag: meta.e_tag,
-                        version: meta.version,
-                    },
-                ))
-            })
-            .collect();
-        found.sort_by(|a, b| a.0.cmp(&b.0));
-        Ok(found)
+        self.pages(scope, None).versions().await
     }
 
-    /// Every workspace that has any key (one listing of [`ROOT`] by directory). Names that
-    /// are not workspaces are skipped and logged.
+    /// Every workspace that has any key (one listing by directory of [`ROOT`], and one of
+    /// [`LOOKED`]: a workspace whose items are all gone still has its viewers' looks, which
+    /// the janitor sweeps). Names that are not workspaces are skipped and logged.
     pub(super) async fn workspaces(&self) -> Result<BTreeSet<Workspace>> {
         let mut found = BTreeSet::new();
-        let listing = {
-            let _timer = Timer::start(Op::List);
-            self.inner
-                .list_with_delimiter(Some(&Path::from(ROOT)))
-                .await?
-        };
-        for prefix in &listing.common_prefixes {
-            match prefix.filename().map(Workspace::parse) {
-                Some(Ok(ws)) => {
-                    found.insert(ws);
+        for root in [ROOT, LOOKED] {
+            let listing = {
+                let _timer = Timer::start(Op::List);
+                self.inner
+                    .list_with_delimiter(Some(&Path::from(root)))
+                    .await?
+            };
+            for prefix in &listing.common_prefixes {
+                match prefix.filename().map(Workspace::parse) {
+                    Some(Ok(ws)) => {
+                        found.insert(ws);
+                    }
+                    _ => tracing::warn!(%prefix, "not a workspace name: skipped"),
                 }
-                _ => tracing::warn!(%prefix, "not a workspace name: skipped"),
             }
         }
         Ok(found)

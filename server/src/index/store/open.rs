@@ -72,6 +72,9 @@ macro_rules! configured {
     }};
 }
 
+/// A cloud's paginated listing, and the most keys one of its pages holds.
+type Pages = (Arc<dyn PaginatedListStore>, usize);
+
 impl Store {
     /// Open the store a `PICKUP_STORE` URL names, with the cloud's options from the
     /// environment (`AWS_*`, `GOOGLE_*`, `AZURE_*`), `given` options winning over those.
@@ -114,40 +117,39 @@ impl Store {
         let order = listing_order(&parsed);
         let (scheme, prefix) = Scheme::parse(&parsed).map_err(|e| backend(e.into()))?;
         let prefix = Path::parse(prefix).map_err(|e| backend(e.into()))?;
-        // The three clouds list in pages whose size Pickup chooses; everything else lists
-        // through `ObjectStore::list`.
-        let (inner, pages): (Arc<dyn ObjectStore>, Option<Arc<dyn PaginatedListStore>>) =
-            match scheme {
-                Scheme::AmazonS3 => {
-                    let s = Arc::new(
-                        configured!(AmazonS3Builder, parsed, options)
-                            .build()
-                            .map_err(backend)?,
-                    );
-                    (s.clone(), Some(s))
-                }
-                Scheme::GoogleCloudStorage => {
-                    let s = Arc::new(
-                        configured!(GoogleCloudStorageBuilder, parsed, options)
-                            .build()
-                            .map_err(backend)?,
-                    );
-                    (s.clone(), Some(s))
-                }
-                Scheme::MicrosoftAzure => {
-                    let s = Arc::new(
-                        configured!(MicrosoftAzureBuilder, parsed, options)
-                            .build()
-                            .map_err(backend)?,
-                    );
-                    (s.clone(), Some(s))
-                }
-                _ => {
-                    let (store, _) =
-                        object_store::parse_url_opts(&parsed, options).map_err(backend)?;
-                    (Arc::from(store), None)
-                }
-            };
+        // The three clouds list in pages whose size Pickup chooses, up to each one's most (a
+        // listing of everything asks for that: 1,000 keys a page on S3 and GCS, 5,000 on Azure);
+        // everything else lists through `ObjectStore::list`.
+        let (inner, pages): (Arc<dyn ObjectStore>, Option<Pages>) = match scheme {
+            Scheme::AmazonS3 => {
+                let s = Arc::new(
+                    configured!(AmazonS3Builder, parsed, options)
+                        .build()
+                        .map_err(backend)?,
+                );
+                (s.clone(), Some((s, 1_000)))
+            }
+            Scheme::GoogleCloudStorage => {
+                let s = Arc::new(
+                    configured!(GoogleCloudStorageBuilder, parsed, options)
+                        .build()
+                        .map_err(backend)?,
+                );
+                (s.clone(), Some((s, 1_000)))
+            }
+            Scheme::MicrosoftAzure => {
+                let s = Arc::new(
+                    configured!(MicrosoftAzureBuilder, parsed, options)
+                        .build()
+                        .map_err(backend)?,
+                );
+                (s.clone(), Some((s, 5_000)))
+            }
+            _ => {
+                let (store, _) = object_store::parse_url_opts(&parsed, options).map_err(backend)?;
+                (Arc::from(store), None)
+            }
+        };
         let inner: Arc<dyn ObjectStore> = if prefix.as_ref().is_empty() {
             inner
         } else {
@@ -155,7 +157,7 @@ impl Store {
         };
         let store = Store::wrap(inner, order, url);
         Ok(match pages {
-            Some(pages) => store.with_pages(pages, &prefix),
+            Some((pages, most)) => store.with_pages(pages, &prefix, most),
             None => store,
         })
     }
@@ -220,15 +222,21 @@ mod tests {
         );
     }
 
+    /// A listing of everything (a reconcile's, a sweep's) asks each cloud for its fullest
+    /// pages: Azure's hold 5,000 keys, and pages of S3's 1,000 there made a workspace of 1,000
+    /// to 5,000 item keys cost several LIST requests a reconcile where one does.
     #[test]
-    fn the_clouds_list_in_pages_and_the_rest_do_not() {
-        let paged = |url: &str| Store::open_with(url, opts(&[])).unwrap().lists_in_pages();
-        assert!(paged("s3://bucket/prefix"));
-        assert!(!paged("memory://"));
-        assert!(!paged(&format!(
-            "file://{}",
-            tempfile::tempdir().unwrap().path().display()
-        )));
+    fn the_clouds_list_in_pages_as_full_as_each_allows_and_the_rest_do_not() {
+        let azure = [
+            ("AZURE_STORAGE_ACCOUNT_NAME", "devstoreaccount1"),
+            ("AZURE_STORAGE_ACCOUNT_KEY", "a2V5"),
+        ];
+        let most = |url: &str| Store::open_with(url, opts(&azure)).unwrap().page_most();
+        assert_eq!(most("s3://bucket/prefix"), Some(1_000));
+        assert_eq!(most("az://container/prefix"), Some(5_000));
+        assert_eq!(most("memory://"), None);
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(most(&format!("file://{}", dir.path().display())), None);
     }
 
     #[test]

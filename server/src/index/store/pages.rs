@@ -9,16 +9,13 @@
 use super::error::Result;
 use super::key::{Found, Scope};
 use super::{ListOrder, Store};
-use crate::index::ItemId;
+use crate::index::{ItemId, Key, Version};
 use futures::stream::BoxStream;
 use futures::StreamExt;
 use object_store::list::{PaginatedListOptions, PaginatedListStore};
 use object_store::path::Path;
 use object_store::ObjectMeta;
 use std::sync::Arc;
-
-/// The most keys one page may ask for (S3's and GCS's own limit).
-const MAX_PAGE: usize = 1_000;
 
 /// A listing of one scope, read a page at a time. On a sorted store the keys come in key
 /// order (newest item first); on others, in no order, and the caller sorts.
@@ -38,6 +35,8 @@ enum Source {
         prefix: String,
         /// The store's root, stripped from what it returns to get Pickup's paths.
         root: String,
+        /// The most keys one of its pages holds (1,000 on S3 and GCS, 5,000 on Azure).
+        most: usize,
         offset: Option<String>,
         token: Option<String>,
         done: bool,
@@ -56,6 +55,7 @@ impl Paging {
                     store: paged.store.clone(),
                     prefix: format!("{}/", under(&scope.prefix())),
                     root: paged.root.clone(),
+                    most: paged.most,
                     offset: offset.as_ref().map(under),
                     token: None,
                     done: false,
@@ -85,13 +85,56 @@ impl Paging {
     /// The next keys, about `want` of them (a page may be shorter, and a short page is not
     /// the end); `None` once the listing is over. An error is an error, never an end.
     pub(crate) async fn next(&mut self, want: usize) -> Result<Option<Found>> {
-        let want = want.clamp(1, MAX_PAGE);
+        let Some(listed) = self.objects(want).await? else {
+            return Ok(None);
+        };
         let mut found = Found::default();
+        for object in listed {
+            match object {
+                Ok(meta) => found.push(&self.scope, &meta.location),
+                Err(name) => found.strays.push(name),
+            }
+        }
+        // A store that cannot start at the offset (or does not list in order) lists it all.
+        if let Some(after) = &self.after {
+            found.keys.retain(|k| k.id().is_some_and(|id| id > after));
+        }
+        Ok(Some(found))
+    }
+
+    /// Every key left with the version it was listed at, in key order: what a live watcher
+    /// compares with its copy. Names that are not the scope's keys are left out.
+    pub(crate) async fn versions(mut self) -> Result<Vec<(Key, Version)>> {
+        let mut found = Vec::new();
+        while let Some(listed) = self.objects(usize::MAX).await? {
+            for meta in listed.into_iter().flatten() {
+                let Some(key) = Key::parse(&meta.location).filter(|k| self.scope.contains(k))
+                else {
+                    continue;
+                };
+                let version = Version {
+                    e_tag: meta.e_tag,
+                    version: meta.version,
+                };
+                found.push((key, version));
+            }
+        }
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(found)
+    }
+
+    /// The next objects listed, about `want` of them, named by their paths under the store's
+    /// root (`Err`: a name that is no path); `None` once the listing is over. On a cloud each
+    /// call is one request, counted as one: a listing of 1,150 keys is two of S3's.
+    async fn objects(&mut self, want: usize) -> Result<Option<Vec<Result<ObjectMeta, String>>>> {
+        let want = want.max(1);
+        let mut listed = Vec::new();
         match &mut self.source {
             Source::Paginated {
                 store,
                 prefix,
                 root,
+                most,
                 offset,
                 token,
                 done,
@@ -105,7 +148,7 @@ impl Paging {
                         Some(prefix),
                         PaginatedListOptions {
                             offset: offset.clone(),
-                            max_keys: Some(want),
+                            max_keys: Some(want.min(*most)),
                             page_token: token.clone(),
                             ..Default::default()
                         },
@@ -124,43 +167,40 @@ impl Paging {
                 }
                 *token = next;
                 *done = token.is_none();
-                for meta in &page.result.objects {
+                for mut meta in page.result.objects {
                     let path = meta.location.as_ref();
                     let path = path.strip_prefix(root.as_str()).unwrap_or(path);
-                    match Path::parse(path.trim_start_matches('/')) {
-                        Ok(path) => found.push(&self.scope, &path),
-                        Err(_) => found.strays.push(path.to_string()),
-                    }
+                    let path = path.trim_start_matches('/');
+                    listed.push(match Path::parse(path) {
+                        Ok(path) => {
+                            meta.location = path;
+                            Ok(meta)
+                        }
+                        Err(_) => Err(path.to_string()),
+                    });
                 }
             }
             Source::Stream(listing) => {
-                while found.keys.len() + found.strays.len() < want {
+                while listed.len() < want {
                     match listing.next().await {
-                        Some(meta) => found.push(&self.scope, &meta?.location),
-                        None if found.keys.is_empty() && found.strays.is_empty() => {
-                            return Ok(None)
-                        }
+                        Some(meta) => listed.push(Ok(meta?)),
+                        None if listed.is_empty() => return Ok(None),
                         None => break,
                     }
                 }
             }
         }
-        self.returned += found.keys.len() + found.strays.len();
+        self.returned += listed.len();
         if super::counted() {
-            metrics::counter!(crate::metrics::STORE_KEYS_LISTED)
-                .increment((found.keys.len() + found.strays.len()) as u64);
+            metrics::counter!(crate::metrics::STORE_KEYS_LISTED).increment(listed.len() as u64);
         }
-        // A store that cannot start at the offset (or does not list in order) lists it all.
-        if let Some(after) = &self.after {
-            found.keys.retain(|k| k.id().is_some_and(|id| id > after));
-        }
-        Ok(Some(found))
+        Ok(Some(listed))
     }
 
     /// Everything left, in one [`Found`], in key order whatever the store's.
     pub(crate) async fn rest(mut self) -> Result<Found> {
         let mut all = Found::default();
-        while let Some(found) = self.next(MAX_PAGE).await? {
+        while let Some(found) = self.next(usize::MAX).await? {
             all.keys.extend(found.keys);
             all.strays.extend(found.strays);
         }

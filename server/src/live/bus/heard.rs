@@ -2,7 +2,6 @@
 //! the window, in its sender's sequence, a fact a request would be taken for), and handed to
 //! the watchers. What fails a check is counted and changes nothing.
 
-use super::listen::JOINING;
 use super::sequence::{sequence, Sender, Sequence};
 use super::wire::{Envelope, Message};
 use super::{Bus, Heard};
@@ -59,7 +58,7 @@ impl Bus {
         if matches!(body, Message::Fact(_)) && self.drops_this_fact() {
             return;
         }
-        match self.order(&from, seq, matches!(body, Message::Beat)) {
+        match self.order(&from, seq, matches!(body, Message::Beat { .. })) {
             Sequence::Replayed => return self.refuse("replayed", &from, format!("seq {seq}")),
             Sequence::Gap => {
                 metrics::counter!(crate::metrics::BUS_FACTS, "dir" => "gap").increment(1);
@@ -97,16 +96,13 @@ impl Bus {
         }
     }
 
-    /// One of this server's own messages came back: the bus is up, if it was not.
+    /// One of this server's own messages came back: the bus is up, if it was not and the
+    /// join is over (else the join's end brings it up).
     fn heard_itself(&self, tx: &mpsc::Sender<Heard>) {
         *self.heard_self.lock().expect("bus lock") = Instant::now();
-        if self.subscribed.load(Ordering::SeqCst) && !self.up.swap(true, Ordering::SeqCst) {
-            tracing::info!("bus: connected; live watchers follow facts");
-            // Whatever was published while we were away is lost: reconcile. Told before `Up`,
-            // so that once `Up` is heard every watcher that may have missed a fact has been
-            // told (`Live::on_the_bus`).
-            self.tell(tx, Heard::DoubtAll);
-            self.tell(tx, Heard::Up(true));
+        self.echoed.store(true, Ordering::SeqCst);
+        if !self.joining.load(Ordering::SeqCst) {
+            self.come_up(tx);
         }
     }
 
@@ -121,7 +117,7 @@ impl Bus {
     fn order(&self, from: &str, seq: u64, beat: bool) -> Sequence {
         let mut senders = self.senders.lock().expect("bus lock");
         let last = senders.get(from).map(|s| s.seq);
-        let joining = self.joined.lock().expect("bus lock").elapsed() < JOINING;
+        let joining = self.joining.load(Ordering::SeqCst);
         let order = sequence(last, seq, beat, joining);
         if last.is_none() && order != Sequence::Replayed {
             metrics::gauge!(crate::metrics::BUS_PEERS).set(senders.len() as f64 + 1.0);
@@ -141,7 +137,8 @@ impl Bus {
     /// What a peer's message says, to the watchers, once it passes what a request would.
     fn hand_on(&self, body: Message, from: &str, tx: &mpsc::Sender<Heard>) {
         match body {
-            Message::Beat => {}
+            Message::Beat { hello: false } => {}
+            Message::Beat { hello: true } => self.answer(),
             Message::Doubt { ws } => match Workspace::parse(&ws) {
                 Ok(ws) => {
                     self.tell(tx, Heard::Doubt(ws));

@@ -15,9 +15,13 @@ const CHANNEL: &str = "pickup:facts";
 /// How often a server says how many facts it has published, so a peer that missed the last of
 /// them learns it within this; and how often it checks that it hears itself.
 const BEAT_EVERY: Duration = Duration::from_secs(2);
-/// How long after subscribing a peer first heard has joined rather than left a gap: every live
-/// peer beats within one period, and half a period more covers its delivery.
-pub(super) const JOINING: Duration = Duration::from_millis(3000);
+/// The longest a join waits to hear every peer: each answers a hello at once, and beats within
+/// one period anyway; half a period more covers its delivery. A peer first heard later than
+/// the join is judged by its sequence number.
+const JOINING: Duration = Duration::from_millis(3000);
+/// A server answers peers' hellos at most this often: a burst of servers joining (or a replayed
+/// hello) costs one beat.
+const ANSWER_EVERY: Duration = Duration::from_millis(250);
 /// A server that has not heard its own beat back for this long treats the bus as down.
 const DEAF_AFTER: Duration = Duration::from_secs(6);
 /// After a lost connection, the next try waits this long (and at most this long again).
@@ -87,7 +91,7 @@ impl Bus {
                     tokio::select! {
                         () = stop.cancelled() => return,
                         _ = tick.tick() => {
-                            bus.send(Message::Beat);
+                            bus.send(Message::Beat { hello: false });
                             bus.watch_itself(&tx);
                             bus.forget_the_silent();
                         }
@@ -109,19 +113,30 @@ impl Bus {
                     Ok(()) => {
                         self.senders.lock().expect("bus lock").clear();
                         *self.heard_self.lock().expect("bus lock") = Instant::now();
-                        *self.joined.lock().expect("bus lock") = Instant::now();
+                        self.echoed.store(false, Ordering::SeqCst);
+                        self.joining.store(true, Ordering::SeqCst);
                         self.subscribed.store(true, Ordering::SeqCst);
-                        // The bus is up once this server hears itself: say so at once.
-                        self.send(Message::Beat);
+                        let peers = self.peers_listening().await;
+                        self.send(Message::Beat { hello: true });
+                        let join_ends = tokio::time::sleep(JOINING);
+                        tokio::pin!(join_ends);
                         let mut messages = pubsub.on_message();
                         let mut deaf = tokio::time::interval(BEAT_EVERY);
                         loop {
+                            // Here, between two messages, so that every peer this join trusted
+                            // was heard before the reconcile it tells the watchers of.
+                            if self.joining.load(Ordering::SeqCst) && self.heard_all(peers) {
+                                self.joined(&tx);
+                            }
                             tokio::select! {
                                 () = stop.cancelled() => break,
                                 msg = messages.next() => match msg {
                                     Some(msg) => self.heard(msg.get_payload_bytes(), &tx),
                                     None => break,
                                 },
+                                () = &mut join_ends, if self.joining.load(Ordering::SeqCst) => {
+                                    self.joined(&tx);
+                                }
                                 // A subscription that hears nothing of its own (a half-open
                                 // socket after a failover) is given up and made again.
                                 _ = deaf.tick() => if self.is_deaf() { break },
@@ -147,6 +162,63 @@ impl Bus {
         beats.abort();
         if let Some(publisher) = publisher {
             publisher.abort();
+        }
+    }
+
+    /// How many other subscribers the channel has (Redis's `PUBSUB NUMSUB`, this server's own
+    /// subscription made): the peers a join waits to hear. `None` when Redis does not say: the
+    /// join then lasts `JOINING`.
+    async fn peers_listening(&self) -> Option<usize> {
+        let mut conn = self.connection().await?;
+        let numsub: Result<(String, usize), _> = redis::cmd("PUBSUB")
+            .arg("NUMSUB")
+            .arg(CHANNEL)
+            .query_async(&mut conn)
+            .await;
+        match numsub {
+            Ok((_, n)) => Some(n.saturating_sub(1)),
+            Err(e) => {
+                tracing::debug!(error = %e, "bus: PUBSUB NUMSUB refused; a join lasts {JOINING:?}");
+                None
+            }
+        }
+    }
+
+    /// Whether this server has heard itself and `peers` others since it subscribed.
+    fn heard_all(&self, peers: Option<usize>) -> bool {
+        self.echoed.load(Ordering::SeqCst)
+            && peers.is_some_and(|n| self.senders.lock().expect("bus lock").len() >= n)
+    }
+
+    /// The join is over: a peer first heard from now on is judged by its number. The watchers
+    /// reconcile (told after every peer the join trusted was heard, so that reconcile lists
+    /// what those peers said before), then facts drive them; a server that has not heard
+    /// itself yet is up once it does.
+    fn joined(&self, tx: &mpsc::Sender<Heard>) {
+        if self.joining.swap(false, Ordering::SeqCst) && self.echoed.load(Ordering::SeqCst) {
+            self.come_up(tx);
+        }
+    }
+
+    /// The bus is up, if it was not. Whatever was published while this server was away is lost:
+    /// reconcile. Told before `Up`, so that once `Up` is heard every watcher that may have
+    /// missed a fact has been told (`Live::on_the_bus`).
+    pub(super) fn come_up(&self, tx: &mpsc::Sender<Heard>) {
+        if self.subscribed.load(Ordering::SeqCst) && !self.up.swap(true, Ordering::SeqCst) {
+            tracing::info!("bus: connected; live watchers follow facts");
+            self.tell(tx, Heard::DoubtAll);
+            self.tell(tx, Heard::Up(true));
+        }
+    }
+
+    /// A peer said hello: a beat, at once (at most one per `ANSWER_EVERY`), so that it hears
+    /// this server without waiting for its next beat.
+    pub(super) fn answer(&self) {
+        let mut answered = self.answered.lock().expect("bus lock");
+        if answered.is_none_or(|at| at.elapsed() >= ANSWER_EVERY) {
+            *answered = Some(Instant::now());
+            drop(answered);
+            self.send(Message::Beat { hello: false });
         }
     }
 

@@ -4,6 +4,13 @@
 //! a gap (seen on the next message, or on the sender's heartbeat) or a reconnect makes the
 //! watchers reconcile. While the bus is down, the watchers poll.
 //!
+//! A server that subscribes cannot tell, from a peer's first message, what of the peer's it
+//! missed: so it joins before it counts on facts. It asks Redis how many listen, says hello
+//! (every peer answers with a beat), and once it has heard them all (or `JOINING` passed)
+//! tells the watchers to reconcile, and only then is up. A peer first heard while joining is
+//! in order, as that reconcile comes after it; a peer first heard later, numbered past its
+//! first message, is a gap.
+//!
 //! A peer is trusted no more than a request: every message is sealed with the servers' key
 //! ([`super::seal`]) and dated, and a message that is not sealed, is dated outside the clock
 //! skew, repeats a sequence number already heard, or carries a fact a request would be refused
@@ -74,8 +81,14 @@ pub(super) struct Bus {
     up: AtomicBool,
     /// When this server last heard one of its own messages.
     heard_self: Mutex<Instant>,
-    /// When it last subscribed: a peer first heard within `JOINING` of it has joined, no gap.
-    joined: Mutex<Instant>,
+    /// Subscribed, and not yet told the watchers to reconcile for it: a peer first heard now
+    /// is in order whatever its number (what it said before is in the store that reconcile
+    /// lists). Ends once every peer has been heard, at most `JOINING` after subscribing.
+    joining: AtomicBool,
+    /// This server heard one of its own messages since it last subscribed.
+    echoed: AtomicBool,
+    /// When this server last answered a peer's hello: at most one answer per `ANSWER_EVERY`.
+    answered: Mutex<Option<Instant>>,
     conn: tokio::sync::Mutex<Option<redis::aio::MultiplexedConnection>>,
     drop_every: u64,
     heard_count: AtomicU64,
@@ -116,7 +129,9 @@ impl Bus {
             subscribed: AtomicBool::new(false),
             up: AtomicBool::new(false),
             heard_self: Mutex::new(Instant::now()),
-            joined: Mutex::new(Instant::now()),
+            joining: AtomicBool::new(false),
+            echoed: AtomicBool::new(false),
+            answered: Mutex::new(None),
             conn: tokio::sync::Mutex::new(None),
             drop_every: config.drop_every,
             heard_count: AtomicU64::new(0),
@@ -147,7 +162,7 @@ impl Bus {
     fn send(&self, body: Message) {
         let mut outbox = self.outbox.lock().expect("bus lock");
         let is_fact = matches!(body, Message::Fact(_));
-        if !matches!(body, Message::Beat) {
+        if !matches!(body, Message::Beat { .. }) {
             outbox.0 += 1;
         }
         let msg = serde_json::to_vec(&Envelope {

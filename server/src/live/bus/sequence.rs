@@ -24,9 +24,10 @@ pub(super) enum Sequence {
 /// `seq` of a `beat` (which repeats the last number) or of a fact or doubt (which takes the
 /// next), after `last`. No arithmetic that can overflow: a peer chooses these numbers.
 ///
-/// `joining`: this server subscribed less than a beat period ago. A sender first heard then
-/// published what it said before while this server was not listening: that is in the store
-/// the watchers list once subscribed, not missed.
+/// `joining`: this server's join is not over. A sender first heard then may have said things
+/// this server never heard, but the watchers reconcile once the join is over, after this: what
+/// it said is in the store they list then, not missed. Once the join is over nothing lists
+/// after a sender first heard, so one that has said something before is a gap.
 pub(super) fn sequence(last: Option<u64>, seq: u64, beat: bool, joining: bool) -> Sequence {
     let Some(last) = last else {
         // A sender heard for the first time that has said something before (a fact numbered
