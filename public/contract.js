@@ -30,7 +30,7 @@ export const FRAGMENT = { workspace: "ws", token: "token", cap: "cap", refresh: 
 export const STORAGE = { workspace: "pickup.ws", token: "pickup.token", bell: "pickup.notify" };
 
 /** The attributes a loader reads on a widget's element (names.rs). */
-export const ATTRIBUTE = { workspace: "data-pickup-workspace", token: "data-pickup-token", server: "data-pickup-server", cap: "data-pickup-cap", refresh: "data-pickup-refresh", filter: "data-pickup-filter", locale: "data-pickup-locale", labels: "data-pickup-labels", home: "data-pickup-home", drawn: "data-pickup-drawn" };
+export const ATTRIBUTE = { workspace: "data-pickup-workspace", token: "data-pickup-token", server: "data-pickup-server", cap: "data-pickup-cap", refresh: "data-pickup-refresh", filter: "data-pickup-filter", locale: "data-pickup-locale", labels: "data-pickup-labels", exclude: "data-pickup-exclude", home: "data-pickup-home", drawn: "data-pickup-drawn" };
 
 /** <pickup-recent>'s attributes, in mount()'s order (element.rs). */
 export const ELEMENT_ATTRIBUTES = ["workspace", "server", "cap", "refresh", "locale", "filter", "notify", "exclude"];

@@ -156,6 +156,7 @@ export const DATE_WORDS = {date_words};
             ("filter", attribute::FILTER),
             ("locale", attribute::LOCALE),
             ("labels", attribute::LABELS),
+            ("exclude", attribute::EXCLUDE),
             ("home", attribute::HOME),
             ("drawn", attribute::DRAWN),
         ]),
