@@ -138,7 +138,7 @@ bench: setup widget e2e-deps
 	@status=0; PICKUP_BIN=target/release/pickup node scripts/lighthouse.mjs || status=$$?; \
 	  target/release/pickup-bench report && exit $$status
 
-## bench-lighthouse: section 9 alone, Lighthouse's mobile run of the home page (~40 s), into
+## bench-lighthouse: section 10 alone, Lighthouse's mobile run of the home page (~40 s), into
 ## target/bench/lighthouse.json; fails when its median performance is below 95
 .PHONY: bench-lighthouse
 bench-lighthouse: builds e2e-deps

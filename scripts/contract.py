@@ -11,6 +11,6 @@ PAGE_EVENT = _CONTRACT["live_events"]["page"]
 
 
 def route(name, ws="", item=""):
-    """A REST route of the contract (`items`, `item`, `recent`, `live`, `healthz`, `readyz`)
+    """A REST route of the contract (`items`, `item`, `recent`, `pin`, `live`, `healthz`, `readyz`)
     with its workspace and item id filled in (names of URL-safe characters only)."""
     return _CONTRACT["routes"][name].replace("{ws}", ws).replace("{id}", item)

@@ -1,9 +1,9 @@
-// make bench, section 9: Lighthouse's mobile run (its default: a phone's screen, a slow 4G link
+// make bench, section 10: Lighthouse's mobile run (its default: a phone's screen, a slow 4G link
 // and a slow CPU, simulated) of the home page, opened from the link `pickup demo` prints, on
 // loopback, in Debian's Chromium, headless. The first run is a first visit; the demo's items keep
 // changing, so the later runs are a returning viewer's, with changes since the last look. Writes
 // each run's performance score, CLS, LCP, FCP, TBT and Speed Index, and their medians, to
-// target/bench/lighthouse.json (BENCHMARKS.md, section 9), and fails when the median performance
+// target/bench/lighthouse.json (BENCHMARKS.md, section 10), and fails when the median performance
 // is below 95 (issue 47.2).
 //   PICKUP_BIN=target/release/pickup node scripts/lighthouse.mjs
 // Lighthouse is installed once into .tools, at LIGHTHOUSE_VERSION (12: the last for Node 20).

@@ -70,6 +70,7 @@ fn contract_json() -> String {
             "items": route::ITEMS,
             "item": route::ITEM,
             "recent": route::RECENT,
+            "pin": route::PIN,
             "live": route::LIVE,
             "healthz": route::HEALTHZ,
             "readyz": route::READYZ,
