@@ -9,7 +9,6 @@ import { ATTRIBUTE, DATE_WORDS, DEFAULT_CAP, FILTER, TIME_WORDS, drawingPath } f
  *  parsed body), and draws it there unless the widget took it first or has a host's words to
  *  apply (`drawn` settles then). Null without a workspace and a token, or with an exclude. */
 export function ahead(box, { workspace, token, server, cap, filter, labels, locale, exclude }) {
-  // A widget that leaves an item out asks for its own page (one card more, less that one).
   if (!workspace || !token || exclude) return null;
   const url = `${(server ?? "").replace(/\/+$/, "")}${drawingPath(workspace)}?${drawingQuery({ cap, filter })}`;
   const authorization = `Bearer ${token}`;

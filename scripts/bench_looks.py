@@ -29,10 +29,11 @@ PRICE = {"list": 0.005, "put": 0.005, "get": 0.0004, "head": 0.0004, "delete": 0
 PRICED_VIEWERS, PRICED_VISITS_A_DAY, DAYS = 10_000, 20, 30
 
 
-def start_server(store):
+def start_server(store, **settings):
+    """`pickup serve` on `store`, with `settings` (PICKUP_* variables) besides the bench's own."""
     env = dict(os.environ, PICKUP_ADDR="127.0.0.1:0", PICKUP_STORE=f"file://{store}", PICKUP_SECRET=SECRET,
                PICKUP_LOG="error", PICKUP_SITE=os.path.join(ROOT, "dist"), PICKUP_JANITOR_EVERY="0s",
-               PICKUP_METRICS_ADDR="127.0.0.1:0", PICKUP_READ_CACHE="0s")
+               PICKUP_METRICS_ADDR="127.0.0.1:0", **settings)
     proc = subprocess.Popen([BIN, "serve"], env=env, stdout=subprocess.PIPE, text=True)
     metrics = addr = None
     for line in proc.stdout:  # the server says where each listener is, once it listens
@@ -123,7 +124,8 @@ def main(argv=None):
     p.add_argument("--idle", type=float, default=5.0)
     a = p.parse_args(argv)
     store = tempfile.mkdtemp(prefix="pickup-bench-looks-")
-    proc, addr, metrics = start_server(store)
+    # No read cache: each visit reads the store, as one that no other visit shares.
+    proc, addr, metrics = start_server(store, PICKUP_READ_CACHE="0s")
     try:
         host, port = addr.split(":")
         conn = http.client.HTTPConnection(host, int(port))
