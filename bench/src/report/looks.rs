@@ -43,7 +43,7 @@ pub struct Pins {
 
 impl Pins {
     fn per_visit(&self, counted: &BTreeMap<String, u64>, op: &str) -> f64 {
-        counted.get(op).copied().unwrap_or(0) as f64 / self.visits.max(1) as f64
+        per(counted, op, self.visits)
     }
 
     fn more_lists(&self) -> f64 {
@@ -69,7 +69,12 @@ fn targets() -> [String; 3] {
 }
 
 fn per_visit(v: &Results, op: &str) -> f64 {
-    v.requests.get(op).copied().unwrap_or(0) as f64 / v.visits.max(1) as f64
+    per(&v.requests, op, v.visits)
+}
+
+/// `op`'s requests in `counted`, per one of `visits`.
+fn per(counted: &BTreeMap<String, u64>, op: &str, visits: u64) -> f64 {
+    counted.get(op).copied().unwrap_or(0) as f64 / visits.max(1) as f64
 }
 
 pub fn section(out: &mut String, loaded: &Loaded<Results>, verdicts: &mut Vec<Verdict>) {
@@ -182,7 +187,7 @@ fn judged(v: &Results) -> [Verdict; 3] {
                 section: "7",
                 target: t_pins,
                 measured: "not measured".into(),
-                met: Met::No("not run".into()),
+                met: Met::NotRun("looks.json has no pins part".into()),
             },
             Some(p) => {
                 let more = p.more_lists();
